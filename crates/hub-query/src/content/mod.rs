@@ -1,0 +1,190 @@
+//! Content API queries: what a list request asks of the document store, and its
+//! compilation to SQL.
+//!
+//! The compiled SQL expects this layout (created by `hub-store`'s migrations):
+//!
+//! | table | columns |
+//! |---|---|
+//! | `content` | `entity`, `id_key` (lower-case id), `id`, `sort_key` (folded Shortname), `source` (lower case), `active`, `last_change` (normalised UTC text), `latitude`, `longitude`, `doc` (the JSON document) |
+//! | `content_language` | `entity`, `id_key`, `lang` — one row per language of `HasLanguage` |
+//! | `content_title` | `entity`, `id_key`, `lang`, `folded` — one row per title field and language, case-folded |
+//! | `content_tag` | `entity`, `id_key`, `tag` — lower-case tag ids, also as `source.id` |
+
+use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
+
+/// One condition of a list query; a query's conditions are combined with AND.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentFilter {
+    /// Ids, already lower-cased (ids match case-insensitively).
+    IdIn(Vec<String>),
+    /// `_Meta.Source` values, lower case.
+    SourceIn(Vec<String>),
+    Active(bool),
+    /// Last change at or after this normalised timestamp.
+    ChangedSince(String),
+    /// The document has every one of these languages.
+    HasAllLanguages(Vec<String>),
+    /// Case-folded substring of a title field (in `languages`, or in any language when
+    /// `None`), or the exact id.
+    Search { folded_term: String, id_key: String, languages: Option<Vec<String>> },
+}
+
+/// The order of a list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentOrder {
+    /// Shortname (folded), then id.
+    Default,
+    /// A stable pseudo-random permutation for this seed, then id.
+    Seed(String),
+}
+
+/// A page request: 1-based page number and page size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub size: u32,
+    pub number: u32,
+}
+
+impl Page {
+    pub fn offset(&self) -> u64 {
+        (self.number as u64 - 1) * self.size as u64
+    }
+}
+
+/// A list request against one entity type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentQuery {
+    pub entity: &'static str,
+    pub filters: Vec<ContentFilter>,
+    pub order: ContentOrder,
+    pub page: Page,
+}
+
+/// The SQL for the page of documents and for the total count.
+pub struct CompiledList {
+    pub page: SqlBuilder,
+    pub count: SqlBuilder,
+}
+
+impl ContentQuery {
+    pub fn compile(&self, dialect: Dialect) -> CompiledList {
+        let mut page = SqlBuilder::new(dialect);
+        page.sql("SELECT c.doc FROM content c");
+        self.where_clause(&mut page);
+        page.sql(" ORDER BY ");
+        match &self.order {
+            ContentOrder::Default => {
+                page.sql("c.sort_key, c.id_key");
+            }
+            ContentOrder::Seed(seed) => {
+                seed_order_key(&mut page, seed);
+                page.sql(", c.id_key");
+            }
+        }
+        page.sql(" LIMIT ")
+            .param(SqlValue::Int(self.page.size as i64))
+            .sql(" OFFSET ")
+            .param(SqlValue::Int(self.page.offset() as i64));
+
+        let mut count = SqlBuilder::new(dialect);
+        count.sql("SELECT COUNT(*) FROM content c");
+        self.where_clause(&mut count);
+        CompiledList { page, count }
+    }
+
+    fn where_clause(&self, q: &mut SqlBuilder) {
+        q.sql(" WHERE c.entity = ").text(self.entity);
+        for filter in &self.filters {
+            q.sql(" AND ");
+            compile_filter(q, filter);
+        }
+    }
+}
+
+fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter) {
+    match filter {
+        ContentFilter::IdIn(ids) => {
+            q.sql("c.id_key IN ").list(ids.iter().cloned());
+        }
+        ContentFilter::SourceIn(sources) => {
+            q.sql("c.source IN ").list(sources.iter().cloned());
+        }
+        ContentFilter::Active(active) => {
+            q.sql("c.active = ").bool_param(*active);
+        }
+        ContentFilter::ChangedSince(ts) => {
+            q.sql("c.last_change >= ").text(ts.clone());
+        }
+        ContentFilter::HasAllLanguages(langs) => {
+            q.sql("(");
+            for (i, lang) in langs.iter().enumerate() {
+                if i > 0 {
+                    q.sql(" AND ");
+                }
+                q.sql("EXISTS (SELECT 1 FROM content_language l WHERE l.entity = c.entity AND l.id_key = c.id_key AND l.lang = ")
+                    .text(lang.clone())
+                    .sql(")");
+            }
+            q.sql(")");
+        }
+        ContentFilter::Search { folded_term, id_key, languages } => {
+            q.sql("(EXISTS (SELECT 1 FROM content_title t WHERE t.entity = c.entity AND t.id_key = c.id_key");
+            if let Some(langs) = languages {
+                q.sql(" AND t.lang IN ").list(langs.iter().cloned());
+            }
+            q.sql(" AND t.folded LIKE ")
+                .text(format!("%{}%", escape_like(folded_term)))
+                .sql(" ESCAPE '\\') OR c.id_key = ")
+                .text(id_key.clone())
+                .sql(")");
+        }
+    }
+}
+
+/// The seeded order key: the first 15 hex digits of `md5(id_key || seed)` as an integer.
+/// SQLite gets the same function registered by the store, so both backends agree.
+fn seed_order_key(q: &mut SqlBuilder, seed: &str) {
+    match q.dialect {
+        Dialect::Sqlite => {
+            q.sql("hub_seed(c.id_key, ").text(seed).sql(")");
+        }
+        Dialect::Postgres => {
+            q.sql("('x' || substr(md5(c.id_key || ").text(seed).sql("), 1, 15))::bit(60)::bigint");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
+        ContentQuery { entity: "Event", filters, order, page: Page { size: 10, number: 3 } }
+    }
+
+    #[test]
+    fn compiles_filters_with_bound_values_only() {
+        let q = query(
+            vec![
+                ContentFilter::SourceIn(vec!["lts".into()]),
+                ContentFilter::Active(true),
+                ContentFilter::Search { folded_term: "50%'; drop".into(), id_key: "x".into(), languages: Some(vec!["de".into()]) },
+            ],
+            ContentOrder::Default,
+        );
+        let compiled = q.compile(Dialect::Sqlite);
+        let sql = compiled.page.as_sql();
+        assert!(!sql.contains("drop"), "{sql}");
+        assert!(sql.ends_with("ORDER BY c.sort_key, c.id_key LIMIT ?7 OFFSET ?8"), "{sql}");
+        assert_eq!(compiled.page.params()[4], SqlValue::Text("%50\\%'; drop%".into()));
+        assert_eq!(compiled.page.params()[7], SqlValue::Int(20));
+        assert!(!compiled.count.as_sql().contains("LIMIT"));
+    }
+
+    #[test]
+    fn seed_order_differs_per_dialect_but_binds_the_seed() {
+        let q = query(vec![], ContentOrder::Seed("7".into()));
+        assert!(q.compile(Dialect::Sqlite).page.as_sql().contains("hub_seed(c.id_key, ?2)"));
+        assert!(q.compile(Dialect::Postgres).page.as_sql().contains("md5(c.id_key || $2)"));
+    }
+}
