@@ -1,1 +1,30 @@
-//! hub-content
+//! # hub-content
+//!
+//! The Content API (`/v1/…`): one URL pattern for every tourism entity type of the
+//! `hub-model` registry, the list envelope with paging and stable ordering, field
+//! selection, language projection, full-text search on titles, and RFC 7807 problem
+//! bodies for every client error. Also its OpenAPI document.
+//!
+//! Owns: parsing and validating query parameters into `hub-query` ASTs, shaping stored
+//! documents into responses. Must not: touch SQL or connections (that is `hub-store`),
+//! or decide who may read what beyond asking the caller's roles (authentication is a
+//! layer of its own).
+
+pub mod error;
+pub mod openapi;
+pub mod params;
+mod routes;
+pub mod shape;
+
+pub use error::ContentError;
+pub use routes::router;
+
+use hub_store::Store;
+
+/// What the Content API handlers share.
+#[derive(Clone)]
+pub struct ContentState {
+    pub store: Store,
+    /// Absolute base of links in responses (`http://127.0.0.1:8080`), without trailing slash.
+    pub base_url: String,
+}

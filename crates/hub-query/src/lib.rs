@@ -12,5 +12,6 @@
 pub mod content;
 pub mod fields;
 pub mod sql;
+pub mod timeseries;
 
 pub use sql::{Dialect, SqlBuilder, SqlValue};

@@ -14,6 +14,7 @@
 pub mod index;
 mod migrations;
 mod sqlite;
+pub mod timeseries;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -87,6 +88,15 @@ impl Store {
         match &*self.backend {
             Backend::Sqlite(b) => b.get_content(entity, id.to_lowercase()).await,
         }
+    }
+
+    /// Every document of one entity type, parsed, in id order (for feeds that render a
+    /// whole collection, such as the traffic situations).
+    pub async fn all_content(&self, entity: &'static str) -> Result<Vec<Value>> {
+        let docs = match &*self.backend {
+            Backend::Sqlite(b) => b.all_content(entity).await?,
+        };
+        docs.iter().map(|d| serde_json::from_str(d).map_err(StoreError::from)).collect()
     }
 
     /// Number of documents per entity name.

@@ -100,6 +100,15 @@ impl SqliteBackend {
         .await
     }
 
+    pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
+            let rows = stmt.query_map([entity], |r| r.get::<_, String>(0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
     pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached("SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity")?;
@@ -172,6 +181,7 @@ fn configure(conn: &Connection) -> Result<()> {
         let seed: String = ctx.get(1)?;
         Ok(seed_key(&id, &seed))
     })?;
+    crate::timeseries::register_functions(conn)?;
     Ok(())
 }
 
@@ -203,7 +213,7 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-fn bind(values: &[SqlValue]) -> Vec<&dyn ToSql> {
+pub(crate) fn bind(values: &[SqlValue]) -> Vec<&dyn ToSql> {
     values
         .iter()
         .map(|v| -> &dyn ToSql {

@@ -1,0 +1,248 @@
+//! Query-string handling of the Content API: case-insensitive names, the literal
+//! `null` as absent, and one validating parser per parameter whose errors name the
+//! parameter and the accepted form.
+
+use hub_model::language::{fold, parse_language, LANGUAGES};
+use hub_model::time::normalize_timestamp;
+use hub_query::content::{ContentFilter, ContentOrder, Page};
+use hub_query::fields::{parse_fields, FieldPath};
+
+use crate::error::ContentError;
+
+pub const DEFAULT_PAGE_SIZE: u32 = 10;
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+/// The query string as sent: original names and order kept (page links repeat it).
+#[derive(Debug, Clone, Default)]
+pub struct RawQuery {
+    pairs: Vec<(String, String)>,
+}
+
+impl RawQuery {
+    pub fn parse(query: Option<&str>) -> Self {
+        let pairs = query
+            .map(|q| form_urlencoded::parse(q.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+            .unwrap_or_default();
+        RawQuery { pairs }
+    }
+
+    /// The first value of a parameter, by case-insensitive name; `null` and empty
+    /// values count as absent.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("null"))
+    }
+
+    /// The query with `replacements` applied in place (or appended when absent).
+    pub fn with(&self, replacements: &[(&str, String)]) -> String {
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        let mut done = vec![false; replacements.len()];
+        for (k, v) in &self.pairs {
+            match replacements.iter().position(|(name, _)| k.eq_ignore_ascii_case(name)) {
+                Some(i) if !done[i] => {
+                    out.append_pair(k, &replacements[i].1);
+                    done[i] = true;
+                }
+                Some(_) => {}
+                None => {
+                    out.append_pair(k, v);
+                }
+            }
+        }
+        for (i, (name, value)) in replacements.iter().enumerate() {
+            if !done[i] {
+                out.append_pair(name, value);
+            }
+        }
+        out.finish()
+    }
+}
+
+fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
+    ContentError::InvalidParameter { parameter: parameter.to_string(), detail: detail.into() }
+}
+
+pub fn parse_bool(q: &RawQuery, name: &str) -> Result<Option<bool>, ContentError> {
+    q.get(name)
+        .map(|v| match v.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(invalid(name, format!("'{v}' is not a boolean; use true or false"))),
+        })
+        .transpose()
+}
+
+fn parse_u32(q: &RawQuery, name: &str, min: u32, max: u32, default: u32) -> Result<u32, ContentError> {
+    match q.get(name) {
+        None => Ok(default),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if (min as i64..=max as i64).contains(&n) => Ok(n as u32),
+            _ if max == u32::MAX => Err(invalid(name, format!("'{v}' is not accepted; use a whole number of at least {min}"))),
+            _ => Err(invalid(name, format!("'{v}' is not accepted; use a whole number from {min} to {max}"))),
+        },
+    }
+}
+
+fn comma_list(value: &str) -> impl Iterator<Item = &str> {
+    value.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// How each returned document is reshaped.
+#[derive(Debug, Clone, Default)]
+pub struct Projection {
+    pub language: Option<&'static str>,
+    pub fields: Vec<FieldPath>,
+    pub remove_null_values: bool,
+}
+
+impl Projection {
+    pub fn parse(q: &RawQuery) -> Result<Self, ContentError> {
+        let language = q.get("language").map(|v| parse_language(v).ok_or_else(|| unknown_language("language", v))).transpose()?;
+        let fields = match q.get("fields") {
+            None => Vec::new(),
+            Some(v) => parse_fields(v).map_err(|e| ContentError::Parse { parameter: "fields".into(), position: e.position, detail: e.message })?,
+        };
+        let remove_null_values = parse_bool(q, "removenullvalues")?.unwrap_or(false);
+        Ok(Projection { language, fields, remove_null_values })
+    }
+
+    /// True when documents can be returned exactly as stored.
+    pub fn is_identity(&self) -> bool {
+        self.language.is_none() && self.fields.is_empty() && !self.remove_null_values
+    }
+}
+
+fn unknown_language(parameter: &str, value: &str) -> ContentError {
+    invalid(parameter, format!("'{value}' is not a known language; use one of {}", LANGUAGES.join(", ")))
+}
+
+/// A validated list request.
+#[derive(Debug, Clone)]
+pub struct ListParams {
+    pub page: Page,
+    pub filters: Vec<ContentFilter>,
+    pub order: ContentOrder,
+    /// The normalised seed, echoed as `Seed` and kept in page links.
+    pub seed: Option<String>,
+    pub projection: Projection,
+}
+
+impl ListParams {
+    pub fn parse(q: &RawQuery) -> Result<Self, ContentError> {
+        let size = parse_u32(q, "pagesize", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE)?;
+        let number = parse_u32(q, "pagenumber", 1, u32::MAX, 1)?;
+        let projection = Projection::parse(q)?;
+        let mut filters = Vec::new();
+
+        if let Some(v) = q.get("idlist") {
+            filters.push(ContentFilter::IdIn(comma_list(v).map(str::to_lowercase).collect()));
+        }
+        if let Some(v) = q.get("source") {
+            filters.push(ContentFilter::SourceIn(comma_list(v).map(str::to_lowercase).collect()));
+        }
+        if let Some(active) = parse_bool(q, "active")? {
+            filters.push(ContentFilter::Active(active));
+        }
+        if let Some(v) = q.get("updatefrom") {
+            let ts = normalize_timestamp(v)
+                .ok_or_else(|| invalid("updatefrom", format!("'{v}' is not a date; use yyyy-MM-dd (or yyyy-MM-ddTHH:mm:ss)")))?;
+            filters.push(ContentFilter::ChangedSince(ts));
+        }
+        let mut langfilter = None;
+        if let Some(v) = q.get("langfilter") {
+            let langs = comma_list(v)
+                .map(|l| parse_language(l).map(str::to_string).ok_or_else(|| unknown_language("langfilter", l)))
+                .collect::<Result<Vec<_>, _>>()?;
+            filters.push(ContentFilter::HasAllLanguages(langs.clone()));
+            langfilter = Some(langs);
+        }
+        if let Some(term) = q.get("searchfilter") {
+            let languages = projection.language.map(|l| vec![l.to_string()]).or(langfilter);
+            filters.push(ContentFilter::Search { folded_term: fold(term), id_key: term.to_lowercase(), languages });
+        }
+
+        let seed = q.get("seed").map(normalize_seed).transpose()?;
+        let order = match &seed {
+            Some(s) => ContentOrder::Seed(s.clone()),
+            None => ContentOrder::Default,
+        };
+        Ok(ListParams { page: hub_query::content::Page { size, number }, filters, order, seed, projection })
+    }
+}
+
+/// The reference's seed rules: `0` picks a random seed from 1 to 49, values above 50
+/// are divided by 10 until they are below 50, other integers are kept. A seed that is
+/// not an integer is an error (the reference silently ignored it).
+fn normalize_seed(value: &str) -> Result<String, ContentError> {
+    let mut n: i64 = value.parse().map_err(|_| invalid("seed", format!("'{value}' is not accepted; use a whole number (0 picks one at random)")))?;
+    if n == 0 {
+        n = rand::Rng::gen_range(&mut rand::thread_rng(), 1..50);
+    }
+    while n > 50 {
+        n /= 10;
+    }
+    Ok(n.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> RawQuery {
+        RawQuery::parse(Some(s))
+    }
+
+    #[test]
+    fn names_are_case_insensitive_and_null_is_absent() {
+        let query = q("PageSize=5&language=null&Seed=");
+        assert_eq!(query.get("pagesize"), Some("5"));
+        assert_eq!(query.get("language"), None);
+        assert_eq!(query.get("seed"), None);
+    }
+
+    #[test]
+    fn links_replace_in_place_or_append() {
+        let query = q("pagesize=5&pagenumber=1&x=a%20b");
+        assert_eq!(query.with(&[("pagenumber", "2".into())]), "pagesize=5&pagenumber=2&x=a+b");
+        assert_eq!(q("pagesize=5").with(&[("pagenumber", "2".into()), ("seed", "7".into())]), "pagesize=5&pagenumber=2&seed=7");
+    }
+
+    #[test]
+    fn seed_normalisation_follows_the_reference() {
+        for (input, expected) in [("7", "7"), ("50", "50"), ("51", "5"), ("123", "12"), ("-3", "-3")] {
+            assert_eq!(normalize_seed(input).unwrap(), expected);
+        }
+        let random: i64 = normalize_seed("0").unwrap().parse().unwrap();
+        assert!((1..50).contains(&random));
+        assert!(normalize_seed("abc").is_err());
+    }
+
+    #[test]
+    fn rejects_bad_values_naming_the_parameter() {
+        let cases = [
+            ("pagesize=abc", "pagesize"),
+            ("pagesize=5000", "pagesize"),
+            ("pagesize=0", "pagesize"),
+            ("pagesize=-1", "pagesize"),
+            ("pagenumber=0", "pagenumber"),
+            ("updatefrom=yesterday", "updatefrom"),
+            ("removenullvalues=maybe", "removenullvalues"),
+            ("active=1", "active"),
+            ("language=xx", "language"),
+            ("langfilter=de,xx", "langfilter"),
+            ("fields=Detail..Title", "fields"),
+            ("seed=x", "seed"),
+        ];
+        for (input, parameter) in cases {
+            match ListParams::parse(&q(input)) {
+                Err(ContentError::InvalidParameter { parameter: p, .. }) | Err(ContentError::Parse { parameter: p, .. }) => {
+                    assert_eq!(p, parameter, "{input}")
+                }
+                other => panic!("{input}: expected an error, got {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Response shaping: language projection, field selection, null removal, and the list
+//! envelope. Documents that need no reshaping are copied into the response as stored.
+
+use hub_model::LANGUAGES;
+use serde_json::{Map, Value};
+
+use crate::params::Projection;
+use hub_store::StoreError;
+
+/// Applies `projection` to one stored document, returning JSON text.
+pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, StoreError> {
+    if projection.is_identity() {
+        return Ok(stored.to_string());
+    }
+    let mut doc: Value = serde_json::from_str(stored)?;
+    if let Some(lang) = projection.language {
+        keep_language(&mut doc, lang);
+    }
+    if !projection.fields.is_empty() {
+        doc = select_fields(&doc, projection);
+    }
+    if projection.remove_null_values {
+        remove_empty(&mut doc);
+    }
+    Ok(serde_json::to_string(&doc)?)
+}
+
+/// Removes, at any depth, every key that is a language code other than `lang`.
+fn keep_language(value: &mut Value, lang: &str) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|k, _| k == lang || !LANGUAGES.contains(&k.as_str()));
+            map.values_mut().for_each(|v| keep_language(v, lang));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| keep_language(v, lang)),
+        _ => {}
+    }
+}
+
+/// A flat object: `Id` first, then one key per requested path, named by the path.
+fn select_fields(doc: &Value, projection: &Projection) -> Value {
+    let mut out = Map::new();
+    out.insert("Id".into(), doc.get("Id").cloned().unwrap_or(Value::Null));
+    for path in &projection.fields {
+        if path.text != "Id" {
+            out.insert(path.text.clone(), path.select(doc));
+        }
+    }
+    Value::Object(out)
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// Drops null, `""`, `[]` and `{}` properties at any depth; an object or array emptied
+/// by the removal is dropped too. Array elements are kept (their position means something).
+fn remove_empty(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.values_mut().for_each(remove_empty);
+            map.retain(|_, v| !is_empty(v));
+        }
+        Value::Array(items) => items.iter_mut().for_each(remove_empty),
+        _ => {}
+    }
+}
+
+/// The list envelope around already-serialised items.
+pub struct Envelope<'a> {
+    pub total_results: u64,
+    pub total_pages: u64,
+    pub current_page: u32,
+    pub previous_page: Option<String>,
+    pub next_page: Option<String>,
+    pub seed: Option<&'a str>,
+}
+
+impl Envelope<'_> {
+    pub fn render(&self, items: &[String]) -> String {
+        let capacity = items.iter().map(|i| i.len() + 1).sum::<usize>() + 256;
+        let mut out = String::with_capacity(capacity);
+        out.push_str(&format!(
+            "{{\"TotalResults\":{},\"TotalPages\":{},\"CurrentPage\":{},\"PreviousPage\":{},\"NextPage\":{},\"Seed\":{},\"Items\":[",
+            self.total_results,
+            self.total_pages,
+            self.current_page,
+            json_string_or_null(self.previous_page.as_deref()),
+            json_string_or_null(self.next_page.as_deref()),
+            json_string_or_null(self.seed),
+        ));
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(item);
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
+fn json_string_or_null(value: Option<&str>) -> String {
+    value.map(|v| Value::String(v.to_string()).to_string()).unwrap_or_else(|| "null".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hub_query::fields::parse_fields;
+    use serde_json::json;
+
+    fn shaped(doc: Value, projection: Projection) -> Value {
+        serde_json::from_str(&shape_document(&doc.to_string(), &projection).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn language_projection_prunes_every_language_map() {
+        let doc = json!({"Id": "a", "Detail": {"de": {"Title": "Hütte"}, "it": {"Title": "Rifugio"}}, "ImageGallery": [{"ImageTitle": {"de": "x", "en": "y"}}]});
+        let out = shaped(doc, Projection { language: Some("it"), ..Default::default() });
+        assert_eq!(out, json!({"Id": "a", "Detail": {"it": {"Title": "Rifugio"}}, "ImageGallery": [{"ImageTitle": {}}]}));
+    }
+
+    #[test]
+    fn fields_are_flat_keys_named_by_path_with_id_first() {
+        let doc = json!({"Shortname": "s", "Id": "a", "Detail": {"de": {"Title": "T"}}});
+        let fields = parse_fields("Detail.de.Title,Detail.en.Title").unwrap();
+        let out = shape_document(&doc.to_string(), &Projection { fields, ..Default::default() }).unwrap();
+        assert_eq!(out, r#"{"Id":"a","Detail.de.Title":"T","Detail.en.Title":null}"#);
+    }
+
+    #[test]
+    fn removenullvalues_drops_empty_values_at_any_depth() {
+        let doc = json!({"Id": "a", "N": null, "E": "", "A": [], "O": {"x": null}, "K": [null, 1], "Z": 0, "F": false});
+        let out = shaped(doc, Projection { remove_null_values: true, ..Default::default() });
+        assert_eq!(out, json!({"Id": "a", "K": [null, 1], "Z": 0, "F": false}));
+    }
+
+    #[test]
+    fn envelope_keeps_nulls_and_escapes_links() {
+        let e = Envelope { total_results: 3, total_pages: 2, current_page: 1, previous_page: None, next_page: Some("http://h/v1/A?q=\"x\"".into()), seed: None };
+        assert_eq!(
+            e.render(&["{}".into(), "1".into()]),
+            r#"{"TotalResults":3,"TotalPages":2,"CurrentPage":1,"PreviousPage":null,"NextPage":"http://h/v1/A?q=\"x\"","Seed":null,"Items":[{},1]}"#
+        );
+    }
+}
