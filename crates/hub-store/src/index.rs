@@ -105,6 +105,7 @@ impl IndexedDocument {
         if let Some(list) = doc.get("SmgTags").and_then(Value::as_array) {
             tags.extend(list.iter().filter_map(Value::as_str).map(|t| (HUB_TAG_KIND, t.to_lowercase())));
         }
+        tags.extend(crate::location_tags::location_tags(doc));
         tags.sort();
         tags.dedup();
 

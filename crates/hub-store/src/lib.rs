@@ -11,8 +11,13 @@
 //! async task). Must not: shape HTTP responses, know query-parameter syntax, or build
 //! SQL from client text (all SQL comes from `hub-query` with bound parameters).
 
+pub mod auth;
+mod content_write;
+mod geo_functions;
+pub mod location_tags;
 pub mod index;
 mod migrations;
+mod rawfilter_functions;
 mod sqlite;
 pub mod timeseries;
 
@@ -23,6 +28,7 @@ use hub_query::content::ContentQuery;
 use serde_json::Value;
 use thiserror::Error;
 
+pub use content_write::PutOutcome;
 pub use index::IndexedDocument;
 
 /// Errors of the storage layer. None of them is a client's fault; the HTTP edge maps
@@ -41,6 +47,10 @@ pub enum StoreError {
     SchemaTooNew { found: i64, known: i64 },
     #[error("document rejected: {0}")]
     Invalid(String),
+    /// The one client fault detected while a query runs: a `rawfilter` comparison whose
+    /// value has another JSON type than the field (the API answers 400).
+    #[error("{parameter}: {detail} (at position {position})")]
+    QueryRejected { parameter: String, position: usize, detail: String },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -99,6 +109,14 @@ impl Store {
         docs.iter().map(|d| serde_json::from_str(d).map_err(StoreError::from)).collect()
     }
 
+    /// A number that grows with every write to documents of `entity` (0 before the
+    /// first), for caches of views derived from a whole collection.
+    pub async fn content_revision(&self, entity: &'static str) -> Result<i64> {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.content_revision(entity).await,
+        }
+    }
+
     /// Number of documents per entity name.
     pub async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
         match &*self.backend {
@@ -109,6 +127,33 @@ impl Store {
     /// True when no content document is stored (a fresh data directory).
     pub async fn is_empty(&self) -> Result<bool> {
         Ok(self.content_counts().await?.iter().all(|(_, n)| *n == 0))
+    }
+
+    /// Saves one document (insert or replace) atomically, stamping `_Meta.LastUpdate`
+    /// with `now` and `_Meta.LastChange` only when the content really changed.
+    pub async fn put_content(&self, entity: &'static str, doc: Value, now: String) -> Result<PutOutcome> {
+        match &*self.backend {
+            Backend::Sqlite(b) => {
+                let mut out = b.write(move |conn| content_write::put_tracked(conn, vec![(entity, doc)], &now, &mut |_| {})).await?;
+                Ok(out.pop().expect("one document in, one outcome out"))
+            }
+        }
+    }
+
+    /// Like [`Store::put_content`] for many documents in one transaction (all or none);
+    /// blocking, for `hub import`.
+    pub fn put_content_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.write_blocking(|conn| content_write::put_tracked(conn, docs, now, progress)),
+        }
+    }
+
+    /// Deletes one document by id (case-insensitive); false when there was none.
+    pub async fn delete_content(&self, entity: &'static str, id: &str) -> Result<bool> {
+        let id_key = id.to_lowercase();
+        match &*self.backend {
+            Backend::Sqlite(b) => b.write(move |conn| content_write::delete(conn, entity, &id_key)).await,
+        }
     }
 
     /// Inserts or replaces documents in one transaction; blocking (for bulk loads from

@@ -48,6 +48,10 @@ CREATE TABLE content_tag (
     PRIMARY KEY (entity, kind, tag, id_key)
 ) WITHOUT ROWID;
 CREATE INDEX content_tag_doc ON content_tag (entity, id_key);
+CREATE TABLE content_revision (
+    entity   TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
 "#,
 },
 Migration {
@@ -160,6 +164,137 @@ CREATE TABLE ts_event (
     provenance_id      INTEGER REFERENCES ts_provenance (id)
 );
 CREATE INDEX ts_event_series ON ts_event (origin, event_series_uuid);
+"#,
+},
+Migration {
+    version: 3,
+    name: "token service: users, clients, roles, refresh tokens, signing keys",
+    sqlite: r#"
+CREATE TABLE auth_user (
+    id            TEXT NOT NULL UNIQUE,
+    username      TEXT PRIMARY KEY,
+    password_hash TEXT NOT NULL,
+    created_at    INTEGER NOT NULL
+);
+CREATE TABLE auth_user_role (
+    username TEXT NOT NULL,
+    role     TEXT NOT NULL,
+    PRIMARY KEY (username, role)
+) WITHOUT ROWID;
+CREATE TABLE auth_client (
+    client_id   TEXT PRIMARY KEY,
+    secret_hash TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    created_at  INTEGER NOT NULL
+);
+CREATE TABLE auth_client_role (
+    client_id TEXT NOT NULL,
+    role      TEXT NOT NULL,
+    PRIMARY KEY (client_id, role)
+) WITHOUT ROWID;
+CREATE TABLE auth_refresh_token (
+    token_hash         TEXT PRIMARY KEY,
+    family             TEXT NOT NULL,
+    username           TEXT NOT NULL,
+    client_id          TEXT NOT NULL,
+    scope              TEXT NOT NULL,
+    issued_at          INTEGER NOT NULL,
+    expires_at         INTEGER NOT NULL,
+    session_expires_at INTEGER NOT NULL,
+    used_at            INTEGER,
+    revoked            INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX auth_refresh_family ON auth_refresh_token (family);
+CREATE INDEX auth_refresh_session ON auth_refresh_token (session_expires_at);
+CREATE TABLE auth_signing_key (
+    kid         TEXT PRIMARY KEY,
+    private_der BLOB NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+"#,
+},
+Migration {
+    version: 4,
+    name: "content: event date ranges for begindate/enddate and sort",
+    // Kept by triggers, so every write path (batch load, single put, delete) agrees.
+    // Ranges: EventDate[].From + Begin .. To + End (End missing or 00:00 = end of day),
+    // or DateBegin..DateEnd when there is no EventDate; as `YYYY-MM-DD HH:MM:SS`.
+    sqlite: r#"
+CREATE TABLE content_date (
+    entity     TEXT NOT NULL,
+    id_key     TEXT NOT NULL,
+    date_begin TEXT NOT NULL,
+    date_end   TEXT NOT NULL
+);
+CREATE INDEX content_date_doc ON content_date (entity, id_key, date_end, date_begin);
+CREATE INDEX content_date_range ON content_date (entity, date_end, date_begin);
+CREATE TRIGGER content_date_insert AFTER INSERT ON content WHEN NEW.entity = 'Event' BEGIN
+    DELETE FROM content_date WHERE entity = NEW.entity AND id_key = NEW.id_key;
+    INSERT INTO content_date (entity, id_key, date_begin, date_end)
+    SELECT NEW.entity, NEW.id_key, b, e FROM (SELECT b, e FROM (
+        SELECT datetime(date(json_extract(d.value, '$.From')) || ' ' || COALESCE(time(json_extract(d.value, '$.Begin')), '00:00:00')) AS b,
+               datetime(date(COALESCE(json_extract(d.value, '$.To'), json_extract(d.value, '$.From'))) || ' ' ||
+                   CASE WHEN COALESCE(time(json_extract(d.value, '$.End')), '00:00:00') = '00:00:00' THEN '23:59:59' ELSE time(json_extract(d.value, '$.End')) END) AS e
+        FROM json_each(NEW.doc, '$.EventDate') d WHERE d.type = 'object'
+        UNION ALL
+        SELECT datetime(json_extract(NEW.doc, '$.DateBegin')), datetime(json_extract(NEW.doc, '$.DateEnd'))
+        WHERE COALESCE(json_array_length(NEW.doc, '$.EventDate'), 0) = 0
+    ) WHERE b IS NOT NULL AND e IS NOT NULL);
+END;
+CREATE TRIGGER content_date_update AFTER UPDATE ON content WHEN OLD.entity = 'Event' OR NEW.entity = 'Event' BEGIN
+    DELETE FROM content_date WHERE entity = OLD.entity AND id_key = OLD.id_key;
+    INSERT INTO content_date (entity, id_key, date_begin, date_end)
+    SELECT NEW.entity, NEW.id_key, b, e FROM (SELECT b, e FROM (
+        SELECT datetime(date(json_extract(d.value, '$.From')) || ' ' || COALESCE(time(json_extract(d.value, '$.Begin')), '00:00:00')) AS b,
+               datetime(date(COALESCE(json_extract(d.value, '$.To'), json_extract(d.value, '$.From'))) || ' ' ||
+                   CASE WHEN COALESCE(time(json_extract(d.value, '$.End')), '00:00:00') = '00:00:00' THEN '23:59:59' ELSE time(json_extract(d.value, '$.End')) END) AS e
+        FROM json_each(NEW.doc, '$.EventDate') d WHERE d.type = 'object'
+        UNION ALL
+        SELECT datetime(json_extract(NEW.doc, '$.DateBegin')), datetime(json_extract(NEW.doc, '$.DateEnd'))
+        WHERE COALESCE(json_array_length(NEW.doc, '$.EventDate'), 0) = 0
+    ) WHERE b IS NOT NULL AND e IS NOT NULL);
+END;
+CREATE TRIGGER content_date_delete AFTER DELETE ON content WHEN OLD.entity = 'Event' BEGIN
+    DELETE FROM content_date WHERE entity = OLD.entity AND id_key = OLD.id_key;
+END;
+-- Backfill: the update trigger indexes events stored before this migration.
+UPDATE content SET doc = doc WHERE entity = 'Event';
+"#,
+},
+Migration {
+    version: 5,
+    name: "content: R*Tree of document positions for geographic prefilters",
+    // The R*Tree needs integer keys and `content` has none, so `content_geo_key` numbers
+    // the (entity, id_key) pairs. Kept by triggers like `content_date`; a stale entry can
+    // only add a candidate, never a result: the exact test reads `content.latitude/longitude`.
+    sqlite: r#"
+CREATE TABLE content_geo_key (
+    geo_id INTEGER PRIMARY KEY,
+    entity TEXT NOT NULL,
+    id_key TEXT NOT NULL,
+    UNIQUE (entity, id_key)
+);
+CREATE VIRTUAL TABLE content_geo USING rtree (geo_id, min_lon, max_lon, min_lat, max_lat);
+INSERT INTO content_geo_key (entity, id_key) SELECT entity, id_key FROM content WHERE latitude IS NOT NULL AND longitude IS NOT NULL;
+INSERT INTO content_geo (geo_id, min_lon, max_lon, min_lat, max_lat)
+    SELECT k.geo_id, c.longitude, c.longitude, c.latitude, c.latitude FROM content c JOIN content_geo_key k ON k.entity = c.entity AND k.id_key = c.id_key;
+CREATE TRIGGER content_geo_insert AFTER INSERT ON content BEGIN
+    DELETE FROM content_geo WHERE geo_id = (SELECT geo_id FROM content_geo_key WHERE entity = NEW.entity AND id_key = NEW.id_key);
+    INSERT OR IGNORE INTO content_geo_key (entity, id_key) SELECT NEW.entity, NEW.id_key WHERE NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL;
+    INSERT INTO content_geo (geo_id, min_lon, max_lon, min_lat, max_lat)
+        SELECT geo_id, NEW.longitude, NEW.longitude, NEW.latitude, NEW.latitude FROM content_geo_key
+        WHERE entity = NEW.entity AND id_key = NEW.id_key AND NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL;
+END;
+CREATE TRIGGER content_geo_update AFTER UPDATE ON content BEGIN
+    DELETE FROM content_geo WHERE geo_id = (SELECT geo_id FROM content_geo_key WHERE entity = OLD.entity AND id_key = OLD.id_key);
+    INSERT OR IGNORE INTO content_geo_key (entity, id_key) SELECT NEW.entity, NEW.id_key WHERE NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL;
+    INSERT INTO content_geo (geo_id, min_lon, max_lon, min_lat, max_lat)
+        SELECT geo_id, NEW.longitude, NEW.longitude, NEW.latitude, NEW.latitude FROM content_geo_key
+        WHERE entity = NEW.entity AND id_key = NEW.id_key AND NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL;
+END;
+CREATE TRIGGER content_geo_delete AFTER DELETE ON content BEGIN
+    DELETE FROM content_geo WHERE geo_id = (SELECT geo_id FROM content_geo_key WHERE entity = OLD.entity AND id_key = OLD.id_key);
+END;
 "#,
 },
 ];

@@ -75,6 +75,12 @@ impl SqliteBackend {
         .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
+    /// Runs `work` with the writer connection on the calling thread (commands, bulk loads).
+    pub(crate) fn write_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.inner.writer.lock().map_err(|e| StoreError::Task(e.to_string()))?;
+        work(&mut conn)
+    }
+
     pub(crate) async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
         self.read(move |conn| {
             let compiled = query.compile(hub_query::Dialect::Sqlite);
@@ -86,6 +92,7 @@ impl SqliteBackend {
             Ok(ContentPage { total: total as u64, docs })
         })
         .await
+        .map_err(crate::rawfilter_functions::client_error)
     }
 
     pub(crate) async fn get_content(&self, entity: &'static str, id_key: String) -> Result<Option<String>> {
@@ -105,6 +112,18 @@ impl SqliteBackend {
             let mut stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
             let rows = stmt.query_map([entity], |r| r.get::<_, String>(0))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?;
+            let mut rows = stmt.query([entity])?;
+            Ok(match rows.next()? {
+                Some(row) => row.get(0)?,
+                None => 0,
+            })
         })
         .await
     }
@@ -164,10 +183,26 @@ impl SqliteBackend {
                 }
             }
         }
+        bump_revisions(&tx, docs.iter().map(|d| d.entity))?;
         tx.commit()?;
         progress(docs.len() as u64);
         Ok(())
     }
+}
+
+/// Counts writes per entity type, in the writing transaction, so caches of derived
+/// views (the traffic feed) can tell cheaply whether anything changed.
+pub(crate) fn bump_revisions<'a>(tx: &Connection, entities: impl Iterator<Item = &'a str>) -> Result<()> {
+    let mut touched: Vec<&str> = entities.collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO content_revision (entity, revision) VALUES (?1, 1) ON CONFLICT (entity) DO UPDATE SET revision = revision + 1",
+    )?;
+    for entity in touched {
+        stmt.execute([entity])?;
+    }
+    Ok(())
 }
 
 fn configure(conn: &Connection) -> Result<()> {
@@ -182,6 +217,8 @@ fn configure(conn: &Connection) -> Result<()> {
         Ok(seed_key(&id, &seed))
     })?;
     crate::timeseries::register_functions(conn)?;
+    crate::geo_functions::register(conn)?;
+    crate::rawfilter_functions::register(conn)?;
     Ok(())
 }
 

@@ -1,0 +1,70 @@
+//! # hub
+//!
+//! The `hub` binary's library half: configuration, router assembly (every API on one
+//! port, with request ids, compression, CORS, tracing), demo loading and graceful
+//! shutdown. API behaviour lives in the API crates; this crate only wires them.
+
+pub mod config;
+pub mod demo;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{header, HeaderName, Request};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use hub_store::Store;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+pub use config::Config;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Serves the traffic feed's announcements from the document store.
+struct StoreAnnouncements(Store);
+
+impl hub_datex::AnnouncementSource for StoreAnnouncements {
+    fn announcements(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<serde_json::Value>, String>> + Send + '_>> {
+        Box::pin(async move { self.0.all_content("Announcement").await.map_err(|e| e.to_string()) })
+    }
+
+    fn revision(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, String>> + Send + '_>> {
+        Box::pin(async move { self.0.content_revision("Announcement").await.map(|r| Some(r.to_string())).map_err(|e| e.to_string()) })
+    }
+}
+
+/// The whole HTTP surface of Hub over one store.
+pub fn router(store: Store, config: &Config) -> Router {
+    let content = hub_content::router(hub_content::ContentState { store: store.clone(), base_url: config.content_base_url() });
+    let datex_config = hub_datex::DatexConfig { base_url: config.datex_base_url(), ..hub_datex::DatexConfig::default() };
+    let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store)));
+    let openapi = serde_json::to_string(&hub_content::openapi::openapi()).expect("the OpenAPI document serializes");
+
+    Router::new()
+        .route("/health", get(|| async { ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#) }))
+        .route("/swagger/v1/swagger.json", get(move || async move { ([(header::CONTENT_TYPE, "application/json")], openapi.clone()) }))
+        .merge(datex)
+        .merge(content)
+        .fallback(|| async {
+            hub_content::error::problem_response(&hub_model::Problem::not_found(
+                "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed)",
+            ))
+        })
+        .layer(CatchPanicLayer::custom(|_| {
+            hub_content::error::problem_response(&hub_model::Problem::internal("the request failed unexpectedly; the failure has been logged"))
+                .into_response()
+        }))
+        .layer(CompressionLayer::new())
+        .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any).max_age(Duration::from_secs(86400)))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id = %id)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
