@@ -44,7 +44,9 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function("hub_geom_intersects_box", 5, flags, |ctx| {
         let geom: Option<String> = ctx.get(0)?;
         let bbox = [ctx.get::<f64>(1)?, ctx.get::<f64>(2)?, ctx.get::<f64>(3)?, ctx.get::<f64>(4)?];
-        Ok(geom.and_then(|g| serde_json::from_str::<Value>(&g).ok()).map(|g| geometry_intersects_box(&g, bbox) as i64))
+        Ok(geom
+            .and_then(|g| serde_json::from_str::<Value>(&g).ok())
+            .map(|g| geometry_intersects_box(&g, bbox) as i64))
     })?;
     Ok(())
 }
@@ -54,7 +56,9 @@ fn json_at(ctx: &Context<'_>) -> rusqlite::Result<Option<Value>> {
     let doc: Option<String> = ctx.get(0)?;
     let path: String = ctx.get(1)?;
     let Some(doc) = doc else { return Ok(None) };
-    let Ok(mut v) = serde_json::from_str::<Value>(&doc) else { return Ok(None) };
+    let Ok(mut v) = serde_json::from_str::<Value>(&doc) else {
+        return Ok(None);
+    };
     if !path.is_empty() {
         for seg in path.split('.') {
             v = match v {
@@ -92,8 +96,16 @@ pub fn haversine(lon1: f64, lat1: f64, lon2: f64, lat2: f64) -> f64 {
 fn points(coords: &Value, out: &mut Vec<Vec<(f64, f64)>>) {
     // Collects every line (sequence of positions) of a coordinates array of any depth.
     if let Some(arr) = coords.as_array() {
-        if arr.first().and_then(|p| p.as_array()).is_some_and(|p| p.first().is_some_and(Value::is_number)) {
-            out.push(arr.iter().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect());
+        if arr
+            .first()
+            .and_then(|p| p.as_array())
+            .is_some_and(|p| p.first().is_some_and(Value::is_number))
+        {
+            out.push(
+                arr.iter()
+                    .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                    .collect(),
+            );
         } else if arr.first().is_some_and(Value::is_number) {
             if let (Some(x), Some(y)) = (arr[0].as_f64(), arr.get(1).and_then(Value::as_f64)) {
                 out.push(vec![(x, y)]);
@@ -109,9 +121,9 @@ pub fn geometry_intersects_box(g: &Value, [xmin, ymin, xmax, ymax]: [f64; 4]) ->
     let mut lines = Vec::new();
     points(g.get("coordinates").unwrap_or(&Value::Null), &mut lines);
     let inside = |(x, y): (f64, f64)| x >= xmin && x <= xmax && y >= ymin && y <= ymax;
-    lines.iter().any(|l| {
-        l.iter().any(|p| inside(*p)) || l.windows(2).any(|w| segment_hits_box(w[0], w[1], [xmin, ymin, xmax, ymax]))
-    })
+    lines
+        .iter()
+        .any(|l| l.iter().any(|p| inside(*p)) || l.windows(2).any(|w| segment_hits_box(w[0], w[1], [xmin, ymin, xmax, ymax])))
 }
 
 /// Liang–Barsky clipping: does the segment touch the box?

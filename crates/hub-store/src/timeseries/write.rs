@@ -125,9 +125,10 @@ fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i6
 
 fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64) -> Result<(i64, bool)> {
     let parent = match &s.parent {
-        Some((pt, pc)) => Some(station_id(tx, pt, pc)?.ok_or_else(|| {
-            StoreError::Invalid(format!("station '{}': parent station '{pc}' of type '{pt}' does not exist", s.code))
-        })?),
+        Some((pt, pc)) => Some(
+            station_id(tx, pt, pc)?
+                .ok_or_else(|| StoreError::Invalid(format!("station '{}': parent station '{pc}' of type '{pt}' does not exist", s.code)))?,
+        ),
         None => None,
     };
     let (x, y) = s.coordinate.map(|(x, y)| (Some(x), Some(y))).unwrap_or((None, None));
@@ -135,8 +136,10 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
     let existing = station_id(tx, stype, &s.code)?;
     let id = match existing {
         Some(id) => {
-            tx.prepare_cached("UPDATE ts_station SET name = ?2, origin = ?3, x = ?4, y = ?5, srid = ?6, parent_id = ?7, active = 1 WHERE id = ?1")?
-                .execute(params![id, s.name, s.origin, x, y, srid, parent])?;
+            tx.prepare_cached(
+                "UPDATE ts_station SET name = ?2, origin = ?3, x = ?4, y = ?5, srid = ?6, parent_id = ?7, active = 1 WHERE id = ?1",
+            )?
+            .execute(params![id, s.name, s.origin, x, y, srid, parent])?;
             id
         }
         None => {
@@ -154,9 +157,11 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
             .query_row([id], |r| r.get(0))
             .optional()?;
         if current.as_deref() != Some(text.as_str()) {
-            tx.prepare_cached("INSERT INTO ts_metadata (station_id, created_on, json) VALUES (?1, ?2, ?3)")?.execute(params![id, now, text])?;
+            tx.prepare_cached("INSERT INTO ts_metadata (station_id, created_on, json) VALUES (?1, ?2, ?3)")?
+                .execute(params![id, now, text])?;
             let mid = tx.last_insert_rowid();
-            tx.prepare_cached("UPDATE ts_station SET meta_data_id = ?2 WHERE id = ?1")?.execute(params![id, mid])?;
+            tx.prepare_cached("UPDATE ts_station SET meta_data_id = ?2 WHERE id = ?1")?
+                .execute(params![id, mid])?;
         }
     }
     Ok((id, existing.is_none()))
@@ -179,7 +184,13 @@ impl Store {
 
     /// Upserts stations of one type by code; with `sync_state`, other active stations of
     /// this type and of the first station's origin become inactive (unless `only_activation`).
-    pub async fn ts_sync_stations(&self, stype: String, stations: Vec<StationInput>, sync_state: bool, only_activation: bool) -> Result<SyncSummary> {
+    pub async fn ts_sync_stations(
+        &self,
+        stype: String,
+        stations: Vec<StationInput>,
+        sync_state: bool,
+        only_activation: bool,
+    ) -> Result<SyncSummary> {
         self.ts_write(move |tx| {
             let now = now_ms();
             let mut sum = SyncSummary::default();
@@ -190,16 +201,22 @@ impl Store {
                 }
                 seen.push(s.code.clone());
                 let (_, created) = upsert_station(tx, &stype, s, now)?;
-                if created { sum.created += 1 } else { sum.updated += 1 }
+                if created {
+                    sum.created += 1
+                } else {
+                    sum.updated += 1
+                }
             }
             if sync_state && !only_activation {
                 if let Some(first) = stations.first() {
-                    let mut stmt = tx.prepare_cached(
-                        "SELECT stationcode FROM ts_station WHERE stationtype = ?1 AND active = 1 AND origin IS ?2",
-                    )?;
-                    let codes = stmt.query_map(params![stype, first.origin], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+                    let mut stmt =
+                        tx.prepare_cached("SELECT stationcode FROM ts_station WHERE stationtype = ?1 AND active = 1 AND origin IS ?2")?;
+                    let codes = stmt
+                        .query_map(params![stype, first.origin], |r| r.get::<_, String>(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()?;
                     for c in codes.iter().filter(|c| !seen.contains(c)) {
-                        tx.prepare_cached("UPDATE ts_station SET active = 0 WHERE stationtype = ?1 AND stationcode = ?2")?.execute(params![stype, c])?;
+                        tx.prepare_cached("UPDATE ts_station SET active = 0 WHERE stationtype = ?1 AND stationcode = ?2")?
+                            .execute(params![stype, c])?;
                         sum.deactivated += 1;
                     }
                 }
@@ -215,7 +232,10 @@ impl Store {
             let now = now_ms();
             let mut sum = SyncSummary::default();
             for t in &types {
-                let id: Option<i64> = tx.prepare_cached("SELECT id FROM ts_type WHERE cname = ?1")?.query_row([&t.name], |r| r.get(0)).optional()?;
+                let id: Option<i64> = tx
+                    .prepare_cached("SELECT id FROM ts_type WHERE cname = ?1")?
+                    .query_row([&t.name], |r| r.get(0))
+                    .optional()?;
                 let id = match id {
                     Some(id) => {
                         tx.prepare_cached("UPDATE ts_type SET cunit = ?2, description = ?3, rtype = ?4 WHERE id = ?1")?
@@ -224,8 +244,10 @@ impl Store {
                         id
                     }
                     None => {
-                        tx.prepare_cached("INSERT INTO ts_type (cname, cunit, description, rtype, created_on) VALUES (?1, ?2, ?3, ?4, ?5)")?
-                            .execute(params![t.name, t.unit, t.description, t.rtype, now])?;
+                        tx.prepare_cached(
+                            "INSERT INTO ts_type (cname, cunit, description, rtype, created_on) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        )?
+                        .execute(params![t.name, t.unit, t.description, t.rtype, now])?;
                         sum.created += 1;
                         tx.last_insert_rowid()
                     }
@@ -237,9 +259,11 @@ impl Store {
                         .query_row([id], |r| r.get(0))
                         .optional()?;
                     if current.as_deref() != Some(text.as_str()) {
-                        tx.prepare_cached("INSERT INTO ts_type_metadata (type_id, created_on, json) VALUES (?1, ?2, ?3)")?.execute(params![id, now, text])?;
+                        tx.prepare_cached("INSERT INTO ts_type_metadata (type_id, created_on, json) VALUES (?1, ?2, ?3)")?
+                            .execute(params![id, now, text])?;
                         let mid = tx.last_insert_rowid();
-                        tx.prepare_cached("UPDATE ts_type SET meta_data_id = ?2 WHERE id = ?1")?.execute(params![id, mid])?;
+                        tx.prepare_cached("UPDATE ts_type SET meta_data_id = ?2 WHERE id = ?1")?
+                            .execute(params![id, mid])?;
                     }
                 }
             }
@@ -252,7 +276,9 @@ impl Store {
     pub async fn ts_provenance(&self, p: ProvenanceInput) -> Result<String> {
         self.ts_write(move |tx| {
             let found: Option<String> = tx
-                .prepare_cached("SELECT uuid FROM ts_provenance WHERE lineage = ?1 AND data_collector = ?2 AND data_collector_version = ?3")?
+                .prepare_cached(
+                    "SELECT uuid FROM ts_provenance WHERE lineage = ?1 AND data_collector = ?2 AND data_collector_version = ?3",
+                )?
                 .query_row(params![p.lineage, p.data_collector, p.data_collector_version], |r| r.get(0))
                 .optional()?;
             if let Some(u) = found {

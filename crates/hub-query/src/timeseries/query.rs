@@ -1,0 +1,480 @@
+//! Whole queries of the Time Series read routes: scope, joins, fixed conditions,
+//! closed-data rules, the compiled `where`, deterministic ordering, limit/offset.
+
+use serde::{Deserialize, Serialize};
+
+use super::filter;
+use super::parser::Where;
+use super::schema::{DefList, Kind};
+use super::select::{expand_select, Target};
+use super::TsQueryError;
+use crate::{Dialect, SqlBuilder, SqlValue};
+
+/// Which read route a query serves.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    /// `/{repr}/{stationTypes}`
+    Stations,
+    /// `/{repr}/{stationTypes}/{dataTypes}`
+    StationsTypes,
+    /// `…/latest`
+    Latest,
+    /// `…/{from}/{to}`, epoch milliseconds, half-open.
+    History { from: i64, to: i64 },
+    /// `…/{stationTypes}/metadata/{from}/{to}`
+    MetadataHistory { from: i64, to: i64 },
+    /// `/{repr},edge/{edgeTypes}`
+    Edges,
+    /// `/{repr},event/{origins}[/latest|/{t}|/{from}/{to}]`
+    Events(EventScope),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventScope {
+    All,
+    Latest,
+    At(i64),
+    Range(i64, i64),
+}
+
+impl Route {
+    /// The definition lists in scope (select and where).
+    pub fn scope(&self) -> &'static [DefList] {
+        use DefList::*;
+        match self {
+            Route::Stations => &[Station, Parent],
+            Route::StationsTypes => &[Station, Parent, Datatype],
+            Route::Latest | Route::History { .. } => &[Station, Parent, Datatype, Measurement, Value, Provenance],
+            Route::MetadataHistory { .. } => &[Station, Parent, MetadataHistory],
+            Route::Edges => &[Edge, StationBegin, StationEnd],
+            Route::Events(_) => &[Event, Location, Provenance],
+        }
+    }
+    fn measurements(&self) -> bool {
+        matches!(self, Route::Latest | Route::History { .. })
+    }
+}
+
+/// A closed-data rule: a measurement is visible when its series matches every non-empty
+/// criterion. An empty rule matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AccessRule {
+    /// Station types (`ParkingStation`); empty = any.
+    pub station_types: Vec<String>,
+    /// Station origins (`FAMAS`); empty = any.
+    pub origins: Vec<String>,
+    /// Data type names (`free`); empty = any.
+    pub data_types: Vec<String>,
+    /// Periods in seconds; empty = any.
+    pub periods: Vec<i64>,
+}
+
+/// Everything a read query needs.
+#[derive(Debug, Clone)]
+pub struct TsQuery {
+    pub route: Route,
+    pub tree: bool,
+    /// Station types / edge types / event origins; `None` = all (`*`).
+    pub types: Option<Vec<String>>,
+    /// Data types; `None` = all.
+    pub data_types: Option<Vec<String>>,
+    pub filter: Option<Where>,
+    pub select: Option<String>,
+    pub distinct: bool,
+    /// `<= 0` = no limit.
+    pub limit: i64,
+    /// `< 0` = no offset.
+    pub offset: i64,
+    /// Closed-data rules OR-ed together for measurement routes; `None` = sees all (admin).
+    pub access: Option<Vec<AccessRule>>,
+}
+
+/// One output column of a compiled query.
+#[derive(Debug, Clone)]
+pub struct OutColumn {
+    /// Output key (`sname`, `smetadata.a.b`, `_timestamp`, `_stationcode`).
+    pub key: String,
+    /// How to render (a JSON path makes it `Json`).
+    pub kind: Kind,
+    /// The definition list (None for grouping/ordering columns).
+    pub list: Option<DefList>,
+    /// Grouping columns of tree mode are never emitted.
+    pub hidden: bool,
+}
+
+/// SQL text, parameters and the column layout of the result.
+#[derive(Debug, Clone)]
+pub struct CompiledTs {
+    pub sql: SqlBuilder,
+    pub columns: Vec<OutColumn>,
+    /// Regular expressions of `re/ire/nre/nire` clauses (the caller validates them).
+    pub patterns: Vec<String>,
+}
+
+fn yes(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Sqlite => "1",
+        Dialect::Postgres => "true",
+    }
+}
+
+fn in_list(b: &mut SqlBuilder, expr: &str, values: &[String]) {
+    b.sql(&format!(" AND {expr} IN "));
+    b.list(values.iter().cloned());
+}
+
+/// Compiles a read query.
+pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQueryError> {
+    let scope = q.route.scope();
+    let targets = expand_select(q.select.as_deref(), scope)?;
+    let used_where = match &q.filter {
+        Some(w) => filter::check(w, scope)?,
+        None => Vec::new(),
+    };
+    let mvalue_tables = match (&q.filter, q.route.measurements()) {
+        (Some(w), true) => filter::mvalue_tables(w)?,
+        _ => None,
+    };
+    let uses = |t: &str| targets.iter().any(|x| x.field.table == t) || used_where.iter().any(|f| f.table == t);
+    let mut b = SqlBuilder::new(dialect);
+    let mut columns = Vec::new();
+    let y = yes(dialect);
+
+    // Hidden / leading columns.
+    let mut lead: Vec<(&str, Kind, bool, String)> = Vec::new(); // key, kind, hidden, expr
+    let time_expr = |c: &str| match dialect {
+        Dialect::Sqlite => c.to_string(),
+        Dialect::Postgres => format!("(extract(epoch from {c}) * 1000)::int8"),
+    };
+    match (&q.route, q.tree) {
+        (Route::Latest | Route::History { .. }, false) => lead.push(("_timestamp", Kind::Time, false, time_expr("me.timestamp"))),
+        (Route::Edges, true) => {
+            lead.push(("_edgetype", Kind::Text, true, "i.stationtype".into()));
+            lead.push(("_edgecode", Kind::Text, true, "i.stationcode".into()));
+        }
+        (Route::Events(_), true) => {
+            lead.push(("_eventorigin", Kind::Text, true, "ev.origin".into()));
+            lead.push(("_eventseriesuuid", Kind::Text, true, "ev.event_series_uuid".into()));
+            lead.push(("_eventuuid", Kind::Text, true, "ev.uuid".into()));
+        }
+        (Route::Edges | Route::Events(_), false) => {}
+        (route, true) => {
+            lead.push(("_stationtype", Kind::Text, true, "s.stationtype".into()));
+            lead.push(("_stationcode", Kind::Text, true, "s.stationcode".into()));
+            if !matches!(route, Route::Stations | Route::MetadataHistory { .. }) {
+                lead.push(("_datatypename", Kind::Text, true, "t.cname".into()));
+            }
+            if route.measurements() {
+                lead.push(("_timestamp", Kind::Time, true, time_expr("me.timestamp")));
+            }
+            if let Route::MetadataHistory { .. } = route {
+                lead.push(("_timestamp", Kind::Time, true, time_expr("mh.created_on")));
+            }
+        }
+        (_, false) => {}
+    }
+    // When the output contains a unique key of the route's rows, DISTINCT is a no-op and
+    // the preferred ordering is already total: skip both (large speed-up on big selects).
+    let has = |alts: &[&str]| {
+        alts.iter()
+            .any(|k| lead.iter().any(|l| l.0 == *k) || targets.iter().any(|t| t.key() == *k))
+    };
+    let unique = match &q.route {
+        Route::Latest | Route::History { .. } => [
+            &["stype", "_stationtype"][..],
+            &["scode", "_stationcode"],
+            &["tname", "_datatypename"],
+            &["mperiod"],
+            &["mvalidtime", "_timestamp"],
+            &["mvalue"],
+        ]
+        .iter()
+        .all(|a| has(a)),
+        Route::Stations => has(&["stype", "_stationtype"]) && has(&["scode", "_stationcode"]),
+        Route::Edges => has(&["etype", "_edgetype"]) && has(&["ecode", "_edgecode"]),
+        Route::Events(_) => has(&["evuuid", "_eventuuid"]),
+        _ => false,
+    };
+    b.sql(if q.distinct && !unique { "SELECT DISTINCT " } else { "SELECT " });
+    let mut first = true;
+    let mut comma = |b: &mut SqlBuilder| {
+        if !first {
+            b.sql(", ");
+        }
+        first = false;
+    };
+    for (key, kind, hidden, expr) in &lead {
+        comma(&mut b);
+        b.sql(expr);
+        columns.push(OutColumn {
+            key: key.to_string(),
+            kind: *kind,
+            list: None,
+            hidden: *hidden,
+        });
+    }
+    for t in &targets {
+        comma(&mut b);
+        select_target(&mut b, t);
+        let kind = if t.json_path.is_some() { Kind::Json } else { t.field.kind };
+        columns.push(OutColumn {
+            key: t.key(),
+            kind,
+            list: Some(t.field.list),
+            hidden: false,
+        });
+    }
+    if columns.is_empty() {
+        b.sql("NULL");
+        columns.push(OutColumn {
+            key: "_none".into(),
+            kind: Kind::Text,
+            list: None,
+            hidden: true,
+        });
+    }
+
+    // FROM and joins.
+    let needs_parent = uses("p") || uses("pm");
+    let station_joins = |b: &mut SqlBuilder| {
+        if uses("m") {
+            b.sql(" LEFT JOIN ts_metadata m ON m.id = s.meta_data_id");
+        }
+        if needs_parent {
+            b.sql(" LEFT JOIN ts_station p ON p.id = s.parent_id");
+        }
+        if uses("pm") {
+            b.sql(" LEFT JOIN ts_metadata pm ON pm.id = p.meta_data_id");
+        }
+    };
+    match &q.route {
+        Route::Stations => {
+            b.sql(" FROM ts_station s");
+            station_joins(&mut b);
+        }
+        Route::MetadataHistory { .. } => {
+            b.sql(" FROM ts_station s JOIN ts_metadata mh ON mh.station_id = s.id");
+            station_joins(&mut b);
+        }
+        Route::StationsTypes | Route::Latest | Route::History { .. } => {
+            match &q.route {
+                Route::Latest => b.sql(" FROM ts_latest me JOIN ts_series ts ON ts.id = me.series_id"),
+                Route::History { .. } => b.sql(" FROM ts_history me JOIN ts_series ts ON ts.id = me.series_id"),
+                _ => b.sql(" FROM ts_series ts"),
+            };
+            b.sql(" JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id");
+            station_joins(&mut b);
+            if uses("tm") {
+                b.sql(" LEFT JOIN ts_type_metadata tm ON tm.id = t.meta_data_id");
+            }
+            if uses("pr") {
+                b.sql(" LEFT JOIN ts_provenance pr ON pr.id = me.provenance_id");
+            }
+        }
+        Route::Edges => {
+            b.sql(" FROM ts_edge e JOIN ts_station i ON i.id = e.edge_data_id");
+            b.sql(" LEFT JOIN ts_station o ON o.id = e.origin_id LEFT JOIN ts_station d ON d.id = e.destination_id");
+        }
+        Route::Events(_) => {
+            b.sql(" FROM ts_event ev LEFT JOIN ts_location loc ON loc.id = ev.location_id");
+            b.sql(" LEFT JOIN ts_provenance pr ON pr.id = ev.provenance_id LEFT JOIN ts_metadata evm ON evm.id = ev.meta_data_id");
+        }
+    }
+
+    // Fixed conditions.
+    match &q.route {
+        Route::Edges => {
+            b.sql(&format!(
+                " WHERE i.available = {y} AND (o.id IS NULL OR o.available = {y}) AND (d.id IS NULL OR d.available = {y})"
+            ));
+            if let Some(types) = &q.types {
+                in_list(&mut b, "i.stationtype", types);
+            }
+        }
+        Route::Events(scope) => {
+            b.sql(" WHERE 1 = 1");
+            if let Some(types) = &q.types {
+                in_list(&mut b, "ev.origin", types);
+            }
+            let t = |b: &mut SqlBuilder, ms: i64| time_param(b, ms);
+            match scope {
+                EventScope::All => {}
+                EventScope::Latest => {
+                    b.sql(" AND ev.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY origin, event_series_uuid ORDER BY event_start DESC, event_end DESC, id DESC) AS rn FROM ts_event) AS lat WHERE rn = 1)");
+                }
+                EventScope::At(ms) => {
+                    b.sql(" AND (ev.event_end IS NULL OR ev.event_end > ");
+                    t(&mut b, *ms);
+                    b.sql(")");
+                }
+                EventScope::Range(from, to) => {
+                    b.sql(" AND (ev.event_end IS NULL OR ev.event_end > ");
+                    t(&mut b, *from);
+                    b.sql(") AND ev.event_start <= ");
+                    t(&mut b, *to);
+                }
+            }
+        }
+        route => {
+            b.sql(&format!(" WHERE s.available = {y}"));
+            if needs_parent {
+                b.sql(&format!(" AND (p.id IS NULL OR p.available = {y})"));
+            }
+            if let Some(types) = &q.types {
+                in_list(&mut b, "s.stationtype", types);
+            }
+            if !matches!(route, Route::Stations | Route::MetadataHistory { .. }) {
+                if let Some(dts) = &q.data_types {
+                    in_list(&mut b, "t.cname", dts);
+                }
+            }
+            match route {
+                Route::History { from, to } => {
+                    b.sql(" AND me.timestamp >= ");
+                    time_param(&mut b, *from);
+                    b.sql(" AND me.timestamp < ");
+                    time_param(&mut b, *to);
+                }
+                Route::MetadataHistory { from, to } => {
+                    b.sql(" AND mh.created_on >= ");
+                    time_param(&mut b, *from);
+                    b.sql(" AND mh.created_on < ");
+                    time_param(&mut b, *to);
+                }
+                _ => {}
+            }
+            if route.measurements() {
+                if let Some(tables) = &mvalue_tables {
+                    b.sql(" AND ts.value_table IN (");
+                    for (k, v) in tables.iter().enumerate() {
+                        if k > 0 {
+                            b.sql(", ");
+                        }
+                        b.param(SqlValue::Int(*v));
+                    }
+                    b.sql(")");
+                }
+                if let Some(rules) = &q.access {
+                    b.sql(" AND ");
+                    access(&mut b, rules);
+                }
+            }
+        }
+    }
+    let mut patterns = Vec::new();
+    if let Some(w) = &q.filter {
+        if !w.items.is_empty() {
+            b.sql(" AND ");
+            filter::compile(w, &mut b, &mut patterns)?;
+        }
+    }
+
+    // Deterministic order: preferred keys first, then every output column.
+    let preferred: &[&str] = match (&q.route, q.tree) {
+        (Route::Latest | Route::History { .. }, false) => &["_timestamp", "stype", "scode", "tname", "mperiod"],
+        (Route::Edges, true) => &["_edgetype", "_edgecode"],
+        (Route::Events(_), true) => &["_eventorigin", "_eventseriesuuid", "_eventuuid"],
+        (Route::Edges, false) => &["etype", "ecode"],
+        (Route::Events(_), false) => &["evorigin", "evseriesuuid", "evstart", "evuuid"],
+        (_, true) => &["_stationtype", "_stationcode", "_datatypename", "_timestamp", "mperiod"],
+        (Route::MetadataHistory { .. }, false) => &["stype", "scode", "mhtransactiontime"],
+        (_, false) => &["stype", "scode", "tname"],
+    };
+    let mut ordinals: Vec<usize> = Vec::new();
+    let mut pos = Vec::new(); // first ordinal of each column
+    let mut n = 1;
+    for c in &columns {
+        pos.push(n);
+        n += c.kind.width();
+    }
+    for key in preferred {
+        if let Some(k) = columns.iter().position(|c| c.key == *key) {
+            ordinals.push(pos[k]);
+        }
+    }
+    // Value kind breaks ties between series that differ only in it.
+    if unique {
+        if let Some(k) = columns.iter().position(|c| c.key == "mvalue") {
+            ordinals.extend([pos[k], pos[k] + 1, pos[k] + 2]);
+        }
+    }
+    for o in 1..n {
+        if !unique && !ordinals.contains(&o) {
+            ordinals.push(o);
+        }
+    }
+    b.sql(" ORDER BY ");
+    b.sql(&ordinals.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
+    if q.limit > 0 {
+        b.sql(" LIMIT ").param(SqlValue::Int(q.limit));
+    } else if q.offset > 0 && dialect == Dialect::Sqlite {
+        b.sql(" LIMIT -1");
+    }
+    if q.offset > 0 {
+        b.sql(" OFFSET ").param(SqlValue::Int(q.offset));
+    }
+    Ok(CompiledTs { sql: b, columns, patterns })
+}
+
+fn time_param(b: &mut SqlBuilder, ms: i64) {
+    match b.dialect {
+        Dialect::Sqlite => b.param(SqlValue::Int(ms)),
+        Dialect::Postgres => b
+            .sql("to_timestamp(")
+            .param(SqlValue::Real(ms as f64 / 1000.0))
+            .sql(") AT TIME ZONE 'UTC'"),
+    };
+}
+
+fn select_target(b: &mut SqlBuilder, t: &Target) {
+    let d = b.dialect;
+    match &t.json_path {
+        Some(path) => {
+            let col = match t.field.kind {
+                Kind::Value => "me.json_value".to_string(),
+                _ => format!("{}.{}", t.field.table, t.field.column),
+            };
+            filter::json_access(b, &col, path, "json");
+        }
+        None => {
+            b.sql(&t.field.exprs(d).join(", "));
+        }
+    }
+}
+
+/// `(rule OR rule …)`; no rules = nothing visible.
+fn access(b: &mut SqlBuilder, rules: &[AccessRule]) {
+    if rules.is_empty() {
+        b.sql("1 = 0");
+        return;
+    }
+    b.sql("(");
+    for (k, r) in rules.iter().enumerate() {
+        if k > 0 {
+            b.sql(" OR ");
+        }
+        b.sql("(1 = 1");
+        if !r.station_types.is_empty() {
+            in_list(b, "s.stationtype", &r.station_types);
+        }
+        if !r.origins.is_empty() {
+            in_list(b, "s.origin", &r.origins);
+        }
+        if !r.data_types.is_empty() {
+            in_list(b, "t.cname", &r.data_types);
+        }
+        if !r.periods.is_empty() {
+            b.sql(" AND ts.period IN (");
+            for (k, p) in r.periods.iter().enumerate() {
+                if k > 0 {
+                    b.sql(", ");
+                }
+                b.param(SqlValue::Int(*p));
+            }
+            b.sql(")");
+        }
+        b.sql(")");
+    }
+    b.sql(")");
+}

@@ -1,0 +1,221 @@
+//! The field catalogue of the Time Series API: every output name (`scode`, `mvalue`, …),
+//! the definition list it belongs to (its prefix family), its kind, and the SQL column
+//! expression(s) per dialect. Table layout: see `hub-store`'s migration 2 (`ts_*`).
+
+use std::sync::OnceLock;
+
+use crate::Dialect;
+
+/// Definition lists (the reference's "def lists"); scopes of routes are sets of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DefList {
+    Station,
+    Parent,
+    Datatype,
+    Measurement,
+    Value,
+    Provenance,
+    MetadataHistory,
+    Edge,
+    StationBegin,
+    StationEnd,
+    Event,
+    Location,
+}
+
+impl DefList {
+    pub fn name(self) -> &'static str {
+        match self {
+            DefList::Station => "station",
+            DefList::Parent => "parent",
+            DefList::Datatype => "datatype",
+            DefList::Measurement => "measurement",
+            DefList::Value => "measurementdouble, measurementstring, measurementjson",
+            DefList::Provenance => "provenance",
+            DefList::MetadataHistory => "metadatahistory",
+            DefList::Edge => "edge",
+            DefList::StationBegin => "stationbegin",
+            DefList::StationEnd => "stationend",
+            DefList::Event => "event",
+            DefList::Location => "location",
+        }
+    }
+}
+
+/// How a field's SQL value(s) become JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    Bool,
+    Int,
+    /// Epoch milliseconds (SQLite) / `timestamp` (PostgreSQL), rendered in the request's zone.
+    Time,
+    /// JSON text.
+    Json,
+    /// Three columns: x, y, srid → `{x, y, srid}`.
+    Point,
+    /// GeoJSON geometry (coordinates in EPSG:4326) with bbox and short CRS.
+    Geometry,
+    /// Three columns: double, string, JSON text → one `mvalue`.
+    Value,
+}
+
+impl Kind {
+    /// Number of SQL columns the field occupies.
+    pub fn width(self) -> usize {
+        match self {
+            Kind::Point | Kind::Value => 3,
+            _ => 1,
+        }
+    }
+}
+
+/// One output name.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: String,
+    pub list: DefList,
+    pub kind: Kind,
+    /// Table alias the field lives on (`s`, `p`, `me`, …), for joins.
+    pub table: &'static str,
+    /// Column name on that table (for Point: the PostGIS column; SQLite uses `x, y, srid`).
+    pub column: &'static str,
+}
+
+impl Field {
+    /// SQL expressions of the field's columns in `dialect` (one, or three for Point/Value).
+    pub fn exprs(&self, dialect: Dialect) -> Vec<String> {
+        let t = self.table;
+        let c = self.column;
+        match (self.kind, dialect) {
+            (Kind::Point, Dialect::Sqlite) => vec![format!("{t}.x"), format!("{t}.y"), format!("{t}.srid")],
+            (Kind::Point, Dialect::Postgres) => {
+                vec![format!("ST_X({t}.{c})"), format!("ST_Y({t}.{c})"), format!("ST_SRID({t}.{c})")]
+            }
+            (Kind::Value, Dialect::Sqlite) => vec!["me.double_value".into(), "me.string_value".into(), "me.json_value".into()],
+            (Kind::Value, Dialect::Postgres) => {
+                vec!["me.double_value".into(), "me.string_value".into(), "me.json_value::text".into()]
+            }
+            (Kind::Time, Dialect::Postgres) => vec![format!("(extract(epoch from {t}.{c}) * 1000)::int8")],
+            (Kind::Json, Dialect::Postgres) => vec![format!("{t}.{c}::text")],
+            (Kind::Geometry, Dialect::Postgres) => vec![format!("ST_AsGeoJSON(ST_Transform({t}.{c}, 4326), 9, 3)")],
+            (Kind::Bool, Dialect::Postgres) => vec![format!("{t}.{c}")],
+            _ => vec![format!("{t}.{c}")],
+        }
+    }
+
+    /// The single column a filter compares against (raw column, not a rendering).
+    pub fn filter_expr(&self, dialect: Dialect) -> String {
+        match (self.kind, dialect) {
+            (Kind::Point, Dialect::Sqlite) => format!("{}.x", self.table),
+            _ => format!("{}.{}", self.table, self.column),
+        }
+    }
+}
+
+fn station_fields(out: &mut Vec<Field>, prefix: &str, list: DefList, t: &'static str, meta: Option<&'static str>) {
+    for (suffix, kind, column) in [
+        ("name", Kind::Text, "name"),
+        ("type", Kind::Text, "stationtype"),
+        ("code", Kind::Text, "stationcode"),
+        ("origin", Kind::Text, "origin"),
+        ("active", Kind::Bool, "active"),
+        ("available", Kind::Bool, "available"),
+        ("coordinate", Kind::Point, "pointprojection"),
+    ] {
+        out.push(Field {
+            name: format!("{prefix}{suffix}"),
+            list,
+            kind,
+            table: t,
+            column,
+        });
+    }
+    if let Some(m) = meta {
+        out.push(Field {
+            name: format!("{prefix}metadata"),
+            list,
+            kind: Kind::Json,
+            table: m,
+            column: "json",
+        });
+    }
+}
+
+/// Every output name with a column.
+pub fn fields() -> &'static [Field] {
+    static FIELDS: OnceLock<Vec<Field>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let mut v = Vec::new();
+        station_fields(&mut v, "s", DefList::Station, "s", Some("m"));
+        station_fields(&mut v, "p", DefList::Parent, "p", Some("pm"));
+        station_fields(&mut v, "sb", DefList::StationBegin, "o", None);
+        station_fields(&mut v, "se", DefList::StationEnd, "d", None);
+        let mut f = |name: &str, list, kind, table, column| {
+            v.push(Field {
+                name: name.into(),
+                list,
+                kind,
+                table,
+                column,
+            })
+        };
+        use DefList::*;
+        f("tname", Datatype, Kind::Text, "t", "cname");
+        f("tunit", Datatype, Kind::Text, "t", "cunit");
+        f("ttype", Datatype, Kind::Text, "t", "rtype");
+        f("tdescription", Datatype, Kind::Text, "t", "description");
+        f("tmetadata", Datatype, Kind::Json, "tm", "json");
+        f("mvalidtime", Measurement, Kind::Time, "me", "timestamp");
+        f("mtransactiontime", Measurement, Kind::Time, "me", "created_on");
+        f("mperiod", Measurement, Kind::Int, "ts", "period");
+        f("mvalue", Value, Kind::Value, "me", "value");
+        f("prname", Provenance, Kind::Text, "pr", "data_collector");
+        f("prversion", Provenance, Kind::Text, "pr", "data_collector_version");
+        f("prlineage", Provenance, Kind::Text, "pr", "lineage");
+        f("mhmetadata", MetadataHistory, Kind::Json, "mh", "json");
+        f("mhtransactiontime", MetadataHistory, Kind::Time, "mh", "created_on");
+        f("ename", Edge, Kind::Text, "i", "name");
+        f("etype", Edge, Kind::Text, "i", "stationtype");
+        f("ecode", Edge, Kind::Text, "i", "stationcode");
+        f("eorigin", Edge, Kind::Text, "i", "origin");
+        f("eactive", Edge, Kind::Bool, "i", "active");
+        f("eavailable", Edge, Kind::Bool, "i", "available");
+        f("edirected", Edge, Kind::Bool, "e", "directed");
+        f("egeometry", Edge, Kind::Geometry, "e", "linegeometry");
+        f("evcategory", Event, Kind::Text, "ev", "category");
+        f("evseriesuuid", Event, Kind::Text, "ev", "event_series_uuid");
+        f("evtransactiontime", Event, Kind::Time, "ev", "created_on");
+        f("evdescription", Event, Kind::Text, "ev", "description");
+        f("evstart", Event, Kind::Time, "ev", "event_start");
+        f("evend", Event, Kind::Time, "ev", "event_end");
+        f("evorigin", Event, Kind::Text, "ev", "origin");
+        f("evuuid", Event, Kind::Text, "ev", "uuid");
+        f("evname", Event, Kind::Text, "ev", "name");
+        f("evmetadata", Event, Kind::Json, "evm", "json");
+        f("evldescription", Location, Kind::Text, "loc", "description");
+        f("evlgeometry", Location, Kind::Geometry, "loc", "geometry");
+        v
+    })
+}
+
+pub fn field(name: &str) -> Option<&'static Field> {
+    fields().iter().find(|f| f.name == name)
+}
+
+/// Pointer names (tree nodes / select shortcuts) and the lists they expand to.
+pub fn pointer(name: &str) -> Option<&'static [DefList]> {
+    use DefList::*;
+    Some(match name {
+        "sparent" => &[Parent],
+        "sdatatypes" => &[Datatype, Measurement, Value, Provenance],
+        "smetadatahistory" => &[MetadataHistory],
+        "tmeasurements" => &[Measurement, Value, Provenance],
+        "mprovenance" => &[Provenance],
+        "ebegin" => &[StationBegin],
+        "eend" => &[StationEnd],
+        "evlocation" => &[Location],
+        "evprovenance" => &[Provenance],
+        _ => return None,
+    })
+}

@@ -1,0 +1,189 @@
+//! Read routes: dispatch by number of path segments (as the reference does), query
+//! compilation, execution and the envelope.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, Extensions, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use hub_query::timeseries::{compile_query, parse_where, EventScope, Route, TsQuery, TsQueryError};
+use hub_store::timeseries::TypeList;
+use serde_json::{json, Map, Value};
+
+use crate::access::rules_for;
+use crate::params::{csv_set, parse_params, parse_path_date, parse_representation, parse_timezone, Dataset, Zone};
+use crate::shape;
+use crate::{ApiError, Roles, TimeseriesState};
+
+const ROOT: &[(&str, &str)] = &[
+    (
+        "tree,node",
+        "Topology: Retrieve stations, data types and measurements in a hierarchical form: Useful for overviews and browsing",
+    ),
+    (
+        "flat,node",
+        "Data: Retrieve stations, data types and measurements in a flattened form: Useful for aggregation and retrieval of subsets of data",
+    ),
+    (
+        "tree,edge",
+        "Topology: Retrieve edges (connections between stations, e.g. road links) in a hierarchical form",
+    ),
+    (
+        "flat,edge",
+        "Data: Retrieve edges (connections between stations, e.g. road links) in a flattened form",
+    ),
+    ("tree,event", "Topology: Retrieve events in a hierarchical form (deprecated)"),
+    ("flat,event", "Data: Retrieve events in a flattened form (deprecated)"),
+    ("apispec", "The OpenAPI description of this API"),
+];
+
+pub async fn root(State(st): State<TimeseriesState>) -> Json<Value> {
+    let base = &st.config.base_url;
+    Json(Value::Array(
+        ROOT.iter()
+            .map(|(id, d)| json!({"id": id, "description": d, "self": format!("{base}/{id}")}))
+            .collect(),
+    ))
+}
+
+pub async fn dispatch(
+    State(st): State<TimeseriesState>,
+    Path(rest): Path<String>,
+    RawQuery(query): RawQuery,
+    ext: Extensions,
+) -> Result<Response, ApiError> {
+    let segs: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    if segs.iter().any(|s| s.is_empty()) || segs.len() > 5 {
+        return Err(ApiError::NotFound("Route does not exist".into()));
+    }
+    let repr = parse_representation(segs[0])?;
+    if segs.len() == 1 {
+        return type_list(&st, &repr).await;
+    }
+    let not_found = || ApiError::NotFound(format!("Route does not exist for representation {}", repr.enum_name()));
+    let types = csv_set(segs[1]);
+    let (route, data_types) = match (repr.dataset, &segs[2..]) {
+        (Dataset::Node, []) => (Route::Stations, None),
+        (Dataset::Node, [dt]) => (Route::StationsTypes, csv_set(dt)),
+        (Dataset::Node, [dt, l]) if l.eq_ignore_ascii_case("latest") => (Route::Latest, csv_set(dt)),
+        (Dataset::Node, [m, from, to]) if m.eq_ignore_ascii_case("metadata") => (
+            Route::MetadataHistory {
+                from: parse_path_date(from)?,
+                to: parse_path_date(to)?,
+            },
+            None,
+        ),
+        (Dataset::Node, [dt, from, to]) => (
+            Route::History {
+                from: parse_path_date(from)?,
+                to: parse_path_date(to)?,
+            },
+            csv_set(dt),
+        ),
+        (Dataset::Edge, []) => (Route::Edges, None),
+        (Dataset::Event, []) => (Route::Events(EventScope::All), None),
+        (Dataset::Event, [l]) if l.eq_ignore_ascii_case("latest") => (Route::Events(EventScope::Latest), None),
+        (Dataset::Event, [t]) => (Route::Events(EventScope::At(parse_path_date(t)?)), None),
+        (Dataset::Event, [from, to]) => (Route::Events(EventScope::Range(parse_path_date(from)?, parse_path_date(to)?)), None),
+        _ => return Err(not_found()),
+    };
+    let p = parse_params(query.as_deref())?;
+    let zone = match (&p.timezone, segs.len() >= 4) {
+        (Some(tz), true) => parse_timezone(tz)?,
+        _ => Zone::Fixed(chrono::FixedOffset::east_opt(0).expect("zero offset")),
+    };
+    let filter = match &p.filter {
+        Some(w) => Some(parse_where(w).map_err(TsQueryError::Syntax)?),
+        None => None,
+    };
+    let q = TsQuery {
+        route: route.clone(),
+        tree: repr.tree,
+        types,
+        data_types,
+        filter,
+        select: p.select.clone(),
+        distinct: p.distinct,
+        limit: p.limit,
+        offset: p.offset,
+        access: rules_for(&st.config, ext.get::<Roles>()),
+    };
+    let compiled = compile_query(&q, st.store.dialect())?;
+    for pattern in &compiled.patterns {
+        if let Err(e) = regex::RegexBuilder::new(pattern)
+            .size_limit(hub_store::timeseries::REGEX_SIZE_LIMIT)
+            .build()
+        {
+            return Err(ApiError::BadRequest {
+                message: format!("Invalid regular expression '{pattern}': {e}"),
+                description: Some("Error in a re/ire/nre/nire filter value".into()),
+                info: None,
+            });
+        }
+    }
+    let columns = compiled.columns.clone();
+    let rows = st.store.ts_query(compiled).await?;
+    let data = if repr.tree {
+        if rows.len() > st.config.max_tree_rows {
+            return Err(ApiError::bad(format!(
+                "TREE BUILDING: Response of more than {} rows. Please rephrase your request. Use a flat representation, WHERE, SELECT, LIMIT with OFFSET or a narrow time interval.",
+                st.config.max_tree_rows
+            )));
+        }
+        shape::tree(&route, &columns, &rows, zone, p.shownull)
+    } else {
+        shape::flat(&columns, &rows, zone, p.shownull)
+    };
+    let mut env = Map::new();
+    env.insert("offset".into(), json!(p.offset));
+    env.insert("limit".into(), json!(p.limit));
+    env.insert("data".into(), data);
+    Ok(json_response(Value::Object(env)))
+}
+
+fn json_response(v: Value) -> Response {
+    let body = serde_json::to_vec(&v).unwrap_or_default();
+    let mut r = body.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
+    r
+}
+
+async fn type_list(st: &TimeseriesState, repr: &crate::params::Representation) -> Result<Response, ApiError> {
+    let what = match repr.dataset {
+        Dataset::Node => TypeList::StationTypes,
+        Dataset::Edge => TypeList::EdgeTypes,
+        Dataset::Event => TypeList::EventOrigins,
+    };
+    let ids = st.store.ts_type_list(what).await?;
+    let base = format!("{}/{}", st.config.base_url, repr.raw);
+    let out: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            let mut m = Map::new();
+            m.insert("id".into(), json!(id));
+            m.insert("description".into(), Value::Null);
+            let links: Vec<(&str, String)> = match repr.dataset {
+                Dataset::Node => vec![
+                    ("stations", format!("{base}/{id}")),
+                    ("stations+datatypes", format!("{base}/{id}/*")),
+                    ("stations+datatypes+measurements", format!("{base}/{id}/*/latest")),
+                ],
+                Dataset::Edge => vec![("edges", format!("{base}/{id}"))],
+                Dataset::Event => vec![("events", format!("{base}/{id}"))],
+            };
+            if repr.tree {
+                let mut s = Map::new();
+                for (k, v) in links {
+                    s.insert(k.into(), json!(v));
+                }
+                m.insert("self".into(), Value::Object(s));
+            } else {
+                for (k, v) in links {
+                    m.insert(format!("self.{k}"), json!(v));
+                }
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Ok(json_response(Value::Array(out)))
+}
