@@ -17,11 +17,18 @@ pub struct PutOutcome {
     pub created: bool,
     /// The content differs from the stored one (always true when created).
     pub changed: bool,
+    /// A create-only save found the id taken and wrote nothing.
+    pub existed: bool,
 }
 
 fn without_meta(doc: &Value) -> Value {
     match doc {
-        Value::Object(m) => Value::Object(m.iter().filter(|(k, _)| k.as_str() != "_Meta").map(|(k, v)| (k.clone(), v.clone())).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "_Meta")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -32,6 +39,7 @@ pub(crate) fn put_tracked(
     conn: &mut Connection,
     docs: Vec<(&'static str, Value)>,
     now: &str,
+    create_only: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<PutOutcome>> {
     let tx = conn.transaction()?;
@@ -45,11 +53,25 @@ pub(crate) fn put_tracked(
             .optional()?;
         let old: Option<Value> = old.as_deref().map(serde_json::from_str).transpose()?;
         let created = old.is_none();
+        if create_only && !created {
+            // Nothing written; the caller sees `existed`.
+            outcomes.push(PutOutcome {
+                entity: probe.entity,
+                id: probe.id,
+                created: false,
+                changed: false,
+                existed: true,
+            });
+            continue;
+        }
         let changed = match &old {
             None => true,
             Some(old) => without_meta(old) != without_meta(&doc),
         };
-        let old_change = old.as_ref().and_then(|o| o.pointer("/_Meta/LastChange")).cloned();
+        let old_change = old
+            .as_ref()
+            .and_then(|o| o.pointer("/_Meta/LastChange"))
+            .cloned();
         let meta = doc
             .as_object_mut()
             .ok_or_else(|| StoreError::Invalid("a document must be a JSON object".into()))?
@@ -67,7 +89,13 @@ pub(crate) fn put_tracked(
         meta.insert("LastChange".into(), last_change);
         let indexed = IndexedDocument::from_document(entity, &doc)?;
         write_indexed(&tx, &indexed)?;
-        outcomes.push(PutOutcome { entity: indexed.entity, id: indexed.id, created, changed });
+        outcomes.push(PutOutcome {
+            entity: indexed.entity,
+            id: indexed.id,
+            created,
+            changed,
+            existed: false,
+        });
         if n % 1000 == 999 {
             progress(n as u64 + 1);
         }
@@ -79,7 +107,10 @@ pub(crate) fn put_tracked(
 
 fn delete_side(conn: &Connection, entity: &str, id_key: &str) -> Result<()> {
     for table in ["content_language", "content_title", "content_tag"] {
-        conn.prepare_cached(&format!("DELETE FROM {table} WHERE entity = ?1 AND id_key = ?2"))?.execute(params![entity, id_key])?;
+        conn.prepare_cached(&format!(
+            "DELETE FROM {table} WHERE entity = ?1 AND id_key = ?2"
+        ))?
+        .execute(params![entity, id_key])?;
     }
     Ok(())
 }
@@ -92,15 +123,22 @@ fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
     )?
     .execute(params![d.entity, d.id_key, d.id, d.sort_key, d.source, d.active, d.last_change, d.latitude, d.longitude, d.doc])?;
     for lang in &d.languages {
-        conn.prepare_cached("INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)")?.execute(params![d.entity, d.id_key, lang])?;
+        conn.prepare_cached(
+            "INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![d.entity, d.id_key, lang])?;
     }
     for (lang, folded) in &d.titles {
-        conn.prepare_cached("INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![d.entity, d.id_key, lang, folded])?;
+        conn.prepare_cached(
+            "INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![d.entity, d.id_key, lang, folded])?;
     }
     for (kind, tag) in &d.tags {
-        conn.prepare_cached("INSERT OR IGNORE INTO content_tag (entity, id_key, kind, tag) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![d.entity, d.id_key, kind, tag])?;
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO content_tag (entity, id_key, kind, tag) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![d.entity, d.id_key, kind, tag])?;
     }
     Ok(())
 }
@@ -109,7 +147,10 @@ fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
 pub(crate) fn delete(conn: &mut Connection, entity: &'static str, id_key: &str) -> Result<bool> {
     let tx = conn.transaction()?;
     delete_side(&tx, entity, id_key)?;
-    let n = tx.execute("DELETE FROM content WHERE entity = ?1 AND id_key = ?2", params![entity, id_key])?;
+    let n = tx.execute(
+        "DELETE FROM content WHERE entity = ?1 AND id_key = ?2",
+        params![entity, id_key],
+    )?;
     tx.commit()?;
     Ok(n > 0)
 }

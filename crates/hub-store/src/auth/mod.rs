@@ -63,7 +63,12 @@ pub struct SigningKeyRecord {
     pub created_at: i64,
 }
 
-fn roles_of(conn: &Connection, table: &str, key_column: &str, key: &str) -> rusqlite::Result<Vec<String>> {
+fn roles_of(
+    conn: &Connection,
+    table: &str,
+    key_column: &str,
+    key: &str,
+) -> rusqlite::Result<Vec<String>> {
     let sql = format!("SELECT role FROM {table} WHERE {key_column} = ?1 ORDER BY role");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([key], |r| r.get::<_, String>(0))?;
@@ -72,9 +77,17 @@ fn roles_of(conn: &Connection, table: &str, key_column: &str, key: &str) -> rusq
 
 fn user_row(conn: &Connection, username: &str) -> Result<Option<UserRecord>> {
     let row = conn
-        .prepare_cached("SELECT id, username, password_hash, created_at FROM auth_user WHERE username = ?1")?
+        .prepare_cached(
+            "SELECT id, username, password_hash, created_at FROM auth_user WHERE username = ?1",
+        )?
         .query_row([username], |r| {
-            Ok(UserRecord { id: r.get(0)?, username: r.get(1)?, password_hash: r.get(2)?, roles: Vec::new(), created_at: r.get(3)? })
+            Ok(UserRecord {
+                id: r.get(0)?,
+                username: r.get(1)?,
+                password_hash: r.get(2)?,
+                roles: Vec::new(),
+                created_at: r.get(3)?,
+            })
         })
         .optional()?;
     match row {
@@ -103,36 +116,60 @@ fn client_row(conn: &Connection, client_id: &str) -> Result<Option<ClientRecord>
 }
 
 fn insert_user(conn: &Connection, user: &UserRecord, replace: bool) -> Result<()> {
-    let verb = if replace { "INSERT OR REPLACE" } else { "INSERT" };
+    let verb = if replace {
+        "INSERT OR REPLACE"
+    } else {
+        "INSERT"
+    };
     conn.execute(
         &format!("{verb} INTO auth_user (id, username, password_hash, created_at) VALUES (?1, ?2, ?3, ?4)"),
         params![user.id, user.username, user.password_hash, user.created_at],
     )
     .map_err(|e| conflict(e, &format!("user '{}' exists already", user.username)))?;
-    conn.execute("DELETE FROM auth_user_role WHERE username = ?1", [&user.username])?;
+    conn.execute(
+        "DELETE FROM auth_user_role WHERE username = ?1",
+        [&user.username],
+    )?;
     for role in &user.roles {
-        conn.execute("INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)", params![user.username, role])?;
+        conn.execute(
+            "INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)",
+            params![user.username, role],
+        )?;
     }
     Ok(())
 }
 
 fn insert_client(conn: &Connection, client: &ClientRecord, replace: bool) -> Result<()> {
-    let verb = if replace { "INSERT OR REPLACE" } else { "INSERT" };
+    let verb = if replace {
+        "INSERT OR REPLACE"
+    } else {
+        "INSERT"
+    };
     conn.execute(
         &format!("{verb} INTO auth_client (client_id, secret_hash, description, created_at) VALUES (?1, ?2, ?3, ?4)"),
         params![client.client_id, client.secret_hash, client.description, client.created_at],
     )
     .map_err(|e| conflict(e, &format!("client '{}' exists already", client.client_id)))?;
-    conn.execute("DELETE FROM auth_client_role WHERE client_id = ?1", [&client.client_id])?;
+    conn.execute(
+        "DELETE FROM auth_client_role WHERE client_id = ?1",
+        [&client.client_id],
+    )?;
     for role in &client.roles {
-        conn.execute("INSERT OR IGNORE INTO auth_client_role (client_id, role) VALUES (?1, ?2)", params![client.client_id, role])?;
+        conn.execute(
+            "INSERT OR IGNORE INTO auth_client_role (client_id, role) VALUES (?1, ?2)",
+            params![client.client_id, role],
+        )?;
     }
     Ok(())
 }
 
 fn conflict(e: rusqlite::Error, message: &str) -> StoreError {
     match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => StoreError::Invalid(message.to_string()),
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Invalid(message.to_string())
+        }
         other => other.into(),
     }
 }
@@ -158,13 +195,24 @@ impl Store {
 
     /// Creates or replaces users and clients in one transaction (demo principals);
     /// blocking, like the other bulk loads.
-    pub fn auth_upsert_blocking(&self, users: &[UserRecord], clients: &[ClientRecord]) -> Result<()> {
+    pub fn auth_upsert_blocking(
+        &self,
+        users: &[UserRecord],
+        clients: &[ClientRecord],
+    ) -> Result<()> {
         self.sqlite().write_blocking(|conn| {
             let tx = conn.transaction()?;
             for u in users {
                 if let Some(old) = user_row(&tx, &u.username)? {
                     // Keep the subject id stable across reloads.
-                    insert_user(&tx, &UserRecord { id: old.id, ..u.clone() }, true)?;
+                    insert_user(
+                        &tx,
+                        &UserRecord {
+                            id: old.id,
+                            ..u.clone()
+                        },
+                        true,
+                    )?;
                 } else {
                     insert_user(&tx, u, false)?;
                 }
@@ -179,7 +227,9 @@ impl Store {
 
     pub async fn auth_user(&self, username: &str) -> Result<Option<UserRecord>> {
         let username = username.to_string();
-        self.sqlite().read(move |conn| user_row(conn, &username)).await
+        self.sqlite()
+            .read(move |conn| user_row(conn, &username))
+            .await
     }
 
     pub async fn auth_users(&self) -> Result<Vec<UserRecord>> {
@@ -189,7 +239,10 @@ impl Store {
                     .prepare_cached("SELECT username FROM auth_user ORDER BY username")?
                     .query_map([], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?;
-                names.iter().map(|n| user_row(conn, n).map(|u| u.expect("listed user exists"))).collect()
+                names
+                    .iter()
+                    .map(|n| user_row(conn, n).map(|u| u.expect("listed user exists")))
+                    .collect()
             })
             .await
     }
@@ -200,8 +253,14 @@ impl Store {
         self.sqlite()
             .write(move |conn| {
                 let tx = conn.transaction()?;
-                tx.execute("DELETE FROM auth_user_role WHERE username = ?1", [&username])?;
-                tx.execute("DELETE FROM auth_refresh_token WHERE username = ?1", [&username])?;
+                tx.execute(
+                    "DELETE FROM auth_user_role WHERE username = ?1",
+                    [&username],
+                )?;
+                tx.execute(
+                    "DELETE FROM auth_refresh_token WHERE username = ?1",
+                    [&username],
+                )?;
                 let n = tx.execute("DELETE FROM auth_user WHERE username = ?1", [&username])?;
                 tx.commit()?;
                 Ok(n > 0)
@@ -210,13 +269,23 @@ impl Store {
     }
 
     /// Replaces a user's password hash and ends its sessions. False when no such user.
-    pub async fn auth_user_set_password(&self, username: &str, password_hash: String) -> Result<bool> {
+    pub async fn auth_user_set_password(
+        &self,
+        username: &str,
+        password_hash: String,
+    ) -> Result<bool> {
         let username = username.to_string();
         self.sqlite()
             .write(move |conn| {
                 let tx = conn.transaction()?;
-                let n = tx.execute("UPDATE auth_user SET password_hash = ?2 WHERE username = ?1", params![username, password_hash])?;
-                tx.execute("UPDATE auth_refresh_token SET revoked = 1 WHERE username = ?1", [&username])?;
+                let n = tx.execute(
+                    "UPDATE auth_user SET password_hash = ?2 WHERE username = ?1",
+                    params![username, password_hash],
+                )?;
+                tx.execute(
+                    "UPDATE auth_refresh_token SET revoked = 1 WHERE username = ?1",
+                    [&username],
+                )?;
                 tx.commit()?;
                 Ok(n > 0)
             })
@@ -224,7 +293,12 @@ impl Store {
     }
 
     /// Adds (`grant = true`) or removes roles of a user. False when no such user.
-    pub async fn auth_user_roles(&self, username: &str, roles: Vec<String>, grant: bool) -> Result<bool> {
+    pub async fn auth_user_roles(
+        &self,
+        username: &str,
+        roles: Vec<String>,
+        grant: bool,
+    ) -> Result<bool> {
         let username = username.to_string();
         self.sqlite()
             .write(move |conn| {
@@ -234,9 +308,15 @@ impl Store {
                 }
                 for role in &roles {
                     if grant {
-                        tx.execute("INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)", params![username, role])?;
+                        tx.execute(
+                            "INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)",
+                            params![username, role],
+                        )?;
                     } else {
-                        tx.execute("DELETE FROM auth_user_role WHERE username = ?1 AND role = ?2", params![username, role])?;
+                        tx.execute(
+                            "DELETE FROM auth_user_role WHERE username = ?1 AND role = ?2",
+                            params![username, role],
+                        )?;
                     }
                 }
                 tx.commit()?;
@@ -259,7 +339,9 @@ impl Store {
 
     pub async fn auth_client(&self, client_id: &str) -> Result<Option<ClientRecord>> {
         let client_id = client_id.to_string();
-        self.sqlite().read(move |conn| client_row(conn, &client_id)).await
+        self.sqlite()
+            .read(move |conn| client_row(conn, &client_id))
+            .await
     }
 
     pub async fn auth_clients(&self) -> Result<Vec<ClientRecord>> {
@@ -269,7 +351,9 @@ impl Store {
                     .prepare_cached("SELECT client_id FROM auth_client ORDER BY client_id")?
                     .query_map([], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?;
-                ids.iter().map(|n| client_row(conn, n).map(|c| c.expect("listed client exists"))).collect()
+                ids.iter()
+                    .map(|n| client_row(conn, n).map(|c| c.expect("listed client exists")))
+                    .collect()
             })
             .await
     }
@@ -280,8 +364,14 @@ impl Store {
         self.sqlite()
             .write(move |conn| {
                 let tx = conn.transaction()?;
-                tx.execute("DELETE FROM auth_client_role WHERE client_id = ?1", [&client_id])?;
-                tx.execute("DELETE FROM auth_refresh_token WHERE client_id = ?1", [&client_id])?;
+                tx.execute(
+                    "DELETE FROM auth_client_role WHERE client_id = ?1",
+                    [&client_id],
+                )?;
+                tx.execute(
+                    "DELETE FROM auth_refresh_token WHERE client_id = ?1",
+                    [&client_id],
+                )?;
                 let n = tx.execute("DELETE FROM auth_client WHERE client_id = ?1", [&client_id])?;
                 tx.commit()?;
                 Ok(n > 0)
@@ -304,7 +394,13 @@ impl Store {
     /// token used before revokes its whole family (reuse of a stolen token).
     /// A token presented by another client than the one it was issued to is `Invalid`
     /// and left untouched.
-    pub async fn auth_refresh_rotate<F>(&self, token_hash: String, client_id: String, now: i64, next: F) -> Result<RefreshOutcome>
+    pub async fn auth_refresh_rotate<F>(
+        &self,
+        token_hash: String,
+        client_id: String,
+        now: i64,
+        next: F,
+    ) -> Result<RefreshOutcome>
     where
         F: FnOnce(&RefreshRecord) -> RefreshRecord + Send + 'static,
     {
@@ -420,25 +516,67 @@ mod tests {
     async fn refresh_tokens_rotate_once_and_reuse_revokes_the_family() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_sqlite(dir.path()).unwrap();
-        store.auth_refresh_insert(refresh("h1", "f", 0)).await.unwrap();
-        let out = store.auth_refresh_rotate("h1".into(), "c".into(), 10, |_| refresh("h2", "f", 10)).await.unwrap();
+        store
+            .auth_refresh_insert(refresh("h1", "f", 0))
+            .await
+            .unwrap();
+        let out = store
+            .auth_refresh_rotate("h1".into(), "c".into(), 10, |_| refresh("h2", "f", 10))
+            .await
+            .unwrap();
         assert!(matches!(out, RefreshOutcome::Rotated(ref r) if r.token_hash == "h2"));
-        assert_eq!(store.auth_refresh_rotate("h1".into(), "c".into(), 11, |_| refresh("h3", "f", 11)).await.unwrap(), RefreshOutcome::Reused);
+        assert_eq!(
+            store
+                .auth_refresh_rotate("h1".into(), "c".into(), 11, |_| refresh("h3", "f", 11))
+                .await
+                .unwrap(),
+            RefreshOutcome::Reused
+        );
         // The successor was revoked with its family.
-        assert_eq!(store.auth_refresh_rotate("h2".into(), "c".into(), 12, |_| refresh("h4", "f", 12)).await.unwrap(), RefreshOutcome::Invalid);
-        assert_eq!(store.auth_refresh_rotate("nope".into(), "c".into(), 12, |_| refresh("h5", "f", 12)).await.unwrap(), RefreshOutcome::Invalid);
+        assert_eq!(
+            store
+                .auth_refresh_rotate("h2".into(), "c".into(), 12, |_| refresh("h4", "f", 12))
+                .await
+                .unwrap(),
+            RefreshOutcome::Invalid
+        );
+        assert_eq!(
+            store
+                .auth_refresh_rotate("nope".into(), "c".into(), 12, |_| refresh("h5", "f", 12))
+                .await
+                .unwrap(),
+            RefreshOutcome::Invalid
+        );
     }
 
     #[tokio::test]
     async fn users_roles_and_duplicate_names() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_sqlite(dir.path()).unwrap();
-        let user = UserRecord { id: "1".into(), username: "ann".into(), password_hash: "h".into(), roles: vec!["B".into(), "A".into()], created_at: 0 };
+        let user = UserRecord {
+            id: "1".into(),
+            username: "ann".into(),
+            password_hash: "h".into(),
+            roles: vec!["B".into(), "A".into()],
+            created_at: 0,
+        };
         store.auth_user_add(user.clone()).await.unwrap();
-        assert!(matches!(store.auth_user_add(user).await, Err(StoreError::Invalid(_))));
-        assert!(store.auth_user_roles("ann", vec!["C".into()], true).await.unwrap());
-        assert!(store.auth_user_roles("ann", vec!["A".into()], false).await.unwrap());
-        assert_eq!(store.auth_user("ann").await.unwrap().unwrap().roles, ["B", "C"]);
+        assert!(matches!(
+            store.auth_user_add(user).await,
+            Err(StoreError::Invalid(_))
+        ));
+        assert!(store
+            .auth_user_roles("ann", vec!["C".into()], true)
+            .await
+            .unwrap());
+        assert!(store
+            .auth_user_roles("ann", vec!["A".into()], false)
+            .await
+            .unwrap());
+        assert_eq!(
+            store.auth_user("ann").await.unwrap().unwrap().roles,
+            ["B", "C"]
+        );
         assert!(store.auth_user_remove("ann").await.unwrap());
         assert!(store.auth_user("ann").await.unwrap().is_none());
     }
