@@ -23,9 +23,12 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         })
     })?;
     conn.create_scalar_function("hub_geo_relates", 4, flags, |ctx| {
-        let geometry = ctx.get_or_create_aux(0, |v| -> Result<Geometry<f64>, Box<dyn std::error::Error + Send + Sync>> {
-            Ok(parse_wkt(v.as_str()?)?)
-        })?;
+        let geometry = ctx.get_or_create_aux(
+            0,
+            |v| -> Result<Geometry<f64>, Box<dyn std::error::Error + Send + Sync>> {
+                Ok(parse_wkt(v.as_str()?)?)
+            },
+        )?;
         let relation = relation_from_code(ctx.get(1)?);
         let (lon, lat): (Option<f64>, Option<f64>) = (ctx.get(2)?, ctx.get(3)?);
         Ok(match (lon, lat) {
@@ -44,7 +47,13 @@ mod tests {
     fn functions_answer_in_sql() {
         let conn = Connection::open_in_memory().unwrap();
         register(&conn).unwrap();
-        let d: f64 = conn.query_row("SELECT hub_geo_distance(46.4983, 11.3548, 46.6713, 11.1594)", [], |r| r.get(0)).unwrap();
+        let d: f64 = conn
+            .query_row(
+                "SELECT hub_geo_distance(46.4983, 11.3548, 46.6713, 11.1594)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
         assert!((d - 24_400.0).abs() < 500.0);
         let inside: Vec<bool> = conn
             .prepare("SELECT hub_geo_relates(?1, 0, x, 46.5) FROM (SELECT 11.5 AS x UNION ALL SELECT 13.0) ORDER BY x")
@@ -54,7 +63,9 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(inside, [true, false]);
-        let missing: Option<f64> = conn.query_row("SELECT hub_geo_distance(NULL, 1, 2, 3)", [], |r| r.get(0)).unwrap();
+        let missing: Option<f64> = conn
+            .query_row("SELECT hub_geo_distance(NULL, 1, 2, 3)", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(missing, None);
     }
 }

@@ -16,7 +16,12 @@ pub const AREA_KIND: &str = "area";
 pub(crate) fn location_tags(doc: &Value) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let info = &doc["LocationInfo"];
-    for (prefix, key) in [("reg", "RegionInfo"), ("tvs", "TvInfo"), ("mun", "MunicipalityInfo"), ("fra", "DistrictInfo")] {
+    for (prefix, key) in [
+        ("reg", "RegionInfo"),
+        ("tvs", "TvInfo"),
+        ("mun", "MunicipalityInfo"),
+        ("fra", "DistrictInfo"),
+    ] {
         if let Some(id) = info[key]["Id"].as_str().filter(|s| !s.is_empty()) {
             out.push((LOCATION_KIND, format!("{prefix}{}", id.to_lowercase())));
         }
@@ -26,7 +31,11 @@ pub(crate) fn location_tags(doc: &Value) -> Vec<(&'static str, String)> {
     }
     for key in ["AreaIds", "AreaId"] {
         if let Some(list) = doc[key].as_array() {
-            out.extend(list.iter().filter_map(Value::as_str).map(|a| (AREA_KIND, a.to_lowercase())));
+            out.extend(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(|a| (AREA_KIND, a.to_lowercase())),
+            );
         }
     }
     out
@@ -43,7 +52,14 @@ mod tests {
             "DistrictId": "D1", "AreaIds": ["A1", "a2"]});
         assert_eq!(
             location_tags(&doc),
-            vec![("location", "regr1".into()), ("location", "tvst1".into()), ("location", "munm1".into()), ("location", "frad1".into()), ("area", "a1".into()), ("area", "a2".into())]
+            vec![
+                ("location", "regr1".into()),
+                ("location", "tvst1".into()),
+                ("location", "munm1".into()),
+                ("location", "frad1".into()),
+                ("area", "a1".into()),
+                ("area", "a2".into())
+            ]
         );
     }
 }

@@ -1,0 +1,163 @@
+//! `GET /v1/Distinct?type=…&fields=…`: the distinct values of document fields.
+//!
+//! `type` (also `hubtype`, `odhtype`) names the entity type, or `hubmetadata` (also
+//! `odhmetadata`, `metadata`) for the dataset catalogue of `GET /v1`; `fields` is a
+//! comma list of paths (a path with `[*]` must be the only one); `source` keeps
+//! documents of these sources. The answer is a JSON array, sorted: objects
+//! `{"<field>": "<value>"}`, or with `getasarray=true` (one field only) the values
+//! themselves. Values are text (numbers and booleans as written, objects as JSON);
+//! `null` never counts, `""` does unless `excludenulloremptyvalues=true`.
+
+use std::collections::BTreeSet;
+
+use axum::extract::{RawQuery as AxumRawQuery, State};
+use axum::response::Response;
+use hub_model::ENTITY_TYPES;
+use hub_query::fields::{parse_fields, FieldPath};
+use serde_json::{json, Value};
+
+use super::{json_response, UtilityState};
+use crate::error::ContentError;
+use crate::params::{parse_bool, RawQuery};
+
+const METADATA_NAMES: [&str; 3] = ["hubmetadata", "odhmetadata", "metadata"];
+
+fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
+    ContentError::InvalidParameter {
+        parameter: parameter.into(),
+        detail: detail.into(),
+    }
+}
+
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The values a path yields in one document; a `[*]` path yields each element.
+fn values(path: &FieldPath, doc: &Value) -> Vec<String> {
+    match path.select(doc) {
+        Value::Array(items) if path.has_wildcard() => items.iter().filter_map(as_text).collect(),
+        v => as_text(&v).into_iter().collect(),
+    }
+}
+
+/// The catalogue rows `GET /v1` lists, as documents.
+fn catalogue() -> Vec<Value> {
+    ENTITY_TYPES.iter().map(|e| json!({"Id": e.name, "Shortname": e.name, "Type": e.meta_type, "PathParam": e.route, "ApiDescription": {"en": e.description}})).collect()
+}
+
+pub(crate) async fn distinct(
+    State(state): State<UtilityState>,
+    AxumRawQuery(query): AxumRawQuery,
+) -> Result<Response, ContentError> {
+    let raw = RawQuery::parse(query.as_deref());
+    let (type_param, type_value) = ["type", "hubtype", "odhtype"]
+        .iter()
+        .find_map(|p| raw.get(p).map(|v| (*p, v)))
+        .ok_or_else(|| invalid("type", "give the entity type as type= (for example type=tag, or type=hubmetadata for the dataset list)"))?;
+    let fields_text = raw.get("fields").ok_or_else(|| {
+        invalid(
+            "fields",
+            "give the field paths as fields= (for example fields=Types.[*])",
+        )
+    })?;
+    let fields = parse_fields(fields_text).map_err(|e| ContentError::Parse {
+        parameter: "fields".into(),
+        position: e.position,
+        detail: e.message,
+    })?;
+    if fields.len() > 1 && fields.iter().any(FieldPath::has_wildcard) {
+        return Err(invalid("fields", "a path with [*] must be the only field"));
+    }
+    let as_array = parse_bool(&raw, "getasarray")?.unwrap_or(false);
+    if as_array && fields.len() > 1 {
+        return Err(invalid(
+            "getasarray",
+            "getasarray=true needs exactly one field",
+        ));
+    }
+    let exclude_empty = parse_bool(&raw, "excludenulloremptyvalues")?.unwrap_or(false);
+    let sources: Option<Vec<String>> = raw.get("source").map(|v| {
+        v.split(',')
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+
+    let docs = if METADATA_NAMES
+        .iter()
+        .any(|m| m.eq_ignore_ascii_case(type_value))
+    {
+        catalogue()
+    } else {
+        let entity = hub_model::EntityType::by_meta_type(type_value).ok_or_else(|| {
+            invalid(
+                type_param,
+                format!(
+                    "'{type_value}' is not an entity type; GET /v1 lists them (or use hubmetadata)"
+                ),
+            )
+        })?;
+        state.store.all_content(entity.name).await?
+    };
+    let keep = |d: &&Value| {
+        sources.as_ref().map_or(true, |l| {
+            let source = d
+                .pointer("/_Meta/Source")
+                .or_else(|| d.get("Source"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_lowercase();
+            l.contains(&source)
+        })
+    };
+    let usable = |s: &String| !(exclude_empty && s.is_empty());
+
+    let body = if fields.len() == 1 {
+        let set: BTreeSet<String> = docs
+            .iter()
+            .filter(keep)
+            .flat_map(|d| values(&fields[0], d))
+            .filter(usable)
+            .collect();
+        if as_array {
+            json!(set.into_iter().collect::<Vec<_>>())
+        } else {
+            Value::Array(
+                set.into_iter()
+                    .map(|v| json!({ fields[0].text.clone(): v }))
+                    .collect(),
+            )
+        }
+    } else {
+        let rows: BTreeSet<Vec<Option<String>>> = docs
+            .iter()
+            .filter(keep)
+            .map(|d| {
+                fields
+                    .iter()
+                    .map(|f| values(f, d).into_iter().next().filter(usable))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|row| row.iter().any(Option::is_some))
+            .collect();
+        Value::Array(
+            rows.into_iter()
+                .map(|row| {
+                    Value::Object(
+                        fields
+                            .iter()
+                            .zip(row)
+                            .map(|(f, v)| (f.text.clone(), v.map_or(Value::Null, Value::String)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        )
+    };
+    Ok(json_response(body.to_string()))
+}

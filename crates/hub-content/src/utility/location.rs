@@ -1,0 +1,146 @@
+//! `GET /v1/Location`: the regions, tourism associations, municipalities and districts
+//! as `{typ, name, id}` entries, in that order (`reg`, `tvs`, `mun`, `fra`), each group by
+//! name then id. `typ` + `id` is exactly a `locfilter` token. Built from the stored
+//! documents of those entity types.
+//!
+//! Parameters: `language` (then `name` is that language's title, else a `{lang: title}`
+//! map), `type` (comma list of `reg,tvs,mun,fra`; default all), `showall` (default true:
+//! every active entry; `false`: only those `VisibleInSearch`).
+
+use axum::extract::{RawQuery as AxumRawQuery, State};
+use axum::response::Response;
+use hub_model::language::{fold, parse_language, LANGUAGES};
+use serde_json::{json, Map, Value};
+
+use super::{json_response, UtilityState};
+use crate::error::ContentError;
+use crate::params::{parse_bool, RawQuery};
+use crate::shape::Envelope;
+
+/// (`typ`, entity name) in output order.
+pub const LOCATION_TYPES: [(&str, &str); 4] = [
+    ("reg", "Region"),
+    ("tvs", "TourismAssociation"),
+    ("mun", "Municipality"),
+    ("fra", "District"),
+];
+
+fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
+    ContentError::InvalidParameter {
+        parameter: parameter.into(),
+        detail: detail.into(),
+    }
+}
+
+/// `{lang: title}` of `Detail.*.Title`.
+fn titles(doc: &Value) -> Map<String, Value> {
+    doc["Detail"]
+        .as_object()
+        .map(|d| {
+            d.iter()
+                .filter_map(|(lang, v)| {
+                    v["Title"]
+                        .as_str()
+                        .map(|t| (lang.clone(), Value::String(t.to_string())))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) async fn list(
+    State(state): State<UtilityState>,
+    AxumRawQuery(query): AxumRawQuery,
+) -> Result<Response, ContentError> {
+    let raw = RawQuery::parse(query.as_deref());
+    let language = raw
+        .get("language")
+        .map(|v| {
+            parse_language(v).ok_or_else(|| {
+                invalid(
+                    "language",
+                    format!(
+                        "'{v}' is not a known language; use one of {}",
+                        LANGUAGES.join(", ")
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    let show_all = parse_bool(&raw, "showall")?.unwrap_or(true);
+    let wanted: Vec<&str> = match raw.get("type") {
+        None => LOCATION_TYPES.iter().map(|(t, _)| *t).collect(),
+        Some(v) => v
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                LOCATION_TYPES
+                    .iter()
+                    .find(|(typ, _)| typ.eq_ignore_ascii_case(t))
+                    .map(|(typ, _)| *typ)
+                    .ok_or_else(|| {
+                        invalid(
+                            "type",
+                            format!("'{t}' is not a location type; use reg, tvs, mun or fra"),
+                        )
+                    })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+
+    let mut items = Vec::new();
+    for (typ, entity) in LOCATION_TYPES {
+        if !wanted.contains(&typ) {
+            continue;
+        }
+        let mut entries: Vec<(String, String, Value)> = state
+            .store
+            .all_content(entity)
+            .await?
+            .into_iter()
+            .filter(|d| {
+                if show_all {
+                    d["Active"].as_bool() != Some(false)
+                } else {
+                    d["VisibleInSearch"].as_bool() == Some(true)
+                }
+            })
+            .filter_map(|d| {
+                let id = d["Id"].as_str()?.to_string();
+                let all = titles(&d);
+                let fallback = d["Shortname"].as_str().unwrap_or(&id).to_string();
+                let name = match language {
+                    Some(lang) => Value::String(
+                        all.get(lang)
+                            .and_then(Value::as_str)
+                            .unwrap_or(&fallback)
+                            .to_string(),
+                    ),
+                    None => Value::Object(all.clone()),
+                };
+                let sort = fold(
+                    all.get(language.unwrap_or("de"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(&fallback),
+                );
+                Some((sort, id, name))
+            })
+            .collect();
+        entries.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        items.extend(
+            entries
+                .into_iter()
+                .map(|(_, id, name)| json!({"typ": typ, "name": name, "id": id}).to_string()),
+        );
+    }
+    let envelope = Envelope {
+        total_results: items.len() as u64,
+        total_pages: 1,
+        current_page: 1,
+        previous_page: None,
+        next_page: None,
+        seed: None,
+    };
+    Ok(json_response(envelope.render(&items)))
+}

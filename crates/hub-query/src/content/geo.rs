@@ -1,0 +1,296 @@
+//! Geographic conditions of a list query and their SQL.
+//!
+//! SQLite: a latitude/longitude range on the covering index `content_position`
+//! prefilters by bounding box; the exact test runs in Rust through the functions the store registers:
+//! `hub_geo_distance(lat1, lon1, lat2, lon2)` (metres on the sphere) and
+//! `hub_geo_relates(wkt, relation, lon, lat)` (the WKT is a bound parameter, parsed once
+//! per statement). PostgreSQL: PostGIS on `geography` for distances and
+//! `ST_Intersects`/`ST_Covers` with `ST_Transform` for areas.
+
+use hub_geo::relate::{radius_bbox, Relation};
+use hub_geo::wkt::to_wkt;
+use hub_geo::{Geometry, Srid};
+
+use super::{CompiledList, ContentQuery};
+use crate::sql::{Dialect, SqlBuilder, SqlValue};
+
+/// Positions within `metres` of a centre.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeoCircle {
+    pub latitude: f64,
+    pub longitude: f64,
+    pub metres: f64,
+}
+
+/// Positions related to an area given by the client or a GeoShape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeoArea {
+    pub relation: Relation,
+    /// The geometry in EPSG:4326.
+    pub geometry: Geometry<f64>,
+    /// The geometry as the client sent it, in `srid` (PostgreSQL transforms it itself).
+    pub original: Geometry<f64>,
+    pub srid: Srid,
+}
+
+/// The `relation` argument of `hub_geo_relates`.
+pub fn relation_code(relation: Relation) -> i64 {
+    match relation {
+        Relation::Intersects => 0,
+        Relation::Covers => 1,
+    }
+}
+
+pub fn relation_from_code(code: i64) -> Relation {
+    if code == 1 {
+        Relation::Covers
+    } else {
+        Relation::Intersects
+    }
+}
+
+/// Bounding-box prefilter on the covering index `content_position (entity, latitude,
+/// longitude)`: a latitude range, longitude checked from the index, no document read.
+fn bbox_prefilter(q: &mut SqlBuilder, [min_lon, min_lat, max_lon, max_lat]: [f64; 4]) {
+    q.sql("c.latitude BETWEEN ")
+        .param(SqlValue::Real(min_lat))
+        .sql(" AND ")
+        .param(SqlValue::Real(max_lat))
+        .sql(" AND c.longitude BETWEEN ")
+        .param(SqlValue::Real(min_lon))
+        .sql(" AND ")
+        .param(SqlValue::Real(max_lon));
+}
+
+fn pg_point(q: &mut SqlBuilder) {
+    q.sql("ST_SetSRID(ST_MakePoint(c.longitude, c.latitude), 4326)");
+}
+
+pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
+    match q.dialect {
+        Dialect::Sqlite => {
+            q.sql("(c.latitude IS NOT NULL AND ");
+            bbox_prefilter(
+                q,
+                radius_bbox(circle.latitude, circle.longitude, circle.metres),
+            );
+            q.sql(" AND hub_geo_distance(c.latitude, c.longitude, ")
+                .param(SqlValue::Real(circle.latitude))
+                .sql(", ")
+                .param(SqlValue::Real(circle.longitude))
+                .sql(") <= ")
+                .param(SqlValue::Real(circle.metres))
+                .sql(")");
+        }
+        Dialect::Postgres => {
+            q.sql("(c.latitude IS NOT NULL AND ST_DWithin(");
+            pg_point(q);
+            q.sql("::geography, ST_SetSRID(ST_MakePoint(")
+                .param(SqlValue::Real(circle.longitude))
+                .sql(", ")
+                .param(SqlValue::Real(circle.latitude))
+                .sql("), 4326)::geography, ")
+                .param(SqlValue::Real(circle.metres))
+                .sql(", false))");
+        }
+    }
+}
+
+pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
+    match q.dialect {
+        Dialect::Sqlite => {
+            let rect = geo::BoundingRect::bounding_rect(&area.geometry);
+            q.sql("(c.latitude IS NOT NULL AND ");
+            match rect {
+                Some(r) => bbox_prefilter(q, [r.min().x, r.min().y, r.max().x, r.max().y]),
+                None => {
+                    q.sql("0");
+                }
+            }
+            q.sql(" AND hub_geo_relates(")
+                .text(to_wkt(&area.geometry))
+                .sql(", ")
+                .param(SqlValue::Int(relation_code(area.relation)))
+                .sql(", c.longitude, c.latitude))");
+        }
+        Dialect::Postgres => {
+            let function = match area.relation {
+                Relation::Intersects => "ST_Intersects",
+                Relation::Covers => "ST_Covers",
+            };
+            q.sql("(c.latitude IS NOT NULL AND ")
+                .sql(function)
+                .sql("(ST_Transform(ST_GeomFromText(")
+                .text(to_wkt(&area.original))
+                .sql(", ")
+                .param(SqlValue::Int(area.srid.code() as i64))
+                .sql("), 4326), ");
+            pg_point(q);
+            q.sql("))");
+        }
+    }
+}
+
+/// `ORDER BY` key: distance from (lat, lon), nearest first.
+pub(crate) fn compile_distance_order(q: &mut SqlBuilder, latitude: f64, longitude: f64) {
+    match q.dialect {
+        Dialect::Sqlite => {
+            q.sql("hub_geo_distance(c.latitude, c.longitude, ")
+                .param(SqlValue::Real(latitude))
+                .sql(", ")
+                .param(SqlValue::Real(longitude))
+                .sql(")");
+        }
+        Dialect::Postgres => {
+            q.sql("ST_Distance(");
+            pg_point(q);
+            q.sql("::geography, ST_SetSRID(ST_MakePoint(")
+                .param(SqlValue::Real(longitude))
+                .sql(", ")
+                .param(SqlValue::Real(latitude))
+                .sql("), 4326)::geography, false)");
+        }
+    }
+}
+
+/// A nearest-first page. The sort keeps only (entity, id, distance) per match; the
+/// documents of the page are fetched afterwards, so a wide search does not sort every
+/// matching document's JSON (SQLite copies result columns into its sorter).
+pub(crate) fn compile_nearest(
+    query: &ContentQuery,
+    dialect: Dialect,
+    latitude: f64,
+    longitude: f64,
+) -> CompiledList {
+    let mut page = SqlBuilder::new(dialect);
+    page.sql("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, ");
+    compile_distance_order(&mut page, latitude, longitude);
+    page.sql(" AS d FROM content c");
+    query.where_clause(&mut page);
+    page.sql(" ORDER BY d, c.id_key LIMIT ")
+        .param(SqlValue::Int(query.page.size as i64))
+        .sql(" OFFSET ")
+        .param(SqlValue::Int(query.page.offset() as i64))
+        .sql(") p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k");
+    let mut count = SqlBuilder::new(dialect);
+    count.sql("SELECT COUNT(*) FROM content c");
+    query.where_clause(&mut count);
+    CompiledList { page, count }
+}
+
+/// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
+/// ids (`reg…`, `tvs…`, `mun…`, `fra…`) or area ids.
+pub(crate) fn compile_side_tags(q: &mut SqlBuilder, kind: &str, tags: &[String]) {
+    if tags.is_empty() {
+        q.sql("0 = 1");
+        return;
+    }
+    q.sql("EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = c.entity AND t.id_key = c.id_key AND t.kind = ")
+        .text(kind)
+        .sql(" AND t.tag IN ")
+        .list(tags.iter().cloned())
+        .sql(")");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+
+    fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
+        ContentQuery {
+            entity: "HubActivityPoi",
+            filters,
+            order,
+            page: Page {
+                size: 10,
+                number: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn radius_binds_every_number_and_orders_by_distance() {
+        let circle = GeoCircle {
+            latitude: 46.5,
+            longitude: 11.3,
+            metres: 5000.0,
+        };
+        let q = query(
+            vec![ContentFilter::Radius(circle)],
+            ContentOrder::Distance {
+                latitude: 46.5,
+                longitude: 11.3,
+            },
+        );
+        let sqlite = q.compile(Dialect::Sqlite);
+        let sql = sqlite.page.as_sql();
+        assert!(
+            sql.contains("c.latitude BETWEEN ?4 AND ?5 AND c.longitude BETWEEN ?6 AND ?7"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("hub_geo_distance(c.latitude, c.longitude, ?8, ?9) <= ?10"),
+            "{sql}"
+        );
+        // Nearest first: only (entity, id, distance) is sorted, documents joined after.
+        assert!(sql.starts_with("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, hub_geo_distance(c.latitude, c.longitude, ?1, ?2) AS d"), "{sql}");
+        assert!(sql.ends_with("ORDER BY d, c.id_key LIMIT ?11 OFFSET ?12) p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"), "{sql}");
+        assert!(!sql.contains("46.5"), "{sql}");
+        let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+        assert!(
+            pg.contains(
+                "ST_DWithin(ST_SetSRID(ST_MakePoint(c.longitude, c.latitude), 4326)::geography"
+            ),
+            "{pg}"
+        );
+        assert!(pg.contains("c.id_key AS k, ST_Distance("), "{pg}");
+    }
+
+    #[test]
+    fn areas_bind_the_geometry_text() {
+        let g = hub_geo::wkt::parse_wkt("POLYGON((11 46,12 46,12 47,11 46))").unwrap();
+        let area = GeoArea {
+            relation: Relation::Covers,
+            geometry: g.clone(),
+            original: g,
+            srid: Srid::Utm32N,
+        };
+        let q = query(vec![ContentFilter::Area(area)], ContentOrder::Default);
+        let c = q.compile(Dialect::Sqlite);
+        assert!(
+            c.page
+                .as_sql()
+                .contains("hub_geo_relates(?6, ?7, c.longitude, c.latitude)"),
+            "{}",
+            c.page.as_sql()
+        );
+        assert_eq!(
+            c.page.params()[5],
+            SqlValue::Text("POLYGON((11 46,12 46,12 47,11 46))".into())
+        );
+        assert_eq!(c.page.params()[6], SqlValue::Int(1));
+        let pg = q.compile(Dialect::Postgres);
+        assert!(
+            pg.page
+                .as_sql()
+                .contains("ST_Covers(ST_Transform(ST_GeomFromText($2, $3), 4326)"),
+            "{}",
+            pg.page.as_sql()
+        );
+        assert_eq!(pg.page.params()[2], SqlValue::Int(32632));
+    }
+
+    #[test]
+    fn location_ids_use_the_side_table() {
+        let q = query(
+            vec![ContentFilter::LocationIn(vec![
+                "regabc".into(),
+                "tvsx".into(),
+            ])],
+            ContentOrder::Default,
+        );
+        let sql = q.compile(Dialect::Sqlite).page.as_sql().to_string();
+        assert!(sql.contains("t.kind = ?2 AND t.tag IN (?3, ?4)"), "{sql}");
+    }
+}
