@@ -30,7 +30,11 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     })?;
     conn.create_scalar_function("hub_rf_regexp", 2, flags, |ctx| {
         let re = ctx.get_or_create_aux(0, |v| {
-            regex::RegexBuilder::new(v.as_str()?).case_insensitive(true).size_limit(1 << 20).build().map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
+            regex::RegexBuilder::new(v.as_str()?)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
         })?;
         let text = ctx.get::<Option<String>>(1)?;
         Ok(text.map(|t| re.is_match(&t)))
@@ -60,8 +64,14 @@ fn check(ctx: &Context) -> rusqlite::Result<i64> {
     let position: i64 = ctx.get(2)?;
     let parameter: String = ctx.get(3)?;
     let wanted = describe(kinds.split(',').next().unwrap_or(""));
-    let detail = format!("the field holds {} but the value compared with it is {}; write the value as the field's type", describe(&json_type), article(wanted));
-    Err(rusqlite::Error::UserFunctionError(format!("{MISMATCH}{SEP}{parameter}{SEP}{position}{SEP}{detail}").into()))
+    let detail = format!(
+        "the field holds {} but the value compared with it is {}; write the value as the field's type",
+        describe(&json_type),
+        article(wanted)
+    );
+    Err(rusqlite::Error::UserFunctionError(
+        format!("{MISMATCH}{SEP}{parameter}{SEP}{position}{SEP}{detail}").into(),
+    ))
 }
 
 fn article(kind: &str) -> &'static str {
@@ -84,9 +94,11 @@ pub(crate) fn client_error(e: StoreError) -> StoreError {
     let Some(rest) = message.split_once(MISMATCH).map(|(_, r)| r) else { return e };
     let mut parts = rest.trim_start_matches(SEP).splitn(3, SEP);
     match (parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
-        (Some(parameter), Some(position), Some(detail)) => {
-            StoreError::QueryRejected { parameter: parameter.to_string(), position, detail: detail.to_string() }
-        }
+        (Some(parameter), Some(position), Some(detail)) => StoreError::QueryRejected {
+            parameter: parameter.to_string(),
+            position,
+            detail: detail.to_string(),
+        },
         _ => e,
     }
 }
@@ -105,9 +117,11 @@ mod tests {
     fn check_accepts_matching_types_and_ignores_missing_values() {
         let c = conn();
         let r: (i64, i64, i64) = c
-            .query_row("SELECT hub_rf_check('true', 'true,false', 1, 'p'), hub_rf_check(NULL, 'text', 1, 'p'), hub_rf_check('null', 'text', 1, 'p')", [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT hub_rf_check('true', 'true,false', 1, 'p'), hub_rf_check(NULL, 'text', 1, 'p'), hub_rf_check('null', 'text', 1, 'p')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .unwrap();
         assert_eq!(r, (1, 0, 0));
     }
@@ -115,7 +129,9 @@ mod tests {
     #[test]
     fn a_mismatch_becomes_a_rejection_with_parameter_and_position() {
         let c = conn();
-        let e = c.query_row("SELECT hub_rf_check('true', 'integer,real', 11, 'rawfilter')", [], |r| r.get::<_, i64>(0)).unwrap_err();
+        let e = c
+            .query_row("SELECT hub_rf_check('true', 'integer,real', 11, 'rawfilter')", [], |r| r.get::<_, i64>(0))
+            .unwrap_err();
         match client_error(StoreError::Sqlite(e)) {
             StoreError::QueryRejected { parameter, position, detail } => {
                 assert_eq!((parameter.as_str(), position), ("rawfilter", 11));
@@ -129,9 +145,11 @@ mod tests {
     fn contains_folds_and_regexp_ignores_case() {
         let c = conn();
         let r: (bool, bool, bool) = c
-            .query_row("SELECT hub_rf_contains('Große HÜTTE', 'grosse hü'), hub_rf_regexp('^alm', 'ALMHÜTTE'), hub_rf_regexp('x$', 'ALM')", [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT hub_rf_contains('Große HÜTTE', 'grosse hü'), hub_rf_regexp('^alm', 'ALMHÜTTE'), hub_rf_regexp('x$', 'ALM')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .unwrap();
         assert_eq!(r, (true, true, false));
     }

@@ -1,0 +1,283 @@
+//! The filter parameters beyond the common ones: `rawfilter`, `rawsort`, `tagfilter`,
+//! `odhtagfilter` on every list, and the per-entity filters the reference's clients use
+//! most (Event `begindate`/`enddate`/`sort`, Accommodation `typefilter`/`categoryfilter`/
+//! `boardfilter`/`featurefilter`, HubActivityPoi `type`/`subtype`/`poitype`/
+//! `activitytype`, Article `articletype`, Tag `validforentity`/`types`).
+//!
+//! Bitmask parameters accept the reference's numbers or the names of the flags (comma
+//! list); each becomes an `in(…)` raw filter over the document field, so a value matches
+//! a single field or any element of an array field.
+
+use hub_model::EntityType;
+use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort, JsonPath, Literal, PathSegment, RawFilter, RawFilterError};
+use hub_query::content::tagfilter::{parse_tagfilter, TagFilter, TagGroup};
+use hub_query::content::{ContentFilter, ContentOrder};
+
+use crate::error::ContentError;
+use crate::params::{ListParams, RawQuery};
+
+fn parse_error(parameter: &str, e: RawFilterError) -> ContentError {
+    ContentError::Parse {
+        parameter: parameter.into(),
+        position: e.position,
+        detail: e.message,
+    }
+}
+
+fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
+    ContentError::InvalidParameter {
+        parameter: parameter.into(),
+        detail: detail.into(),
+    }
+}
+
+/// Adds the filters and order of these parameters to `params`. Order precedence:
+/// `rawsort`, then Event `sort`, then `seed`, then the default.
+pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParams) -> Result<(), ContentError> {
+    if let Some(v) = raw.get("rawfilter") {
+        let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
+        params.filters.push(ContentFilter::Raw {
+            filter,
+            parameter: "rawfilter",
+        });
+    }
+    for (name, kind) in [("tagfilter", "tag"), ("odhtagfilter", "hubtag")] {
+        if let Some(v) = raw.get(name) {
+            let filter = parse_tagfilter(v).map_err(|e| parse_error(name, e))?;
+            params.filters.push(ContentFilter::Tags { kind, filter });
+        }
+    }
+    match entity.name {
+        "Event" => crate::event_filters::apply(raw, params)?,
+        "Accommodation" => {
+            for (name, field, flags) in [
+                ("typefilter", "AccoTypeId", ACCO_TYPES),
+                ("categoryfilter", "AccoCategoryId", ACCO_CATEGORIES),
+                ("boardfilter", "BoardIds", ACCO_BOARDS),
+                ("featurefilter", "Features.[*].Name", ACCO_FEATURES),
+            ] {
+                if let Some(values) = bitmask(raw, name, flags)? {
+                    params.filters.push(in_filter(field, values));
+                }
+            }
+        }
+        "HubActivityPoi" => {
+            // The reference's German category names are HubTags ids (indexed as `hubtag`).
+            if let Some(values) = bitmask(raw, "type", POI_MAIN_TYPES)? {
+                params.filters.push(hub_tags_any(values));
+            }
+            for name in ["subtype", "poitype", "activitytype"] {
+                if let Some(values) = names_only(raw, name)? {
+                    params.filters.push(hub_tags_any(values));
+                }
+            }
+        }
+        "Article" => {
+            if let Some(values) = bitmask(raw, "articletype", ARTICLE_TYPES)? {
+                params.filters.push(in_filter("Type", values));
+            }
+        }
+        "Tag" => {
+            if let Some(v) = raw.get("validforentity") {
+                let mut values = Vec::new();
+                for name in comma_list(v) {
+                    let lower = name.to_lowercase();
+                    // Tag documents store either spelling (`odhactivitypoi`, `hubactivitypoi`).
+                    if let Some(e) = EntityType::by_meta_type(&lower) {
+                        values.push(e.meta_type.to_string());
+                        values.extend(e.meta_aliases.iter().map(|a| a.to_string()));
+                    }
+                    values.push(lower);
+                }
+                values.sort();
+                values.dedup();
+                params.filters.push(in_filter("ValidForEntity", values));
+            }
+            if let Some(v) = raw.get("types") {
+                params.filters.push(in_filter("Types", comma_list(v).map(str::to_lowercase).collect()));
+            }
+        }
+        _ => {}
+    }
+    if let Some(v) = raw.get("rawsort") {
+        let keys = parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?;
+        params.order = ContentOrder::Raw(keys);
+    }
+    Ok(())
+}
+
+pub(crate) fn comma_list(value: &str) -> impl Iterator<Item = &str> {
+    value.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn path(text: &str) -> JsonPath {
+    let segments = text
+        .split('.')
+        .map(|s| {
+            if s == "[*]" {
+                PathSegment::AnyElement
+            } else {
+                PathSegment::Key(s.to_string())
+            }
+        })
+        .collect();
+    JsonPath {
+        segments,
+        text: text.to_string(),
+        position: 1,
+    }
+}
+
+/// `in(field, values…)`: equal to one of them, or an array with one of them.
+pub(crate) fn in_filter(field: &str, values: Vec<String>) -> ContentFilter {
+    let filter = RawFilter::In {
+        path: path(field),
+        values: values.into_iter().map(Literal::Text).collect(),
+        negated: false,
+    };
+    ContentFilter::Raw { filter, parameter: "filter" }
+}
+
+/// A bitmask or a comma list of names; `mask_all` (every bit) means no filter.
+fn bitmask(raw: &RawQuery, name: &str, flags: &[(u64, &str)]) -> Result<Option<Vec<String>>, ContentError> {
+    let Some(v) = raw.get(name) else { return Ok(None) };
+    let values: Vec<String> = if let Ok(mask) = v.parse::<u64>() {
+        let all: u64 = flags.iter().map(|(bit, _)| bit).fold(0, |a, b| a | b);
+        if mask == 0 || mask & !all != 0 {
+            return Err(invalid(
+                name,
+                format!(
+                    "'{v}' is not a valid bitmask; use a sum of {} (or names)",
+                    flags.iter().map(|(b, n)| format!("{b} {n}")).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if mask == all {
+            return Ok(None);
+        }
+        flags.iter().filter(|(bit, _)| mask & bit != 0).map(|(_, n)| n.to_string()).collect()
+    } else {
+        comma_list(v)
+            .map(|item| {
+                flags
+                    .iter()
+                    .find(|(_, n)| n.eq_ignore_ascii_case(item))
+                    .map(|(_, n)| n.to_string())
+                    .ok_or_else(|| {
+                        invalid(
+                            name,
+                            format!(
+                                "'{item}' is not known; use one of {} or their bitmask",
+                                flags.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+                            ),
+                        )
+                    })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    Ok(Some(values))
+}
+
+fn hub_tags_any(tags: Vec<String>) -> ContentFilter {
+    let tags = tags.into_iter().map(|t| t.to_lowercase()).collect();
+    ContentFilter::Tags {
+        kind: "hubtag",
+        filter: TagFilter {
+            groups: vec![TagGroup { all: false, tags }],
+        },
+    }
+}
+
+/// Subtypes are names (HubTags ids) only: their reference bitmasks depend on the first
+/// main type and are not reproduced.
+fn names_only(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ContentError> {
+    let Some(v) = raw.get(name) else { return Ok(None) };
+    if v.parse::<u64>().is_ok() {
+        return Err(invalid(
+            name,
+            format!("'{v}': {name} takes category names (HubTags ids, as listed by /v1/HubTag), not a bitmask"),
+        ));
+    }
+    Ok(Some(comma_list(v).map(str::to_lowercase).collect()))
+}
+
+/// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.
+pub const ACCO_TYPES: &[(u64, &str)] = &[
+    (1, "HotelPension"),
+    (2, "BedBreakfast"),
+    (4, "Farm"),
+    (8, "Camping"),
+    (16, "Youth"),
+    (32, "Mountain"),
+    (64, "Apartment"),
+    (128, "Notdefined"),
+];
+/// Accommodation `categoryfilter` (`AccoCategoryId`).
+pub const ACCO_CATEGORIES: &[(u64, &str)] = &[
+    (1, "Not categorized"),
+    (2, "1star"),
+    (4, "1flower"),
+    (8, "1sun"),
+    (16, "2stars"),
+    (32, "2flowers"),
+    (64, "2suns"),
+    (128, "3stars"),
+    (256, "3flowers"),
+    (512, "3suns"),
+    (1024, "3sstars"),
+    (2048, "4stars"),
+    (4096, "4flowers"),
+    (8192, "4suns"),
+    (16384, "4sstars"),
+    (32768, "5stars"),
+    (65536, "5flowers"),
+    (131072, "5suns"),
+];
+/// Accommodation `boardfilter` (`BoardIds`); the reference's 0 = all is "no filter".
+pub const ACCO_BOARDS: &[(u64, &str)] = &[
+    (1, "without board"),
+    (2, "breakfast"),
+    (4, "half board"),
+    (8, "full board"),
+    (16, "All inclusive"),
+];
+/// Accommodation `featurefilter` (`Features[].Name`), the reference's first twelve flags.
+pub const ACCO_FEATURES: &[(u64, &str)] = &[
+    (1, "Group-friendly"),
+    (2, "Meeting point"),
+    (4, "Wellness"),
+    (8, "Swimming pool"),
+    (16, "Garage"),
+    (32, "Pick-up service"),
+    (64, "WLAN"),
+    (128, "Barrier-free"),
+    (256, "Special menu for allergy sufferers"),
+    (512, "Pets welcome"),
+    (1024, "Parking"),
+    (2048, "Restaurant"),
+];
+/// HubActivityPoi `type`: the main categories (HubTags ids, lower case).
+pub const POI_MAIN_TYPES: &[(u64, &str)] = &[
+    (1, "wellness entspannung"),
+    (2, "winter"),
+    (4, "sommer"),
+    (8, "kultur sehenswürdigkeiten"),
+    (16, "anderes"),
+    (32, "essen trinken"),
+    (64, "mobilität"),
+    (128, "geschäfte und dienstleister"),
+];
+/// Article `articletype` (`Type`).
+pub const ARTICLE_TYPES: &[(u64, &str)] = &[
+    (1, "basisartikel"),
+    (2, "buchtippartikel"),
+    (4, "contentartikel"),
+    (8, "veranstaltungsartikel"),
+    (16, "presseartikel"),
+    (32, "rezeptartikel"),
+    (64, "reiseveranstalter"),
+    (128, "b2bartikel"),
+    (256, "idmartikel"),
+    (512, "specialannouncement"),
+    (1024, "newsfeednoi"),
+];

@@ -1,0 +1,96 @@
+//! `GET /v1/Filter?expression=…`: one filter expression (the `rawfilter` language) over
+//! several entity types. Parameters: `expression` (required), `type` / `odhtype` (comma
+//! list of type names, ODH spellings accepted; default the main tourism types),
+//! `limitto` (documents per type, 1..=100, default 5), `language`, `fields`,
+//! `removenullvalues`. Answer, adapted from the reference's Find/Filter shape:
+//! `{"totalResults", "expression", "detailedResults": {type: count}, "Items": [...]}`
+//! where counts are the full numbers of matches and Items the first `limitto` of each
+//! type (default order), each with its `_Meta.Type`.
+
+use axum::extract::{RawQuery as AxumRawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use hub_model::EntityType;
+use hub_query::content::rawfilter::parse_rawfilter;
+use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use serde_json::{Map, Value};
+
+use crate::error::ContentError;
+use crate::params::{Projection, RawQuery};
+use crate::shape::shape_document;
+use crate::ContentState;
+
+const DEFAULT_TYPES: &[&str] = &[
+    "Accommodation",
+    "HubActivityPoi",
+    "Event",
+    "Article",
+    "Region",
+    "SkiArea",
+    "TourismAssociation",
+    "WebcamInfo",
+];
+
+pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): AxumRawQuery) -> Result<Response, ContentError> {
+    let raw = RawQuery::parse(query.as_deref());
+    let expression = raw.get("expression").ok_or_else(|| ContentError::InvalidParameter {
+        parameter: "expression".into(),
+        detail: "a filter expression is required, such as eq(Active,true)".into(),
+    })?;
+    let filter = parse_rawfilter(expression).map_err(|e| ContentError::Parse {
+        parameter: "expression".into(),
+        position: e.position,
+        detail: e.message,
+    })?;
+    let types: Vec<&'static EntityType> = match raw.get("type").or_else(|| raw.get("odhtype")) {
+        None => DEFAULT_TYPES.iter().filter_map(|n| EntityType::by_name(n)).collect(),
+        Some(list) => crate::entity_filters::comma_list(list)
+            .map(|t| {
+                EntityType::by_meta_type(t).ok_or_else(|| ContentError::InvalidParameter {
+                    parameter: "type".into(),
+                    detail: format!("'{t}' is not an entity type; GET /v1 lists them"),
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let limit = match raw.get("limitto") {
+        None => 5,
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| ContentError::InvalidParameter {
+                parameter: "limitto".into(),
+                detail: format!("'{v}' is not accepted; use a whole number from 1 to 100"),
+            })?,
+    };
+    let projection = Projection::parse(&raw)?;
+    let mut total = 0;
+    let mut detailed = Map::new();
+    let mut items = Vec::new();
+    for entity in types {
+        let query = ContentQuery {
+            entity: entity.name,
+            filters: vec![ContentFilter::Raw {
+                filter: filter.clone(),
+                parameter: "expression",
+            }],
+            order: ContentOrder::Default,
+            page: Page { size: limit, number: 1 },
+        };
+        let page = state.store.list_content(query).await?;
+        total += page.total;
+        detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
+        for doc in &page.docs {
+            items.push(shape_document(doc, &projection)?);
+        }
+    }
+    let mut body = format!(
+        "{{\"totalResults\":{total},\"expression\":{},\"detailedResults\":{},\"Items\":[",
+        Value::from(expression),
+        Value::Object(detailed)
+    );
+    body.push_str(&items.join(","));
+    body.push_str("]}");
+    Ok(([(header::CONTENT_TYPE, "application/json; charset=utf-8")], body).into_response())
+}

@@ -1,0 +1,139 @@
+//! Output formats by `Accept` or `format=`: JSON (default, also for `*/*`, `application/*`
+//! and no `Accept`), CSV (`text/csv`, `format=csv`) and JSON-LD (`application/ld+json`,
+//! `format=jsonld|json-ld`). A layer over the Content API routes: handlers always
+//! produce JSON; a successful JSON answer is converted here. Any other `Accept` is a 406
+//! problem listing the supported types; an unknown `format` value is a 400.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hub_model::{EntityType, Problem};
+use serde_json::Value;
+
+use crate::error::problem_response;
+use crate::params::RawQuery;
+use crate::ContentState;
+
+pub const SUPPORTED: &str = "application/json, text/csv, application/ld+json";
+/// Largest JSON body converted (a page of 1000 documents fits comfortably).
+const MAX_BODY: usize = 256 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    JsonLd,
+}
+
+/// The format asked for; `format=` wins over `Accept`.
+pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Problem> {
+    if let Some(f) = query.get("format") {
+        return match f.to_ascii_lowercase().as_str() {
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "jsonld" | "json-ld" | "ld+json" => Ok(Format::JsonLd),
+            _ => Err(Problem::invalid_parameter("format", format!("'{f}' is not a format; use json, csv or jsonld"))),
+        };
+    }
+    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
+        return Ok(Format::Json);
+    };
+    let mut best: Option<(f32, usize, Format)> = None;
+    for (i, range) in accept.split(',').enumerate() {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+            .find_map(|v| v.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let format = match media.as_str() {
+            "application/json" | "application/*" | "*/*" | "text/json" => Format::Json,
+            "text/csv" | "text/*" => Format::Csv,
+            "application/ld+json" => Format::JsonLd,
+            _ => continue,
+        };
+        // Highest q wins; on a tie, the more specific range, then the first listed.
+        let specific = usize::from(!media.ends_with("/*"));
+        if q > 0.0 && best.is_none_or(|(bq, bs, _)| q > bq || (q == bq && specific > bs)) {
+            best = Some((q, specific, format));
+        }
+        let _ = i;
+    }
+    best.map(|(_, _, f)| f).ok_or_else(|| {
+        Problem::new(
+            406,
+            "not-acceptable",
+            "Not Acceptable",
+            format!("'{accept}' cannot be produced; the supported types are {SUPPORTED}"),
+        )
+    })
+}
+
+/// The layer: negotiates, runs the handler, converts a successful JSON answer.
+pub async fn convert(State(state): State<ContentState>, request: Request, next: Next) -> Response {
+    let query = RawQuery::parse(request.uri().query());
+    let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let format = match negotiate(&query, accept.as_deref()) {
+        Ok(f) => f,
+        Err(problem) => return problem_response(&problem),
+    };
+    let path = request.uri().path().to_string();
+    let mut response = next.run(request).await;
+    response.headers_mut().append(header::VARY, HeaderValue::from_static("accept"));
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if format == Format::Json || !response.status().is_success() || !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return problem_response(&Problem::internal("the response was too large to convert"));
+    };
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let (content_type, body) = match format {
+        Format::Csv => ("text/csv; charset=utf-8; header=present", crate::csv::render(&value)),
+        _ => {
+            let entity = path.strip_prefix("/v1/").and_then(EntityType::resolve_path).map(|(e, _)| e);
+            let language = query.get("language").and_then(hub_model::language::parse_language).unwrap_or("en");
+            (
+                "application/ld+json",
+                crate::jsonld::render(&value, entity, &state.base_url, language).to_string(),
+            )
+        }
+    };
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    (parts, body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(accept: Option<&str>, query: &str) -> Result<Format, u16> {
+        negotiate(&RawQuery::parse(Some(query)), accept).map_err(|p| p.status)
+    }
+
+    #[test]
+    fn negotiates_by_accept_and_format() {
+        assert_eq!(fmt(None, ""), Ok(Format::Json));
+        assert_eq!(fmt(Some("*/*"), ""), Ok(Format::Json));
+        assert_eq!(fmt(Some("application/*"), ""), Ok(Format::Json));
+        assert_eq!(fmt(Some("text/csv"), ""), Ok(Format::Csv));
+        assert_eq!(fmt(Some("application/ld+json"), ""), Ok(Format::JsonLd));
+        assert_eq!(fmt(Some("text/html, application/ld+json;q=0.9, */*;q=0.1"), ""), Ok(Format::JsonLd));
+        assert_eq!(fmt(Some("*/*, text/csv"), ""), Ok(Format::Csv));
+        assert_eq!(fmt(Some("text/html"), ""), Err(406));
+        assert_eq!(fmt(Some("text/csv;q=0"), ""), Err(406));
+        assert_eq!(fmt(Some("text/html"), "format=csv"), Ok(Format::Csv));
+        assert_eq!(fmt(None, "format=JSON-LD"), Ok(Format::JsonLd));
+        assert_eq!(fmt(None, "format=xml"), Err(400));
+    }
+}
