@@ -15,6 +15,21 @@ pub enum ContentError {
     NotFound(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A utility endpoint could not do its work for a reason outside the parameters
+    /// (a remote file that failed, a body too large): `status` 404, 413, 502 or 504.
+    #[error("{detail}")]
+    Upstream { status: u16, kind: &'static str, title: &'static str, detail: String },
+    /// 401/403 from the auth policy; rendered by `hub-auth` (with `WWW-Authenticate`).
+    #[error(transparent)]
+    Auth(#[from] hub_auth::AuthError),
+    /// A written document was not accepted (400).
+    #[error("{0}")]
+    InvalidDocument(String),
+    /// A created document's id is taken (409).
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
 }
 
 impl ContentError {
@@ -25,6 +40,16 @@ impl ContentError {
                 Problem::parse_error(parameter, *position, format!("{detail} at position {position}"))
             }
             ContentError::NotFound(detail) => Problem::not_found(detail.clone()),
+            ContentError::Auth(e) => Problem::new(e.status().as_u16(), "unauthorized", "Unauthorized", e.to_string()),
+            ContentError::InvalidDocument(detail) => Problem::new(400, "invalid-document", "Invalid document", detail.clone()),
+            ContentError::Conflict(detail) => Problem::new(409, "conflict", "Conflict", detail.clone()),
+            ContentError::MethodNotAllowed(detail) => Problem::new(405, "method-not-allowed", "Method Not Allowed", detail.clone()),
+            ContentError::Upstream { status, kind, title, detail } => Problem::new(*status, kind, title, detail.clone()),
+            ContentError::Store(StoreError::QueryRejected { parameter, position, detail }) => Problem {
+                parameter: Some(parameter.clone()),
+                position: Some(*position),
+                ..Problem::new(400, "type-mismatch", "Type mismatch", format!("{detail} (the value at position {position})"))
+            },
             ContentError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
                 Problem::internal("the data store failed to answer; the failure has been logged")
@@ -42,6 +67,9 @@ pub fn problem_response(problem: &Problem) -> Response {
 
 impl IntoResponse for ContentError {
     fn into_response(self) -> Response {
+        if let ContentError::Auth(e) = self {
+            return e.into_response();
+        }
         problem_response(&self.to_problem())
     }
 }

@@ -10,11 +10,23 @@
 //! or decide who may read what beyond asking the caller's roles (authentication is a
 //! layer of its own).
 
+pub mod closed;
+mod csv;
+pub mod deprecated;
+pub mod entity_filters;
 pub mod error;
+mod event_filters;
+mod filter_endpoint;
+pub mod formats;
+mod jsonld;
+mod tags;
+pub mod geo_params;
 pub mod openapi;
 pub mod params;
 mod routes;
 pub mod shape;
+pub mod utility;
+pub mod writes;
 
 pub use error::ContentError;
 pub use routes::router;

@@ -128,6 +128,8 @@ pub struct ListParams {
     /// The normalised seed, echoed as `Seed` and kept in page links.
     pub seed: Option<String>,
     pub projection: Projection,
+    /// Radius, polygon, locfilter and areafilter; resolved against the store before the query.
+    pub geo: crate::geo_params::GeoParams,
 }
 
 impl ListParams {
@@ -169,7 +171,9 @@ impl ListParams {
             Some(s) => ContentOrder::Seed(s.clone()),
             None => ContentOrder::Default,
         };
-        Ok(ListParams { page: hub_query::content::Page { size, number }, filters, order, seed, projection })
+        let geo = crate::geo_params::GeoParams::parse(q)?;
+        let order = geo.order().unwrap_or(order);
+        Ok(ListParams { page: hub_query::content::Page { size, number }, filters, order, seed, projection, geo })
     }
 }
 

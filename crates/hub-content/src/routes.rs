@@ -19,7 +19,9 @@ pub fn router(state: ContentState) -> Router {
     Router::new()
         .route("/v1", get(list_datasets))
         .route("/v1/", get(list_datasets))
-        .route("/v1/{*path}", get(entity_path))
+        .route("/v1/{*path}", get(entity_path).post(crate::writes::write_path).put(crate::writes::write_path).delete(crate::writes::write_path))
+        .merge(crate::tags::routes())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::formats::convert))
         .with_state(state)
 }
 
@@ -58,15 +60,24 @@ async fn entity_path(
     Path(path): Path<String>,
     uri: Uri,
     AxumRawQuery(query): AxumRawQuery,
+    principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
+    let principal = principal.map(|axum::Extension(p)| p);
+    if path.trim_end_matches('/').eq_ignore_ascii_case("deprecated") {
+        return crate::deprecated::handler(principal.as_ref());
+    }
     let (entity, id) = EntityType::resolve_path(&path).ok_or_else(|| {
         ContentError::NotFound(format!("/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"))
     })?;
     let query = RawQuery::parse(query.as_deref());
-    match id {
-        None => list_entities(state, entity, uri.path(), &query).await,
-        Some(id) => get_entity(state, entity, id, &query).await,
-    }
+    let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
+    crate::closed::with_access(full, async {
+        match id {
+            None => list_entities(state, entity, uri.path(), &query).await,
+            Some(id) => get_entity(state, entity, id, &query).await,
+        }
+    })
+    .await
 }
 
 /// `GET /v1/{EntityType}`: one page of documents in the list envelope.
@@ -77,9 +88,14 @@ async fn entity_path(
         (status = 400, description = "A parameter was not accepted", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn list_entities(state: ContentState, entity: &'static EntityType, path: &str, raw: &RawQuery) -> Result<Response, ContentError> {
-    let params = ListParams::parse(raw)?;
-    let query = ContentQuery { entity: entity.name, filters: params.filters, order: params.order.clone(), page: params.page };
+    let mut params = ListParams::parse(raw)?;
+    crate::entity_filters::apply(raw, entity, &mut params)?;
+    crate::closed::apply_availability(&state, entity, raw, &mut params.filters).await?;
+    let mut filters = params.filters;
+    params.geo.resolve(&state.store, &mut filters).await?;
+    let query = ContentQuery { entity: entity.name, filters, order: params.order.clone(), page: params.page };
     let page = state.store.list_content(query).await?;
+    let page = crate::closed::visible_page(entity, page)?;
     let Page { size, number } = params.page;
     let total_pages = page.total.div_ceil(size as u64);
     let link = |n: u32| {
@@ -115,5 +131,6 @@ pub(crate) async fn get_entity(state: ContentState, entity: &'static EntityType,
         .get_content(entity.name, id)
         .await?
         .ok_or_else(|| ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route)))?;
+    let stored = crate::closed::visible(entity, stored)?;
     Ok(json_response(shape_document(&stored, &projection)?))
 }

@@ -65,6 +65,8 @@ pub static ENTITY_TYPES: &[EntityType] = &[
         DETAIL_TITLE, "Local tourism organisations."),
     entity!("Tag", "Tag", [], "tag", [], &["TagName.{lang}"], "Tags used for categorisation."),
     entity!("Source", "Source", [], "source", [], &["Name.{lang}"], "Identifiers of the data sources."),
+    entity!("GeoShape", "GeoShapes", ["GeoShape"], "geoshape", [], &["Name"],
+        "Geographic shapes (provinces, districts, municipalities) with GeoJSON geometry."),
     entity!("Announcement", "Announcement", [], "announcement", [], DETAIL_TITLE,
         "Traffic situations and other announcements."),
 ];

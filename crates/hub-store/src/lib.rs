@@ -130,11 +130,12 @@ impl Store {
     }
 
     /// Saves one document (insert or replace) atomically, stamping `_Meta.LastUpdate`
-    /// with `now` and `_Meta.LastChange` only when the content really changed.
-    pub async fn put_content(&self, entity: &'static str, doc: Value, now: String) -> Result<PutOutcome> {
+    /// with `now` and `_Meta.LastChange` only when the content really changed. With
+    /// `create_only`, an existing id is left alone (`PutOutcome::existed`).
+    pub async fn put_content(&self, entity: &'static str, doc: Value, now: String, create_only: bool) -> Result<PutOutcome> {
         match &*self.backend {
             Backend::Sqlite(b) => {
-                let mut out = b.write(move |conn| content_write::put_tracked(conn, vec![(entity, doc)], &now, &mut |_| {})).await?;
+                let mut out = b.write(move |conn| content_write::put_tracked(conn, vec![(entity, doc)], &now, create_only, &mut |_| {})).await?;
                 Ok(out.pop().expect("one document in, one outcome out"))
             }
         }
@@ -144,7 +145,7 @@ impl Store {
     /// blocking, for `hub import`.
     pub fn put_content_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
         match &*self.backend {
-            Backend::Sqlite(b) => b.write_blocking(|conn| content_write::put_tracked(conn, docs, now, progress)),
+            Backend::Sqlite(b) => b.write_blocking(|conn| content_write::put_tracked(conn, docs, now, false, progress)),
         }
     }
 

@@ -297,4 +297,20 @@ CREATE TRIGGER content_geo_delete AFTER DELETE ON content BEGIN
 END;
 "#,
 },
+Migration {
+    version: 6,
+    name: "content: covering index of positions replaces the R*Tree",
+    // Measured on the 20,000-document demo: every R*Tree candidate still has to be looked
+    // up in `content` (for the entity and the other filters), which cost 20-75 ms for a
+    // wide radius; a range on (entity, latitude) with longitude and the exact test read
+    // from this covering index costs 0.2-4 ms. The R*Tree and its triggers go.
+    sqlite: r#"
+DROP TRIGGER IF EXISTS content_geo_insert;
+DROP TRIGGER IF EXISTS content_geo_update;
+DROP TRIGGER IF EXISTS content_geo_delete;
+DROP TABLE IF EXISTS content_geo;
+DROP TABLE IF EXISTS content_geo_key;
+CREATE INDEX content_position ON content (entity, latitude, longitude);
+"#,
+},
 ];

@@ -185,6 +185,11 @@ impl SqliteBackend {
         }
         bump_revisions(&tx, docs.iter().map(|d| d.entity))?;
         tx.commit()?;
+        // Bulk loads change the shape of the data: refresh the planner's statistics so
+        // it keeps choosing the selective indexes (tags by id, not by document).
+        if docs.len() >= 1000 {
+            conn.execute_batch("ANALYZE")?;
+        }
         progress(docs.len() as u64);
         Ok(())
     }

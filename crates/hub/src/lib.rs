@@ -4,6 +4,7 @@
 //! port, with request ids, compression, CORS, tracing), demo loading and graceful
 //! shutdown. API behaviour lives in the API crates; this crate only wires them.
 
+pub mod cli_auth;
 pub mod config;
 pub mod demo;
 
@@ -40,16 +41,44 @@ impl hub_datex::AnnouncementSource for StoreAnnouncements {
 
 /// The whole HTTP surface of Hub over one store.
 pub fn router(store: Store, config: &Config) -> Router {
+    router_with_auth(store.clone(), config, hub_auth::AuthService::new(store, config.auth_config()))
+}
+
+/// [`router`] with a given token service (tests pass one with a manual clock).
+pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthService) -> Router {
     let content = hub_content::router(hub_content::ContentState { store: store.clone(), base_url: config.content_base_url() });
-    let datex_config = hub_datex::DatexConfig { base_url: config.datex_base_url(), ..hub_datex::DatexConfig::default() };
+    let utility = hub_content::utility::router(hub_content::utility::UtilityState {
+        store: store.clone(),
+        base_url: config.content_base_url(),
+        geoconverter: config.geoconverter.clone(),
+    });
+    let timeseries_config = hub_timeseries::TimeseriesConfig { base_url: format!("{}/v2", config.mobility_base_url()), ..config.timeseries.clone() };
+    let timeseries = hub_timeseries::router(hub_timeseries::TimeseriesState::new(store.clone(), timeseries_config));
+    let datex_config = hub_datex::DatexConfig { base_url: config.datex_base_url(), ..config.datex.clone() };
     let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store)));
     let openapi = serde_json::to_string(&hub_content::openapi::openapi()).expect("the OpenAPI document serializes");
 
     Router::new()
         .route("/health", get(|| async { ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#) }))
         .route("/swagger/v1/swagger.json", get(move || async move { ([(header::CONTENT_TYPE, "application/json")], openapi.clone()) }))
-        .merge(datex)
-        .merge(content)
+        .merge(
+            // Every API behind bearer authentication (no token = anonymous); the token
+            // service itself is outside it (clients may authenticate with Basic there).
+            Router::new()
+                .merge(datex)
+                .merge(content)
+                .merge(utility)
+                .merge(timeseries)
+                // The Time Series API reads the caller's roles in its own vocabulary.
+                .layer(axum::middleware::map_request(|mut request: axum::extract::Request| async move {
+                    if let Some(principal) = request.extensions().get::<hub_auth::Principal>().cloned() {
+                        request.extensions_mut().insert(hub_timeseries::Roles(principal.roles.to_vec()));
+                    }
+                    request
+                }))
+                .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
+        )
+        .merge(hub_auth::router(auth))
         .fallback(|| async {
             hub_content::error::problem_response(&hub_model::Problem::not_found(
                 "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed)",

@@ -1,1 +1,298 @@
-fn main() {}
+//! `hub`: one server for the Content API, the Time Series API, the DATEX II traffic feed
+//! and the token service. `hub serve --help` lists the options.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::future::IntoFuture;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use hub::config::{Config, LogFormat};
+use hub_store::Store;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(name = "hub", version, about = "Open-data server: tourism content, mobility time series, traffic situations")]
+struct Cli {
+    /// TOML configuration file (flags and HUB_* variables override its keys).
+    #[arg(long, env = "HUB_CONFIG", global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve all APIs on one port (fills an empty store with demo data first).
+    Serve(ServeArgs),
+    /// Write the demo dataset into the store (replacing documents with the same ids).
+    Demo(StoreArgs),
+    /// Manage users of the token service (Argon2-hashed passwords, roles).
+    User {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(subcommand)]
+        command: hub::cli_auth::UserCommand,
+    },
+    /// Manage confidential clients of the token service (generated secrets, roles).
+    Client {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(subcommand)]
+        command: hub::cli_auth::ClientCommand,
+    },
+    /// Bulk-load content documents from a JSON array or JSON lines file (all accepted
+    /// documents in one transaction; rejected ones are listed with their reasons).
+    Import {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Entity type of every document (default: each document's `_Meta.Type`).
+        #[arg(long)]
+        entity: Option<String>,
+        file: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct StoreArgs {
+    /// Directory of the embedded store.
+    #[arg(long, env = "HUB_DATA")]
+    data: Option<PathBuf>,
+    /// PostgreSQL URL (postgres://…) instead of the embedded store.
+    #[arg(long, env = "HUB_DATABASE")]
+    database: Option<String>,
+    /// Demo dataset size (1 = about 20,000 documents).
+    #[arg(long, env = "HUB_DEMO_SCALE")]
+    scale: Option<u32>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Address to listen on.
+    #[arg(long, env = "HUB_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// Start with an empty store instead of demo data.
+    #[arg(long, env = "HUB_NO_DEMO")]
+    no_demo: bool,
+    /// Public base URL for links in Content API responses.
+    #[arg(long, env = "HUB_CONTENT_BASE_URL")]
+    content_base_url: Option<String>,
+    /// Public base URL for links of the traffic feed.
+    #[arg(long, env = "HUB_DATEX_BASE_URL")]
+    datex_base_url: Option<String>,
+    /// Log format.
+    #[arg(long, env = "HUB_LOG_FORMAT", value_enum)]
+    log_format: Option<LogFormat>,
+    /// Seconds to let requests in flight finish on shutdown.
+    #[arg(long, env = "HUB_SHUTDOWN_GRACE")]
+    shutdown_grace: Option<u64>,
+    /// Public base URL of the token service.
+    #[arg(long, env = "HUB_AUTH_URL")]
+    auth_url: Option<String>,
+    /// Realm name of the token service.
+    #[arg(long, env = "HUB_REALM")]
+    realm: Option<String>,
+    /// Access token lifetime in seconds.
+    #[arg(long, env = "HUB_ACCESS_TOKEN_LIFETIME")]
+    access_token_lifetime: Option<i64>,
+    /// Refresh token lifetime in seconds.
+    #[arg(long, env = "HUB_REFRESH_TOKEN_LIFETIME")]
+    refresh_token_lifetime: Option<i64>,
+    /// Longest a login session can be refreshed, in seconds.
+    #[arg(long, env = "HUB_SESSION_LIFETIME")]
+    session_lifetime: Option<i64>,
+    /// Issuer of an external token service (Keycloak realm) whose tokens are trusted too.
+    #[arg(long, env = "HUB_EXTERNAL_ISSUER")]
+    external_issuer: Option<String>,
+    /// JWKS URL of the external issuer.
+    #[arg(long, env = "HUB_EXTERNAL_JWKS_URL")]
+    external_jwks_url: Option<String>,
+}
+
+impl StoreArgs {
+    fn apply(&self, config: &mut Config) {
+        if let Some(d) = &self.data {
+            config.data = d.clone();
+        }
+        if let Some(d) = &self.database {
+            config.database = Some(d.clone());
+        }
+        if let Some(s) = self.scale {
+            config.demo_scale = s;
+        }
+    }
+}
+
+impl ServeArgs {
+    fn apply(&self, config: &mut Config) {
+        self.store.apply(config);
+        if let Some(l) = self.listen {
+            config.listen = l;
+        }
+        if self.no_demo {
+            config.demo = false;
+        }
+        if let Some(u) = &self.content_base_url {
+            config.content_base_url = Some(u.clone());
+        }
+        if let Some(u) = &self.datex_base_url {
+            config.datex_base_url = Some(u.clone());
+        }
+        if let Some(f) = self.log_format {
+            config.log_format = f;
+        }
+        if let Some(g) = self.shutdown_grace {
+            config.shutdown_grace = g;
+        }
+        if let Some(u) = &self.auth_url {
+            config.auth_url = Some(u.clone());
+        }
+        if let Some(r) = &self.realm {
+            config.realm = r.clone();
+        }
+        if let Some(t) = self.access_token_lifetime {
+            config.access_token_lifetime = t;
+        }
+        if let Some(t) = self.refresh_token_lifetime {
+            config.refresh_token_lifetime = t;
+        }
+        if let Some(t) = self.session_lifetime {
+            config.session_lifetime = t;
+        }
+        if let Some(i) = &self.external_issuer {
+            config.external_issuer = Some(i.clone());
+        }
+        if let Some(u) = &self.external_jwks_url {
+            config.external_jwks_url = Some(u.clone());
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("HUB_LOG").unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn open_store(config: &Config) -> anyhow::Result<Store> {
+    if let Some(url) = &config.database {
+        anyhow::bail!(
+            "--database {}: the PostgreSQL backend is not part of this build yet; use the embedded store (--data DIR)",
+            redact(url)
+        );
+    }
+    Store::open_sqlite(&config.data).with_context(|| format!("opening the store in {}", config.data.display()))
+}
+
+/// A database URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => format!("{}://…@{}", &url[..scheme], &url[at + 1..]),
+        _ => url.to_string(),
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async { tokio::signal::ctrl_c().await.expect("installing the SIGINT handler") };
+    #[cfg(unix)]
+    let terminate = async {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("installing the SIGTERM handler").recv().await;
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutdown requested; finishing requests in flight");
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let store = open_store(&config)?;
+    if config.demo && store.is_empty().await? {
+        let (s, scale) = (store.clone(), config.demo_scale);
+        let summary = tokio::task::spawn_blocking(move || hub::demo::load_demo(&s, scale)).await??;
+        tracing::info!(documents = summary.documents, seconds = summary.elapsed.as_secs_f64(), "loaded the demo dataset into an empty store");
+        let mobility = hub_timeseries::load_demo(&store, scale, chrono::Utc::now()).await?;
+        tracing::info!(stations = mobility.stations, records = mobility.records, "loaded the demo mobility time series");
+    }
+    hub_auth::ensure_signing_keys(&store).await?;
+    if store.auth_user(hub_auth::demo::DEMO_USER).await?.is_some() {
+        tracing::warn!(
+            user = hub_auth::demo::DEMO_USER,
+            client = hub_auth::demo::DEMO_WRITER_CLIENT,
+            "the demo user and demo writer client exist, with the credentials the README names; they are for demonstration only"
+        );
+    }
+    let app = hub::router(store, &config);
+    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
+    tracing::info!(address = %config.listen, data = %config.data.display(), "serving: /v1 content, /datex/2 traffic feed, /swagger/v1/swagger.json, /health");
+    let grace = Duration::from_secs(config.shutdown_grace);
+    let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);
+    let signal = async move {
+        shutdown_signal().await;
+        let _ = stopping_tx.send(true);
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal).into_future();
+    // Once the signal arrives, requests in flight get `grace` seconds to finish.
+    let deadline = async move {
+        let _ = stopping_rx.wait_for(|stopping| *stopping).await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::select! {
+        result = server => result.context("serving")?,
+        _ = deadline => tracing::warn!(seconds = grace.as_secs(), "requests still running after the grace period; stopping anyway"),
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let mut config = match &cli.config {
+        Some(path) => Config::from_file(path)?,
+        None => Config::default(),
+    };
+    match cli.command {
+        Command::Serve(args) => {
+            args.apply(&mut config);
+            init_logging(config.log_format);
+            tokio::runtime::Runtime::new()?.block_on(serve(config))
+        }
+        Command::Demo(args) => {
+            args.apply(&mut config);
+            init_logging(config.log_format);
+            let store = open_store(&config)?;
+            let summary = hub::demo::load_demo(&store, config.demo_scale)?;
+            println!("wrote {} demo documents to {} in {:.1} s", summary.documents, config.data.display(), summary.elapsed.as_secs_f64());
+            let started = std::time::Instant::now();
+            let mobility = tokio::runtime::Runtime::new()?.block_on(hub_timeseries::load_demo(&store, config.demo_scale, chrono::Utc::now()))?;
+            println!(
+                "wrote {} stations and {} measurements of demo time series in {:.1} s",
+                mobility.stations,
+                mobility.records,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Command::User { store, command } => {
+            store.apply(&mut config);
+            hub::cli_auth::run_user(&open_store(&config)?, command)
+        }
+        Command::Client { store, command } => {
+            store.apply(&mut config);
+            hub::cli_auth::run_client(&open_store(&config)?, command)
+        }
+        Command::Import { store, entity, file } => {
+            store.apply(&mut config);
+            init_logging(config.log_format);
+            hub::cli_auth::run_import(&open_store(&config)?, &file, entity.as_deref())
+        }
+    }
+}

@@ -12,6 +12,15 @@
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
+pub mod geo;
+pub mod polygon;
+pub mod rawfilter;
+pub mod rawfilter_sql;
+pub mod tagfilter;
+
+use rawfilter::{RawFilter, SortKey};
+use tagfilter::TagFilter;
+
 /// One condition of a list query; a query's conditions are combined with AND.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentFilter {
@@ -27,6 +36,21 @@ pub enum ContentFilter {
     /// Case-folded substring of a title field (in `languages`, or in any language when
     /// `None`), or the exact id.
     Search { folded_term: String, id_key: String, languages: Option<Vec<String>> },
+    /// A `rawfilter` expression; `parameter` names the query parameter in type errors.
+    Raw { filter: RawFilter, parameter: &'static str },
+    /// A tag filter over `content_tag` rows of `kind` (`tag` or `hubtag`).
+    Tags { kind: &'static str, filter: TagFilter },
+    /// An `EventDate` range (table `content_date`) overlaps `[begin, end)`; bounds are
+    /// `YYYY-MM-DD HH:MM:SS`, either may be open.
+    DateOverlap { begin: Option<String>, end: Option<String> },
+    /// Position within a radius (`latitude`, `longitude`, `radius`).
+    Radius(geo::GeoCircle),
+    /// Position related to an area (`polygon`).
+    Area(geo::GeoArea),
+    /// `LocationInfo` ids as `reg…`/`tvs…`/`mun…`/`fra…` tokens, lower case; any matches.
+    LocationIn(Vec<String>),
+    /// `AreaIds`, lower case; any matches.
+    AreaIn(Vec<String>),
 }
 
 /// The order of a list.
@@ -36,6 +60,12 @@ pub enum ContentOrder {
     Default,
     /// A stable pseudo-random permutation for this seed, then id.
     Seed(String),
+    /// `rawsort` keys (missing values last), then id.
+    Raw(Vec<SortKey>),
+    /// Next `EventDate` begin at or after `now` (events without one last), then id.
+    NextBegin { descending: bool, now: String },
+    /// Distance from a centre, nearest first, then id.
+    Distance { latitude: f64, longitude: f64 },
 }
 
 /// A page request: 1-based page number and page size.
@@ -68,6 +98,9 @@ pub struct CompiledList {
 
 impl ContentQuery {
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
+        if let ContentOrder::Distance { latitude, longitude } = self.order {
+            return geo::compile_nearest(self, dialect, latitude, longitude);
+        }
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc FROM content c");
         self.where_clause(&mut page);
@@ -78,6 +111,17 @@ impl ContentQuery {
             }
             ContentOrder::Seed(seed) => {
                 seed_order_key(&mut page, seed);
+                page.sql(", c.id_key");
+            }
+            ContentOrder::Raw(keys) => {
+                rawfilter_sql::compile_rawsort(&mut page, keys);
+                page.sql("c.id_key");
+            }
+            ContentOrder::NextBegin { descending, now } => {
+                next_begin_order(&mut page, self.entity, *descending, now);
+            }
+            ContentOrder::Distance { latitude, longitude } => {
+                geo::compile_distance_order(&mut page, *latitude, *longitude);
                 page.sql(", c.id_key");
             }
         }
@@ -96,12 +140,12 @@ impl ContentQuery {
         q.sql(" WHERE c.entity = ").text(self.entity);
         for filter in &self.filters {
             q.sql(" AND ");
-            compile_filter(q, filter);
+            compile_filter(q, filter, self.entity);
         }
     }
 }
 
-fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter) {
+fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter, entity: &'static str) {
     match filter {
         ContentFilter::IdIn(ids) => {
             q.sql("c.id_key IN ").list(ids.iter().cloned());
@@ -138,7 +182,41 @@ fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter) {
                 .text(id_key.clone())
                 .sql(")");
         }
+        ContentFilter::Raw { filter, parameter } => {
+            rawfilter_sql::compile_rawfilter(q, filter, parameter);
+        }
+        ContentFilter::Tags { kind, filter } => {
+            filter.compile(q, entity, kind);
+        }
+        ContentFilter::DateOverlap { begin, end } => {
+            q.sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ").text(entity);
+            if let Some(begin) = begin {
+                q.sql(" AND d.date_end >= ").text(begin.clone());
+            }
+            if let Some(end) = end {
+                q.sql(" AND d.date_begin < ").text(end.clone());
+            }
+            q.sql(")");
+        }
+        ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
+        ContentFilter::Area(area) => geo::compile_area(q, area),
+        ContentFilter::LocationIn(ids) => geo::compile_side_tags(q, "location", ids),
+        ContentFilter::AreaIn(ids) => geo::compile_side_tags(q, "area", ids),
     }
+}
+
+/// Orders by the first `EventDate` begin among ranges not yet over at `now`; events
+/// without one come last in both directions.
+fn next_begin_order(q: &mut SqlBuilder, entity: &'static str, descending: bool, now: &str) {
+    for suffix in [" IS NULL, ", if descending { " DESC, " } else { " ASC, " }] {
+        q.sql("(SELECT MIN(d.date_begin) FROM content_date d WHERE d.entity = ")
+            .text(entity)
+            .sql(" AND d.id_key = c.id_key AND d.date_end >= ")
+            .text(now)
+            .sql(")")
+            .sql(suffix);
+    }
+    q.sql("c.id_key");
 }
 
 /// The seeded order key: the first 15 hex digits of `md5(id_key || seed)` as an integer.

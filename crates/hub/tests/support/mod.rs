@@ -1,0 +1,206 @@
+//! Shared harness of the API tests: one store and router per test binary, request
+//! helpers, and the hand-made content fixtures.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use axum::body::Body;
+use axum::Router;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hub::Config;
+use hub_store::Store;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+pub struct TestApp {
+    pub router: Router,
+    pub store: Store,
+    _dir: tempfile::TempDir,
+}
+
+/// The backend the tests run on. Only the embedded store exists so far; the PostgreSQL
+/// backend will be selected here by environment, running the very same tests.
+pub fn backend() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = Store::open_sqlite(dir.path()).expect("opening the store");
+    (store, dir)
+}
+
+pub fn test_config() -> Config {
+    Config {
+        content_base_url: Some("http://hub.test".into()),
+        datex_base_url: Some("http://hub.test".into()),
+        ..Config::default()
+    }
+}
+
+/// The app with the content fixtures loaded.
+pub fn content_app() -> &'static TestApp {
+    static APP: OnceLock<TestApp> = OnceLock::new();
+    APP.get_or_init(|| {
+        let (store, dir) = backend();
+        store
+            .put_content_batch(&content_fixtures(), &mut |_| {})
+            .expect("loading fixtures");
+        TestApp {
+            router: hub::router(store.clone(), &test_config()),
+            store,
+            _dir: dir,
+        }
+    })
+}
+
+pub async fn request_with(app: &TestApp, uri: &str, headers: &[(&str, &str)]) -> Response<Body> {
+    let mut builder = Request::builder().uri(uri);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    app.router
+        .clone()
+        .oneshot(builder.body(Body::empty()).unwrap())
+        .await
+        .expect("the router answers")
+}
+
+pub async fn request(app: &TestApp, uri: &str) -> Response<Body> {
+    request_with(app, uri, &[]).await
+}
+
+pub async fn body_bytes(response: Response<Body>) -> Vec<u8> {
+    response
+        .into_body()
+        .collect()
+        .await
+        .expect("reading the body")
+        .to_bytes()
+        .to_vec()
+}
+
+/// GET `uri`; the status and the JSON body.
+pub async fn get(app: &TestApp, uri: &str) -> (u16, Value) {
+    let response = request(app, uri).await;
+    let status = response.status().as_u16();
+    let bytes = body_bytes(response).await;
+    let body = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+        panic!(
+            "{uri}: body is not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes)
+        )
+    });
+    (status, body)
+}
+
+pub fn encode(text: &str) -> String {
+    percent_encode(text)
+}
+
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn poi(
+    id: &str,
+    shortname: &str,
+    source: &str,
+    active: bool,
+    last_change: &str,
+    detail: Value,
+) -> Value {
+    let languages: Vec<String> = detail.as_object().unwrap().keys().cloned().collect();
+    json!({
+        "Id": id,
+        "_Meta": {"Id": id, "Type": "hubactivitypoi", "Source": source, "LastChange": last_change, "Reduced": false},
+        "Shortname": shortname,
+        "Active": active,
+        "HasLanguage": languages,
+        "Detail": detail,
+    })
+}
+
+pub fn content_fixtures() -> Vec<(&'static str, Value)> {
+    let mut alm = poi(
+        "poi-alm",
+        "Alm",
+        "idm",
+        true,
+        "2024-03-01T10:00:00",
+        json!({"de": {"Title": "Almhütte"}, "it": {"Title": "Rifugio alpino"}, "en": {"Title": "Alpine hut"}}),
+    );
+    alm["HubTags"] = json!([{"Id": "hut"}, {"Id": "summer"}]);
+    alm["GpsInfo"] =
+        json!([{"Gpstype": "position", "Latitude": 46.6, "Longitude": 11.5, "Altitude": 1800}]);
+    let mut bakery = poi(
+        "poi-b",
+        "Bäckerei",
+        "lts",
+        true,
+        "2023-01-01T00:00:00",
+        json!({"de": {"Title": "Bäckerei Bozen"}, "it": {"Title": "Panificio Bolzano"}}),
+    );
+    bakery["Note"] = Value::Null;
+    bakery["Empty"] = json!("");
+    let cafe = poi(
+        "poi-cafe",
+        "Café",
+        "lts",
+        true,
+        "2024-06-01T10:00:00+02:00",
+        json!({"de": {"Title": "Café am Platz"}, "en": {"Title": "Cafe on the square"}}),
+    );
+    let village = poi(
+        "poi-d",
+        "Dorfstraße",
+        "siag",
+        false,
+        "2024-05-31T23:30:00+00:00",
+        json!({"it": {"Title": "Casa sulla strada"}, "de": {"Title": "Dorfstraße"}}),
+    );
+    let extra = poi(
+        "poi-e",
+        "Extra",
+        "IDM",
+        true,
+        "2024-06-02T00:00:00",
+        json!({"en": {"Title": "50% off skiing"}}),
+    );
+
+    let mut docs: Vec<(&'static str, Value)> = vec![
+        ("HubActivityPoi", alm),
+        ("HubActivityPoi", bakery),
+        ("HubActivityPoi", cafe),
+        ("HubActivityPoi", village),
+        ("HubActivityPoi", extra),
+    ];
+    for n in (1..=12).rev() {
+        let id = format!("evt-{n:02}");
+        docs.push(("Event", json!({"Id": id, "_Meta": {"Id": id, "Type": "event", "Source": "lts"}, "Shortname": "Konzert", "Active": true, "Detail": {"de": {"Title": format!("Konzert {n}")}}})));
+    }
+    for (id, name, stars) in [
+        ("acco-1", "Hotel Sonnenhof", "4stars"),
+        ("acco-2", "Pension Edelweiss", "3stars"),
+    ] {
+        docs.push((
+            "Accommodation",
+            json!({
+                "Id": id,
+                "_Meta": {"Id": id, "Type": "accommodation", "Source": "lts", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+                "Shortname": name,
+                "Active": true,
+                "AccoCategoryId": stars,
+                "AccoDetail": {"de": {"Name": name}},
+                "HasLanguage": ["de"],
+                "GpsInfo": [{"Gpstype": "position", "Latitude": 46.49, "Longitude": 11.35, "Altitude": 262}],
+            }),
+        ));
+    }
+    docs.push(("WeatherDistrict", json!({"Id": "3", "_Meta": {"Id": "3", "Type": "weatherdistrict", "Source": "siag"}, "Shortname": "Bozen", "DistrictName": {"de": "Bozen", "it": "Bolzano"}})));
+    docs
+}
