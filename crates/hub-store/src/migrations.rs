@@ -22,8 +22,10 @@ CREATE TABLE content (
     latitude    REAL,
     longitude   REAL,
     doc         TEXT NOT NULL,
-    PRIMARY KEY (entity, id_key)
-) WITHOUT ROWID;
+    -- A rowid table, not WITHOUT ROWID: documents are kilobytes, and key probes
+    -- (tag, search and id filters) must stay in the small unique index.
+    UNIQUE (entity, id_key)
+);
 CREATE INDEX content_order ON content (entity, sort_key, id_key);
 CREATE INDEX content_source ON content (entity, source);
 CREATE INDEX content_last_change ON content (entity, last_change);
