@@ -52,6 +52,14 @@ enum Command {
         entity: Option<String>,
         file: PathBuf,
     },
+    /// Load time series from files in the writer API's JSON shapes (provenance, data
+    /// types, stations per type, records per station and type); one transaction per file.
+    ImportTimeseries {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -293,6 +301,25 @@ fn main() -> anyhow::Result<()> {
             store.apply(&mut config);
             init_logging(config.log_format);
             hub::cli_auth::run_import(&open_store(&config)?, &file, entity.as_deref())
+        }
+        Command::ImportTimeseries { store, files } => {
+            store.apply(&mut config);
+            init_logging(config.log_format);
+            let store = open_store(&config)?;
+            tokio::runtime::Runtime::new()?.block_on(async {
+                for file in &files {
+                    let summary = hub_timeseries::import_file(&store, file).await.with_context(|| format!("importing {}", file.display()))?;
+                    println!(
+                        "{}: {} data types, {} stations, {} records written, {} records older than the latest value skipped",
+                        file.display(),
+                        summary.data_types,
+                        summary.stations,
+                        summary.records,
+                        summary.skipped_records
+                    );
+                }
+                anyhow::Ok(())
+            })
         }
     }
 }

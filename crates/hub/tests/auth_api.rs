@@ -110,6 +110,7 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
     for (name, password, roles) in [
         ("reader", READER_PASSWORD, vec!["DataReader"]),
         ("plain", PLAIN_PASSWORD, vec![]),
+        ("a22", PLAIN_PASSWORD, vec!["BDP_A22"]),
     ] {
         let user = UserRecord {
             id: format!("id-{name}"),
@@ -1221,4 +1222,34 @@ async fn secrets_and_tokens_never_appear_in_logs() {
             "a secret or token appears in the logs: {secret}"
         );
     }
+}
+
+/// The bearer token's roles reach the Time Series API through the whole router: closed
+/// measurements appear for a role that opens them, station metadata stays open to all,
+/// and the writer endpoints refuse anonymous callers.
+#[tokio::test]
+async fn bearer_roles_open_closed_time_series() {
+    let app = app().await;
+    hub_timeseries::import_value(
+        &app.store,
+        &json!({
+            "dataTypes": [{"name": "flow", "unit": "vehicles", "description": "vehicles per period", "rtype": "Count"}],
+            "stations": {"TrafficSensor": [{"id": "A22-1", "name": "A22 km 1", "origin": "A22", "latitude": 46.5, "longitude": 11.3}]},
+            "records": {"TrafficSensor": {"A22-1": {"flow": [{"timestamp": 1_700_000_000_000i64, "value": 42, "period": 600}]}}}
+        }),
+    )
+    .await
+    .expect("importing a closed series");
+    let a22 = login(&app, "a22", PLAIN_PASSWORD).await["access_token"].as_str().unwrap().to_string();
+    let plain = login(&app, "plain", PLAIN_PASSWORD).await["access_token"].as_str().unwrap().to_string();
+    for (who, token, visible) in [("anonymous", None, 0), ("no role", Some(plain.as_str()), 0), ("A22 role", Some(a22.as_str()), 1)] {
+        let (status, body, _) = get_as(&app, "/v2/flat/TrafficSensor/flow/latest", token).await;
+        assert_eq!(status, 200, "{who}");
+        assert_eq!(body["data"].as_array().unwrap().len(), visible, "{who}: {body}");
+    }
+    let (status, body, _) = get_as(&app, "/v2/flat/TrafficSensor", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"][0]["scode"], "A22-1", "station metadata is open");
+    let (status, _) = send(&app, "POST", "/v2/json/syncDataTypes", &[("content-type", "application/json")], Some("[]".to_string())).await;
+    assert_eq!(status, 401);
 }
