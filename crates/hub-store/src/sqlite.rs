@@ -84,11 +84,23 @@ impl SqliteBackend {
     pub(crate) async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
         self.read(move |conn| {
             let compiled = query.compile(hub_query::Dialect::Sqlite);
-            let total: i64 = conn.prepare_cached(compiled.count.as_sql())?.query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
+            let count = |conn: &Connection| -> Result<i64> {
+                Ok(conn.prepare_cached(compiled.count.as_sql())?.query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?)
+            };
             let mut stmt = conn.prepare_cached(compiled.page.as_sql())?;
+            let mut total_in_page = None;
             let docs = stmt
-                .query_map(bind(compiled.page.params()).as_slice(), |r| r.get::<_, String>(0))?
+                .query_map(bind(compiled.page.params()).as_slice(), |r| {
+                    if compiled.page_has_total {
+                        total_in_page = Some(r.get::<_, i64>(1)?);
+                    }
+                    r.get::<_, String>(0)
+                })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
+            let total = match total_in_page {
+                Some(n) => n,
+                None => count(conn)?,
+            };
             Ok(ContentPage { total: total as u64, docs })
         })
         .await

@@ -200,6 +200,12 @@ async fn searchfilter_matches_titles_across_languages_case_insensitively() {
 async fn source_active_idlist_and_updatefrom_filter() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag").await;
     assert_eq!(ids(&body), ["poi-alm", "poi-d", "poi-e"]);
+    // The total of a filtered list, on a page and past the last page.
+    let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=2").await;
+    assert_eq!((body["TotalResults"].clone(), body["TotalPages"].clone()), (json!(3), json!(2)));
+    assert_eq!(ids(&body), ["poi-e"]);
+    let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=5").await;
+    assert_eq!((body["TotalResults"].clone(), body["Items"].clone()), (json!(3), json!([])));
     let (_, body) = get(app(), "/v1/HubActivityPoi?active=false").await;
     assert_eq!(ids(&body), ["poi-d"]);
     let (_, body) = get(app(), "/v1/HubActivityPoi?idlist=POI-E,poi-b,").await;

@@ -175,7 +175,7 @@ pub(crate) fn compile_nearest(
     let mut count = SqlBuilder::new(dialect);
     count.sql("SELECT COUNT(*) FROM content c");
     query.where_clause(&mut count);
-    CompiledList { page, count }
+    CompiledList { page, count, page_has_total: false }
 }
 
 /// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location

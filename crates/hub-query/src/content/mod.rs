@@ -94,6 +94,9 @@ pub struct ContentQuery {
 pub struct CompiledList {
     pub page: SqlBuilder,
     pub count: SqlBuilder,
+    /// When true, every page row carries the total as its second column, so `count`
+    /// is needed only when the page is empty (a page past the last).
+    pub page_has_total: bool,
 }
 
 impl ContentQuery {
@@ -102,7 +105,8 @@ impl ContentQuery {
             return geo::compile_nearest(self, dialect, latitude, longitude);
         }
         if let Some(page) = self.compile_keys_first(dialect) {
-            return CompiledList { page, count: self.compile_count(dialect) };
+            let page_has_total = !self.filters.is_empty();
+            return CompiledList { page, count: self.compile_count(dialect), page_has_total };
         }
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc FROM content c");
@@ -133,7 +137,7 @@ impl ContentQuery {
             .sql(" OFFSET ")
             .param(SqlValue::Int(self.page.offset() as i64));
 
-        CompiledList { page, count: self.compile_count(dialect) }
+        CompiledList { page, count: self.compile_count(dialect), page_has_total: false }
     }
 
     fn compile_count(&self, dialect: Dialect) -> SqlBuilder {
@@ -147,8 +151,11 @@ impl ContentQuery {
     /// `(entity, sort_key, id_key)` index where possible), then read only those
     /// documents. Sorting whole documents of every match is what made filtered pages slow.
     fn compile_keys_first(&self, dialect: Dialect) -> Option<SqlBuilder> {
+        // With filters, the total comes from the same pass (a window count) instead of
+        // evaluating the filters a second time; a plain list counts from the index.
+        let with_total = !self.filters.is_empty();
         let mut page = SqlBuilder::new(dialect);
-        page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, ");
+        page.sql(if with_total { "SELECT c.doc, p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, " } else { "SELECT c.doc FROM (SELECT c.id_key AS k, " });
         match &self.order {
             ContentOrder::Default => {
                 page.sql("c.sort_key");
