@@ -2,7 +2,8 @@
 //! `odhtagfilter` on every list, and the per-entity filters the reference's clients use
 //! most (Event `begindate`/`enddate`/`sort`, Accommodation `typefilter`/`categoryfilter`/
 //! `boardfilter`/`featurefilter`, HubActivityPoi `type`/`subtype`/`poitype`/
-//! `activitytype`, Article `articletype`, Tag `validforentity`/`types`).
+//! `activitytype`, Article `articletype`, Tag `validforentity`/`types`, Source
+//! `typelist`).
 //!
 //! Bitmask parameters accept the reference's numbers or the names of the flags (comma
 //! list); each becomes an `in(…)` raw filter over the document field, so a value matches
@@ -79,22 +80,20 @@ pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParam
         }
         "Tag" => {
             if let Some(v) = raw.get("validforentity") {
-                let mut values = Vec::new();
-                for name in comma_list(v) {
-                    let lower = name.to_lowercase();
-                    // Tag documents store either spelling (`odhactivitypoi`, `hubactivitypoi`).
-                    if let Some(e) = EntityType::by_meta_type(&lower) {
-                        values.push(e.meta_type.to_string());
-                        values.extend(e.meta_aliases.iter().map(|a| a.to_string()));
-                    }
-                    values.push(lower);
-                }
-                values.sort();
-                values.dedup();
-                params.filters.push(in_filter("ValidForEntity", values));
+                params.filters.push(in_filter("ValidForEntity", entity_type_names(v)));
             }
             if let Some(v) = raw.get("types") {
                 params.filters.push(in_filter("Types", comma_list(v).map(str::to_lowercase).collect()));
+            }
+        }
+        "Source" => {
+            // `typelist`: sources delivering any of these entity types (their `Types`).
+            if let Some(v) = raw.get("typelist") {
+                let values = entity_type_names(v);
+                if values.is_empty() {
+                    return Err(invalid("typelist", "give a comma list of entity types, such as typelist=accommodation,event"));
+                }
+                params.filters.push(in_filter("Types", values));
             }
         }
         _ => {}
@@ -104,6 +103,23 @@ pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParam
         params.order = ContentOrder::Raw(keys);
     }
     Ok(())
+}
+
+/// The lower-case names of a comma list of entity types, with the other spellings of
+/// known types (documents store either, such as `odhactivitypoi` and `hubactivitypoi`).
+fn entity_type_names(v: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    for name in comma_list(v) {
+        let lower = name.to_lowercase();
+        if let Some(e) = EntityType::by_meta_type(&lower) {
+            values.push(e.meta_type.to_string());
+            values.extend(e.meta_aliases.iter().map(|a| a.to_string()));
+        }
+        values.push(lower);
+    }
+    values.sort();
+    values.dedup();
+    values
 }
 
 pub(crate) fn comma_list(value: &str) -> impl Iterator<Item = &str> {

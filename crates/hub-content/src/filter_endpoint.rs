@@ -2,7 +2,7 @@
 //! several entity types. Parameters: `expression` (required), `type` / `odhtype` (comma
 //! list of type names, ODH spellings accepted; default the main tourism types),
 //! `limitto` (documents per type, 1..=100, default 5), `language`, `fields`,
-//! `removenullvalues`. Answer, adapted from the reference's Find/Filter shape:
+//! `removenullvalues`, `rawsort` (order within each type; default order otherwise). Answer, adapted from the reference's Find/Filter shape:
 //! `{"totalResults", "expression", "detailedResults": {type: count}, "Items": [...]}`
 //! where counts are the full numbers of matches and Items the first `limitto` of each
 //! type (default order), each with its `_Meta.Type`.
@@ -11,7 +11,7 @@ use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use hub_model::EntityType;
-use hub_query::content::rawfilter::parse_rawfilter;
+use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
 use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use serde_json::{Map, Value};
 
@@ -64,6 +64,14 @@ pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): Axum
                 detail: format!("'{v}' is not accepted; use a whole number from 1 to 100"),
             })?,
     };
+    let order = match raw.get("rawsort") {
+        None => ContentOrder::Default,
+        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| ContentError::Parse {
+            parameter: "rawsort".into(),
+            position: e.position,
+            detail: e.message,
+        })?),
+    };
     let projection = Projection::parse(&raw)?;
     let mut total = 0;
     let mut detailed = Map::new();
@@ -75,10 +83,11 @@ pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): Axum
                 filter: filter.clone(),
                 parameter: "expression",
             }],
-            order: ContentOrder::Default,
+            order: order.clone(),
             page: Page { size: limit, number: 1 },
         };
-        let page = state.store.list_content(query).await?;
+        // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
+        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
         total += page.total;
         detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
         for doc in &page.docs {

@@ -83,7 +83,14 @@ pub struct ProblemDoc {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Hub Content API", description = "Tourism documents: one URL pattern, one envelope, paging, field selection and language projection."),
-    paths(crate::routes::list_datasets, crate::routes::list_entities, crate::routes::get_entity),
+    paths(
+        crate::routes::list_datasets, crate::routes::list_entities, crate::routes::get_entity,
+        utility_paths::create_entity, utility_paths::update_entity, utility_paths::delete_entity,
+        utility_paths::hub_tag, utility_paths::filter, utility_paths::find, utility_paths::distinct,
+        utility_paths::location, utility_paths::location_skiarea, utility_paths::geoshapes, utility_paths::geoshape,
+        utility_paths::kml_get, utility_paths::kml_post, utility_paths::gpx_get, utility_paths::gpx_post,
+        utility_paths::deprecated,
+    ),
     components(schemas(EnvelopeDoc, ProblemDoc))
 )]
 struct ContentApiDoc;
@@ -93,27 +100,298 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ContentApiDoc::openapi();
     let generic_list = doc.paths.paths.remove("/v1/{EntityType}");
     let generic_single = doc.paths.paths.remove("/v1/{EntityType}/{id}");
+    // Aliases answer like the routes they stand for.
+    for (alias, of) in [("/v1/ODHTag", "/v1/HubTag"), ("/v1/Location/SkiArea", "/v1/Location/Skiarea"), ("/v1/GeoShape", "/v1/GeoShapes"), ("/v1/GeoShape/{id}", "/v1/GeoShapes/{id}")] {
+        if let Some(item) = doc.paths.paths.get(of).cloned() {
+            doc.paths.paths.insert(alias.to_string(), alias_of(item, alias));
+        }
+    }
     for entity in ENTITY_TYPES {
         for (generic, suffix, verb) in [(&generic_list, "", "list"), (&generic_single, "/{id}", "get")] {
             if let Some(item) = generic {
-                doc.paths.paths.insert(format!("/v1/{}{}", entity.route, suffix), specialise(item, entity.name, verb, entity.description));
+                let key = format!("/v1/{}{}", entity.route, suffix);
+                // A static route of the utility router answers here (GeoShapes): its own
+                // description stands, named like the other datasets' operations.
+                if let Some(mut own) = doc.paths.paths.get(&key).cloned() {
+                    if let Some(op) = own.get.as_mut() {
+                        op.operation_id = Some(format!("{verb}{}", entity.name));
+                    }
+                    doc.paths.paths.insert(key, own);
+                    continue;
+                }
+                let mut item = specialise(item, entity.name, verb, entity.description);
+                if let (Some(op), "list") = (item.get.as_mut(), verb) {
+                    for (name, description) in entity_parameters(entity.name) {
+                        op.parameters.get_or_insert_with(Vec::new).push(
+                            utoipa::openapi::path::ParameterBuilder::new()
+                                .name(*name)
+                                .parameter_in(utoipa::openapi::path::ParameterIn::Query)
+                                .required(utoipa::openapi::Required::False)
+                                .description(Some(*description))
+                                .schema(Some(utoipa::openapi::schema::Schema::Object(
+                                    utoipa::openapi::schema::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::String).build(),
+                                )))
+                                .build(),
+                        );
+                    }
+                }
+                doc.paths.paths.insert(key, item);
             }
         }
     }
     doc
 }
 
+/// List parameters of one dataset beyond the common ones (documented so far).
+fn entity_parameters(name: &str) -> &'static [(&'static str, &'static str)] {
+    match name {
+        "Source" => &[("typelist", "Comma list of entity types; sources delivering any of them (their Types)")],
+        _ => &[],
+    }
+}
+
+fn alias_of(mut item: PathItem, alias: &str) -> PathItem {
+    let suffix = alias.trim_start_matches("/v1/").replace(['/', '{', '}'], "");
+    for op in [item.get.as_mut(), item.post.as_mut()].into_iter().flatten() {
+        op.operation_id = op.operation_id.take().map(|id| format!("{id}Alias{suffix}"));
+    }
+    item
+}
+
 fn specialise(item: &PathItem, name: &str, verb: &str, description: &str) -> PathItem {
     let mut item = item.clone();
-    if let Some(op) = item.get.as_mut() {
+    let ops = [
+        (item.get.as_mut(), verb),
+        (item.post.as_mut(), "create"),
+        (item.put.as_mut(), "update"),
+        (item.delete.as_mut(), "delete"),
+    ];
+    for (op, verb) in ops {
+        let Some(op) = op else { continue };
         op.operation_id = Some(format!("{verb}{name}"));
         op.tags = Some(vec![name.to_string()]);
-        op.description = Some(description.to_string());
+        if verb == "list" || verb == "get" {
+            op.description = Some(description.to_string());
+        }
         if let Some(params) = op.parameters.as_mut() {
             params.retain(|p| p.name != "EntityType");
         }
     }
     item
+}
+
+/// Descriptions of the routes whose handlers are not plain annotated functions: the
+/// utility endpoints and the writes, which are dispatched by hand (the `/v1/{*path}`
+/// catch-all) or take extractors that utoipa cannot describe. Each function here only
+/// carries the `#[utoipa::path]` of one route; the router in `routes.rs`,
+/// `tags.rs` and `utility/mod.rs` is what answers.
+#[allow(dead_code)]
+mod utility_paths {
+    use super::ProblemDoc;
+
+    /// `POST /v1/{EntityType}`.
+    #[utoipa::path(post, path = "/v1/{EntityType}", tag = "Content",
+        params(("EntityType" = String, Path, description = "Dataset path")),
+        request_body(content = serde_json::Value, description = "The document (a JSON object); Id is generated when missing", content_type = "application/json"),
+        responses(
+            (status = 201, description = "Created; Location names the document"),
+            (status = 400, description = "The document is not valid", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 401, description = "No bearer token", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 403, description = "The token lacks the {EntityType}_Create role", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 409, description = "A document with this id exists", body = ProblemDoc, content_type = "application/problem+json"),
+        ),
+        security(("bearer" = [])))]
+    pub fn create_entity() {}
+
+    /// `PUT /v1/{EntityType}/{id}`.
+    #[utoipa::path(put, path = "/v1/{EntityType}/{id}", tag = "Content",
+        params(("EntityType" = String, Path, description = "Dataset path"), ("id" = String, Path, description = "Document id, case-insensitive")),
+        request_body(content = serde_json::Value, description = "The whole document; its Id, when given, must be the path's", content_type = "application/json"),
+        responses(
+            (status = 200, description = "Replaced (or created)"),
+            (status = 400, description = "The document is not valid", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 401, description = "No bearer token", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 403, description = "The token lacks the {EntityType}_Update role", body = ProblemDoc, content_type = "application/problem+json"),
+        ),
+        security(("bearer" = [])))]
+    pub fn update_entity() {}
+
+    /// `DELETE /v1/{EntityType}/{id}`.
+    #[utoipa::path(delete, path = "/v1/{EntityType}/{id}", tag = "Content",
+        params(("EntityType" = String, Path, description = "Dataset path"), ("id" = String, Path, description = "Document id, case-insensitive")),
+        responses(
+            (status = 200, description = "Deleted"),
+            (status = 401, description = "No bearer token", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 403, description = "The token lacks the {EntityType}_Delete role", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 404, description = "No document with this id", body = ProblemDoc, content_type = "application/problem+json"),
+        ),
+        security(("bearer" = [])))]
+    pub fn delete_entity() {}
+
+    /// `GET /v1/HubTag` (alias `/v1/ODHTag`): deprecated list of the Tag documents.
+    #[utoipa::path(get, path = "/v1/HubTag", tag = "Utility", operation_id = "listHubTag",
+        params(crate::openapi::ListQueryDoc,
+            ("validforentity" = Option<String>, Query, description = "Comma list of entity types the tags are valid for"),
+            ("types" = Option<String>, Query, description = "Comma list of tag types")),
+        responses(
+            (status = 200, description = "The list envelope of Tag documents, with Deprecation: true and a successor-version Link to /v1/Tag", body = crate::openapi::EnvelopeDoc),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn hub_tag() {}
+
+    /// `GET /v1/Filter`: one rawfilter expression over several entity types.
+    #[utoipa::path(get, path = "/v1/Filter", tag = "Utility", operation_id = "filter",
+        params(
+            ("expression" = String, Query, description = "A rawfilter expression, such as eq(Active,true)"),
+            ("type" = Option<String>, Query, description = "Comma list of entity types (also odhtype); default the main tourism types"),
+            ("limitto" = Option<u32>, Query, description = "Documents per type, 1 to 100 (default 5)"),
+            ("rawsort" = Option<String>, Query, description = "Sort keys (rawsort syntax) applied within each type"),
+            ("language" = Option<String>, Query, description = "Keep only this language"),
+            ("fields" = Option<String>, Query, description = "Comma-separated paths to return"),
+            ("removenullvalues" = Option<bool>, Query, description = "Omit null and empty fields"),
+        ),
+        responses(
+            (status = 200, description = "{totalResults, expression, detailedResults: {type: n}, Items}"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn filter() {}
+
+    /// `GET /v1/Find`: search titles across entity types.
+    #[utoipa::path(get, path = "/v1/Find", tag = "Utility", operation_id = "find",
+        params(
+            ("q" = String, Query, description = "The text to search (also term)"),
+            ("term" = Option<String>, Query, description = "Alias of q"),
+            ("type" = Option<String>, Query, description = "Comma list of entity types (also hubtype, odhtype)"),
+            ("language" = Option<String>, Query, description = "Language of the title shown (default en)"),
+            ("limitto" = Option<u32>, Query, description = "Documents per type, 1 to 100 (default 5)"),
+            ("searchbasetext" = Option<bool>, Query, description = "Also search Detail.{lang}.BaseText (accommodations: AccoDetail.{lang}.Longdesc)"),
+            ("filteronfields" = Option<String>, Query, description = "Comma list of further paths to search ([*] allowed)"),
+            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; documents in any of them"),
+            ("fields" = Option<String>, Query, description = "Comma list of paths added to each item"),
+            ("rawfilter" = Option<String>, Query, description = "A rawfilter expression applied within each type"),
+            ("rawsort" = Option<String>, Query, description = "Sort keys (rawsort syntax) within each type"),
+        ),
+        responses(
+            (status = 200, description = "{totalResults, searchTerm, detailedResults: {type: n}, Items: [{Id, <title path>, _Meta.Type, Self}]}"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn find() {}
+
+    /// `GET /v1/Distinct`: distinct values of document fields.
+    #[utoipa::path(get, path = "/v1/Distinct", tag = "Utility", operation_id = "distinct",
+        params(
+            ("type" = String, Query, description = "Entity type (also hubtype, odhtype), or hubmetadata for the dataset list"),
+            ("fields" = String, Query, description = "Comma list of field paths; a path with [*] must be the only one"),
+            ("getasarray" = Option<bool>, Query, description = "With one field: a plain array of values"),
+            ("excludenulloremptyvalues" = Option<bool>, Query, description = "Leave out empty strings"),
+            ("source" = Option<String>, Query, description = "Comma list of sources"),
+            ("rawfilter" = Option<String>, Query, description = "Only documents matching this rawfilter expression"),
+            ("tagfilter" = Option<String>, Query, description = "Only documents with these tags (tagfilter syntax)"),
+            ("odhtagfilter" = Option<String>, Query, description = "Only documents with these HubTags (tagfilter syntax)"),
+            ("rawsort" = Option<String>, Query, description = "Order the documents; values then come in first-appearance order"),
+        ),
+        responses(
+            (status = 200, description = "A sorted JSON array of {field: value} objects, or of values"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn distinct() {}
+
+    /// `GET /v1/Location`.
+    #[utoipa::path(get, path = "/v1/Location", tag = "Utility", operation_id = "listLocations",
+        params(
+            ("language" = Option<String>, Query, description = "Then name is this language's title, else a {lang: title} map"),
+            ("type" = Option<String>, Query, description = "Comma list of reg, tvs, mun, fra (default all)"),
+            ("showall" = Option<bool>, Query, description = "true (default): every active entry; false: only those VisibleInSearch"),
+            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; only their children"),
+        ),
+        responses(
+            (status = 200, description = "A JSON array of {typ, name, id}; typ + id is a locfilter token"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn location() {}
+
+    /// `GET /v1/Location/Skiarea`.
+    #[utoipa::path(get, path = "/v1/Location/Skiarea", tag = "Utility", operation_id = "listSkiareaLocations",
+        params(
+            ("language" = Option<String>, Query, description = "Then name is this language's title, else a {lang: title} map"),
+            ("showall" = Option<bool>, Query, description = "true (default): every active entry; false: only those VisibleInSearch"),
+            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; only their children"),
+        ),
+        responses(
+            (status = 200, description = "A JSON array of {typ: \"ska\", name, id}"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn location_skiarea() {}
+
+    /// `GET /v1/GeoShapes` (alias `/v1/GeoShape`).
+    #[utoipa::path(get, path = "/v1/GeoShapes", tag = "Utility", operation_id = "listGeoShapes",
+        params(crate::openapi::ListQueryDoc,
+            ("type" = Option<String>, Query, description = "Comma list of shape types"),
+            ("srid" = Option<String>, Query, description = "Output reference system: 4326 (default), 3857, 32632, 25832; EPSG: prefix allowed"),
+            ("polygon" = Option<String>, Query, description = "Only shapes intersecting this area (WKT, bbc/bbi, or a stored shape)")),
+        responses(
+            (status = 200, description = "The list envelope of shapes, geometry as GeoJSON", body = crate::openapi::EnvelopeDoc),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn geoshapes() {}
+
+    /// `GET /v1/GeoShapes/{id}` (alias `/v1/GeoShape/{id}`).
+    #[utoipa::path(get, path = "/v1/GeoShapes/{id}", tag = "Utility", operation_id = "getGeoShape",
+        params(("id" = String, Path, description = "Shape id, case-insensitive"),
+            ("srid" = Option<String>, Query, description = "Output reference system: 4326 (default), 3857, 32632, 25832")),
+        responses(
+            (status = 200, description = "The shape, geometry as GeoJSON"),
+            (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 404, description = "No shape with this id", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn geoshape() {}
+
+    /// `GET /v1/GeoConverter/KmlToGeoJson?url=`.
+    #[utoipa::path(get, path = "/v1/GeoConverter/KmlToGeoJson", tag = "Utility", operation_id = "kmlToGeoJsonFromUrl",
+        params(("url" = String, Query, description = "Public http(s) address of a KML file")),
+        responses(
+            (status = 200, description = "A GeoJSON geometry", content_type = "application/geo+json"),
+            (status = 400, description = "The url or the file was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn kml_get() {}
+
+    /// `POST /v1/GeoConverter/KmlToGeoJson`.
+    #[utoipa::path(post, path = "/v1/GeoConverter/KmlToGeoJson", tag = "Utility", operation_id = "kmlToGeoJsonFromFile",
+        request_body(content = String, description = "The KML file, as the raw body or the first file of a multipart/form-data body", content_type = "application/vnd.google-earth.kml+xml"),
+        responses(
+            (status = 200, description = "A GeoJSON geometry", content_type = "application/geo+json"),
+            (status = 400, description = "The file was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 413, description = "The file is too large", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn kml_post() {}
+
+    /// `GET /v1/GeoConverter/GpxToGeoJson?url=`.
+    #[utoipa::path(get, path = "/v1/GeoConverter/GpxToGeoJson", tag = "Utility", operation_id = "gpxToGeoJsonFromUrl",
+        params(("url" = String, Query, description = "Public http(s) address of a GPX file")),
+        responses(
+            (status = 200, description = "A GeoJSON geometry", content_type = "application/geo+json"),
+            (status = 400, description = "The url or the file was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn gpx_get() {}
+
+    /// `POST /v1/GeoConverter/GpxToGeoJson`.
+    #[utoipa::path(post, path = "/v1/GeoConverter/GpxToGeoJson", tag = "Utility", operation_id = "gpxToGeoJsonFromFile",
+        request_body(content = String, description = "The GPX file, as the raw body or the first file of a multipart/form-data body", content_type = "application/gpx+xml"),
+        responses(
+            (status = 200, description = "A GeoJSON geometry", content_type = "application/geo+json"),
+            (status = 400, description = "The file was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
+            (status = 413, description = "The file is too large", body = ProblemDoc, content_type = "application/problem+json"),
+        ))]
+    pub fn gpx_post() {}
+
+    /// `GET /v1/Deprecated`.
+    #[utoipa::path(get, path = "/v1/Deprecated", tag = "Utility", operation_id = "listDeprecated",
+        responses(
+            (status = 200, description = "Deprecated fields by lower-case entity name: [{Name, Type, Description, DeprecationDate, RemovedAfter}]"),
+            (status = 401, description = "No valid bearer token", body = ProblemDoc, content_type = "application/problem+json"),
+        ),
+        security(("bearer" = [])))]
+    pub fn deprecated() {}
 }
 
 #[cfg(test)]
@@ -129,6 +407,63 @@ mod tests {
             assert!(list["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "pagesize"));
             assert!(!list["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "EntityType"));
             assert!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["get"].is_object());
+            if e.name == "GeoShape" {
+                // Served by the utility router (read-only), described there.
+                continue;
+            }
+            assert_eq!(json["paths"][format!("/v1/{}", e.route)]["post"]["operationId"], format!("create{}", e.name));
+            assert_eq!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["put"]["operationId"], format!("update{}", e.name));
+            assert_eq!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["delete"]["operationId"], format!("delete{}", e.name));
+        }
+        assert!(json["paths"].get("/v1/{EntityType}").is_none());
+    }
+
+    /// Every static route of the routers under /v1 is described, with its parameters.
+    #[test]
+    fn utility_routes_are_described() {
+        let json = serde_json::to_value(super::openapi()).unwrap();
+        let params = |path: &str, method: &str| -> Vec<String> {
+            let op = &json["paths"][path][method];
+            assert!(op.is_object(), "{method} {path} is not described");
+            op["parameters"].as_array().map(|a| a.iter().map(|p| p["name"].as_str().unwrap().to_string()).collect()).unwrap_or_default()
+        };
+        for (path, method, expected) in [
+            ("/v1", "get", &[][..]),
+            ("/v1/HubTag", "get", &["pagesize", "validforentity"][..]),
+            ("/v1/ODHTag", "get", &["pagesize"][..]),
+            ("/v1/Filter", "get", &["expression", "type", "limitto", "rawsort"][..]),
+            ("/v1/Find", "get", &["q", "term", "type", "language", "limitto", "searchbasetext", "filteronfields", "locfilter", "fields", "rawfilter", "rawsort"][..]),
+            ("/v1/Distinct", "get", &["type", "fields", "getasarray", "source", "rawfilter", "tagfilter", "rawsort"][..]),
+            ("/v1/Location", "get", &["language", "type", "showall", "locfilter"][..]),
+            ("/v1/Location/Skiarea", "get", &["language", "showall", "locfilter"][..]),
+            ("/v1/Location/SkiArea", "get", &["language"][..]),
+            ("/v1/GeoShapes", "get", &["pagesize", "srid"][..]),
+            ("/v1/GeoShape", "get", &["srid"][..]),
+            ("/v1/GeoShapes/{id}", "get", &["id", "srid"][..]),
+            ("/v1/GeoShape/{id}", "get", &["id"][..]),
+            ("/v1/GeoConverter/KmlToGeoJson", "get", &["url"][..]),
+            ("/v1/GeoConverter/KmlToGeoJson", "post", &[][..]),
+            ("/v1/GeoConverter/GpxToGeoJson", "get", &["url"][..]),
+            ("/v1/GeoConverter/GpxToGeoJson", "post", &[][..]),
+            ("/v1/Deprecated", "get", &[][..]),
+            ("/v1/Tag", "get", &["pagesize"][..]),
+            ("/v1/Source", "get", &["pagesize", "typelist"][..]),
+        ] {
+            let names = params(path, method);
+            for p in expected {
+                assert!(names.iter().any(|n| n == p), "{method} {path} lacks parameter {p}: {names:?}");
+            }
+        }
+        assert!(json["paths"]["/v1/GeoConverter/KmlToGeoJson"]["post"]["requestBody"].is_object());
+        // operation ids are unique
+        let mut ids = Vec::new();
+        for item in json["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                if let Some(id) = op.get("operationId").and_then(|v| v.as_str()) {
+                    assert!(!ids.contains(&id.to_string()), "duplicate operationId {id}");
+                    ids.push(id.to_string());
+                }
+            }
         }
     }
 }

@@ -7,12 +7,20 @@
 //! `{"<field>": "<value>"}`, or with `getasarray=true` (one field only) the values
 //! themselves. Values are text (numbers and booleans as written, objects as JSON);
 //! `null` never counts, `""` does unless `excludenulloremptyvalues=true`.
+//!
+//! `rawfilter`, `tagfilter` (and `odhtagfilter`) keep the documents they match, with the
+//! parsers and SQL of the list endpoints; `rawsort` orders the documents, and then the
+//! values come in the order they first appear instead of sorted. These three need an
+//! entity type (not `hubmetadata`).
 
 use std::collections::BTreeSet;
 
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::ENTITY_TYPES;
+use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
+use hub_query::content::tagfilter::parse_tagfilter;
+use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::fields::{parse_fields, FieldPath};
 use serde_json::{json, Value};
 
@@ -88,11 +96,74 @@ pub(crate) async fn distinct(
             .collect()
     });
 
-    let docs = if METADATA_NAMES
+    let parse_error =
+        |parameter: &str, e: hub_query::content::rawfilter::RawFilterError| ContentError::Parse {
+            parameter: parameter.into(),
+            position: e.position,
+            detail: e.message,
+        };
+    let mut filters = Vec::new();
+    if let Some(v) = raw.get("rawfilter") {
+        let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
+        filters.push(ContentFilter::Raw {
+            filter,
+            parameter: "rawfilter",
+        });
+    }
+    for (name, kind) in [("tagfilter", "tag"), ("odhtagfilter", "hubtag")] {
+        if let Some(v) = raw.get(name) {
+            let filter = parse_tagfilter(v).map_err(|e| parse_error(name, e))?;
+            filters.push(ContentFilter::Tags { kind, filter });
+        }
+    }
+    let order = match raw.get("rawsort") {
+        Some(v) => Some(ContentOrder::Raw(
+            parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?,
+        )),
+        None => None,
+    };
+    let is_metadata = METADATA_NAMES
         .iter()
-        .any(|m| m.eq_ignore_ascii_case(type_value))
-    {
+        .any(|m| m.eq_ignore_ascii_case(type_value));
+    if is_metadata {
+        if let Some(p) = ["rawfilter", "tagfilter", "odhtagfilter", "rawsort"]
+            .into_iter()
+            .find(|p| raw.get(p).is_some())
+        {
+            return Err(invalid(
+                p,
+                format!("{p} applies to the documents of an entity type, not to {type_value}"),
+            ));
+        }
+    }
+    let ordered = order.is_some();
+
+    let docs = if is_metadata {
         catalogue()
+    } else if !filters.is_empty() || ordered {
+        let entity = hub_model::EntityType::by_meta_type(type_value).ok_or_else(|| {
+            invalid(
+                type_param,
+                format!(
+                    "'{type_value}' is not an entity type; GET /v1 lists them (or use hubmetadata)"
+                ),
+            )
+        })?;
+        let query = ContentQuery {
+            entity: entity.name,
+            filters,
+            order: order.unwrap_or(ContentOrder::Default),
+            page: Page {
+                size: u32::MAX,
+                number: 1,
+            },
+        };
+        // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
+        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
+        page.docs
+            .iter()
+            .map(|d| serde_json::from_str(d).map_err(hub_store::StoreError::from))
+            .collect::<Result<Vec<Value>, _>>()?
     } else {
         let entity = hub_model::EntityType::by_meta_type(type_value).ok_or_else(|| {
             invalid(
@@ -102,7 +173,17 @@ pub(crate) async fn distinct(
                 ),
             )
         })?;
-        state.store.all_content(entity.name).await?
+        let docs = state.store.all_content(entity.name).await?;
+        if crate::closed::has_closed_parts(entity.name) && !crate::closed::full_access() {
+            docs.iter()
+                .map(|d| {
+                    let reduced = crate::closed::reduce(entity.name, &d.to_string())?;
+                    serde_json::from_str(&reduced).map_err(hub_store::StoreError::from)
+                })
+                .collect::<Result<Vec<Value>, _>>()?
+        } else {
+            docs
+        }
     };
     let keep = |d: &&Value| {
         sources.as_ref().map_or(true, |l| {
@@ -118,12 +199,13 @@ pub(crate) async fn distinct(
     let usable = |s: &String| !(exclude_empty && s.is_empty());
 
     let body = if fields.len() == 1 {
-        let set: BTreeSet<String> = docs
-            .iter()
-            .filter(keep)
-            .flat_map(|d| values(&fields[0], d))
-            .filter(usable)
-            .collect();
+        let set: Vec<String> = distinct_in_order(
+            docs.iter()
+                .filter(keep)
+                .flat_map(|d| values(&fields[0], d))
+                .filter(usable),
+            ordered,
+        );
         if as_array {
             json!(set.into_iter().collect::<Vec<_>>())
         } else {
@@ -134,17 +216,18 @@ pub(crate) async fn distinct(
             )
         }
     } else {
-        let rows: BTreeSet<Vec<Option<String>>> = docs
-            .iter()
-            .filter(keep)
-            .map(|d| {
-                fields
-                    .iter()
-                    .map(|f| values(f, d).into_iter().next().filter(usable))
-                    .collect::<Vec<_>>()
-            })
-            .filter(|row| row.iter().any(Option::is_some))
-            .collect();
+        let rows: Vec<Vec<Option<String>>> = distinct_in_order(
+            docs.iter()
+                .filter(keep)
+                .map(|d| {
+                    fields
+                        .iter()
+                        .map(|f| values(f, d).into_iter().next().filter(usable))
+                        .collect::<Vec<_>>()
+                })
+                .filter(|row| row.iter().any(Option::is_some)),
+            ordered,
+        );
         Value::Array(
             rows.into_iter()
                 .map(|row| {
@@ -160,4 +243,13 @@ pub(crate) async fn distinct(
         )
     };
     Ok(json_response(body.to_string()))
+}
+
+/// Distinct items: sorted, or (`in_order`) in the order they first appear.
+fn distinct_in_order<T: Ord + Clone>(items: impl Iterator<Item = T>, in_order: bool) -> Vec<T> {
+    if !in_order {
+        return items.collect::<BTreeSet<T>>().into_iter().collect();
+    }
+    let mut seen = BTreeSet::new();
+    items.filter(|i| seen.insert(i.clone())).collect()
 }

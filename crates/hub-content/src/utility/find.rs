@@ -6,17 +6,81 @@
 //!
 //! `type` (also `hubtype`, `odhtype`) narrows the types (comma list); `language` (default
 //! `en`) picks the title path shown.
+//!
+//! Also (reference §6): `searchbasetext=true` searches the texts too
+//! (`Detail.{lang}.BaseText`, for accommodations `AccoDetail.{lang}.Longdesc`, every
+//! language); `filteronfields` is a comma list of further paths to search (rawsort path
+//! syntax, `[*]` allowed); `locfilter` keeps documents of these locations (as on lists);
+//! `fields` adds these paths to each item (flat keys named by path); `rawfilter` and
+//! `rawsort` filter and order within each type. With `searchbasetext` or
+//! `filteronfields` the search is one `or(like(…))` over all those paths (case-folded
+//! substring) or the id equal to the term as written, lower- or upper-case.
 
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::EntityType;
+use hub_query::content::rawfilter::{
+    parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter, RawFilterError,
+};
 use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::fields::parse_fields;
 use serde_json::{Map, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
-use crate::params::RawQuery;
+use crate::params::{parse_bool, RawQuery};
+
+fn parse_error(parameter: &str, e: RawFilterError) -> ContentError {
+    ContentError::Parse {
+        parameter: parameter.into(),
+        position: e.position,
+        detail: e.message,
+    }
+}
+
+/// A registry path (`Detail.de.Title`) as a rawfilter path.
+fn json_path(text: &str) -> Option<JsonPath> {
+    parse_rawsort(text).ok()?.into_iter().next().map(|k| k.path)
+}
+
+/// The search as a rawfilter: a case-folded substring of any of `paths` (`{lang}`
+/// expanded to every language), or the id equal to the term.
+fn search_filter(term: &str, paths: &[String], extra: &[JsonPath]) -> RawFilter {
+    let mut any: Vec<RawFilter> = extra
+        .iter()
+        .map(|path| RawFilter::Like {
+            path: path.clone(),
+            text: term.to_string(),
+        })
+        .collect();
+    for p in paths {
+        let expanded: Vec<String> = if p.contains("{lang}") {
+            LANGUAGES.iter().map(|l| p.replace("{lang}", l)).collect()
+        } else {
+            vec![p.clone()]
+        };
+        any.extend(
+            expanded
+                .iter()
+                .filter_map(|t| json_path(t))
+                .map(|path| RawFilter::Like {
+                    path,
+                    text: term.to_string(),
+                }),
+        );
+    }
+    let mut ids = vec![term.to_string(), term.to_lowercase(), term.to_uppercase()];
+    ids.dedup();
+    if let Some(path) = json_path("Id") {
+        any.push(RawFilter::In {
+            path,
+            values: ids.into_iter().map(Literal::Text).collect(),
+            negated: false,
+        });
+    }
+    RawFilter::Or(any)
+}
 
 pub const DEFAULT_TYPES: [&str; 7] = [
     "Accommodation",
@@ -102,26 +166,111 @@ pub(crate) async fn find(
             })?,
     };
     let types = entity_types(&raw, &DEFAULT_TYPES)?;
+    let search_base_text = parse_bool(&raw, "searchbasetext")?.unwrap_or(false);
+    let extra_paths: Vec<JsonPath> = match raw.get("filteronfields") {
+        None => Vec::new(),
+        Some(v) => {
+            // Each entry is parsed alone as the path of `isnull(…)`: rawfilter path
+            // syntax, `[*]` allowed; anything beyond one path is refused.
+            let mut paths = Vec::new();
+            let mut offset = 0;
+            for entry in v.split(',') {
+                let trimmed = entry.trim();
+                if !trimmed.is_empty() {
+                    const PREFIX: &str = "isnull(";
+                    let at = offset + entry.chars().take_while(|c| c.is_whitespace()).count();
+                    match parse_rawfilter(&format!("{PREFIX}{trimmed})")) {
+                        Ok(RawFilter::IsNull { path, .. }) => paths.push(path),
+                        Ok(_) => {
+                            return Err(invalid(
+                                "filteronfields",
+                                format!("'{trimmed}' is not a field path"),
+                            ))
+                        }
+                        Err(e) => {
+                            return Err(ContentError::Parse {
+                                parameter: "filteronfields".into(),
+                                position: (at + e.position.saturating_sub(PREFIX.len()))
+                                    .max(1)
+                                    .min(at + trimmed.chars().count()),
+                                detail: format!("'{trimmed}' is not a field path: {}", e.message),
+                            })
+                        }
+                    }
+                } else {
+                    return Err(invalid("filteronfields", "an empty path in the list; give comma-separated paths such as Detail.de.BaseText"));
+                }
+                offset += entry.chars().count() + 1;
+            }
+            paths
+        }
+    };
+    let fields = match raw.get("fields") {
+        None => Vec::new(),
+        Some(v) => parse_fields(v).map_err(|e| ContentError::Parse {
+            parameter: "fields".into(),
+            position: e.position,
+            detail: e.message,
+        })?,
+    };
+    let rawfilter = raw
+        .get("rawfilter")
+        .map(|v| parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e)))
+        .transpose()?;
+    let order = match raw.get("rawsort") {
+        None => ContentOrder::Default,
+        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?),
+    };
+    let locations = crate::geo_params::GeoParams {
+        locations: super::locfilter(&raw)?,
+        ..Default::default()
+    };
 
     let mut total = 0u64;
     let mut detailed = Map::new();
     let mut items = Vec::new();
     for entity in types {
-        let filters = vec![ContentFilter::Search {
-            folded_term: fold(&term),
-            id_key: term.to_lowercase(),
-            languages: None,
-        }];
+        let mut filters = if search_base_text || !extra_paths.is_empty() {
+            let mut paths: Vec<String> = entity.title_paths.iter().map(|p| p.to_string()).collect();
+            if search_base_text {
+                paths.push(
+                    if entity.name == "Accommodation" {
+                        "AccoDetail.{lang}.Longdesc"
+                    } else {
+                        "Detail.{lang}.BaseText"
+                    }
+                    .to_string(),
+                );
+            }
+            vec![ContentFilter::Raw {
+                filter: search_filter(&term, &paths, &extra_paths),
+                parameter: "filteronfields",
+            }]
+        } else {
+            vec![ContentFilter::Search {
+                folded_term: fold(&term),
+                id_key: term.to_lowercase(),
+                languages: None,
+            }]
+        };
+        if let Some(filter) = &rawfilter {
+            filters.push(ContentFilter::Raw {
+                filter: filter.clone(),
+                parameter: "rawfilter",
+            });
+        }
+        locations.resolve(&state.store, &mut filters).await?;
         let query = ContentQuery {
             entity: entity.name,
             filters,
-            order: ContentOrder::Default,
+            order: order.clone(),
             page: Page {
                 size: limit,
                 number: 1,
             },
         };
-        let page = state.store.list_content(query).await?;
+        // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
+        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
         total += page.total;
         detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
         let title_path = entity
@@ -153,6 +302,9 @@ pub(crate) async fn find(
                     id.as_str().unwrap_or_default()
                 )),
             );
+            for f in &fields {
+                item.insert(f.text.clone(), f.select(&doc));
+            }
             items.push(Value::Object(item));
         }
     }

@@ -5,7 +5,17 @@
 //!
 //! Parameters: `language` (then `name` is that language's title, else a `{lang: title}`
 //! map), `type` (comma list of `reg,tvs,mun,fra`; default all), `showall` (default true:
-//! every active entry; `false`: only those `VisibleInSearch`).
+//! every active entry; `false`: only those `VisibleInSearch`), `locfilter` (the same
+//! tokens as on lists, `reg…`/`tvs…`/`mun…`/`fra…`: keep only the children of any of
+//! them — entries whose `RegionId`, `TourismvereinId`, `MunicipalityId` or
+//! `LocationInfo.*Info.Id` name it; the named entry itself is not its own child).
+//!
+//! No `mta` (meta-region) entries: the registry has no MetaRegion entity type, so there
+//! is nothing to list or to filter by (see docs/decisions.md).
+//!
+//! `GET /v1/Location/Skiarea` (also `/v1/Location/SkiArea`): the ski areas as
+//! `{typ: "ska", name, id}` (an `areafilter` token), with `language`, `showall` and
+//! `locfilter`.
 
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
@@ -48,11 +58,56 @@ fn titles(doc: &Value) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
+/// The `locfilter` tokens this document is a child of, lower case.
+fn parent_tokens(doc: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (prefix, key, info) in [
+        ("reg", "RegionId", "RegionInfo"),
+        ("tvs", "TourismvereinId", "TvInfo"),
+        ("mun", "MunicipalityId", "MunicipalityInfo"),
+        ("fra", "DistrictId", "DistrictInfo"),
+    ] {
+        for id in [doc[key].as_str(), doc["LocationInfo"][info]["Id"].as_str()]
+            .into_iter()
+            .flatten()
+        {
+            out.push(format!("{prefix}{}", id.to_lowercase()));
+        }
+    }
+    out
+}
+
+/// `GET /v1/Location/Skiarea`.
+pub(crate) async fn skiareas(
+    State(state): State<UtilityState>,
+    AxumRawQuery(query): AxumRawQuery,
+) -> Result<Response, ContentError> {
+    let raw = RawQuery::parse(query.as_deref());
+    if let Some(v) = raw.get("type") {
+        if !v.trim().eq_ignore_ascii_case("ska") {
+            return Err(invalid(
+                "type",
+                format!("'{v}' is not listed here; /v1/Location/Skiarea lists ska entries only"),
+            ));
+        }
+    }
+    answer(&state, &raw, &[("ska", "SkiArea")]).await
+}
+
 pub(crate) async fn list(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
+    answer(&state, &raw, &LOCATION_TYPES).await
+}
+
+async fn answer(
+    state: &UtilityState,
+    raw: &RawQuery,
+    types: &[(&'static str, &'static str)],
+) -> Result<Response, ContentError> {
+    let locations = super::locfilter(raw)?;
     let language = raw
         .get("language")
         .map(|v| {
@@ -68,8 +123,8 @@ pub(crate) async fn list(
         })
         .transpose()?;
     let show_all = parse_bool(&raw, "showall")?.unwrap_or(true);
-    let wanted: Vec<&str> = match raw.get("type") {
-        None => LOCATION_TYPES.iter().map(|(t, _)| *t).collect(),
+    let wanted: Vec<&str> = match raw.get("type").filter(|_| types.len() > 1) {
+        None => types.iter().map(|(t, _)| *t).collect(),
         Some(v) => v
             .split(',')
             .map(str::trim)
@@ -90,7 +145,7 @@ pub(crate) async fn list(
     };
 
     let mut items = Vec::new();
-    for (typ, entity) in LOCATION_TYPES {
+    for &(typ, entity) in types {
         if !wanted.contains(&typ) {
             continue;
         }
@@ -105,6 +160,11 @@ pub(crate) async fn list(
                 } else {
                     d["VisibleInSearch"].as_bool() == Some(true)
                 }
+            })
+            .filter(|d| {
+                locations.as_ref().map_or(true, |wanted| {
+                    parent_tokens(d).iter().any(|t| wanted.contains(t))
+                })
             })
             .filter_map(|d| {
                 let id = d["Id"].as_str()?.to_string();

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `GET /v1/GeoShapes[/{id}]`, alias `/v1/GeoShape[/{id}]` | [`geoshapes`] |
 //! | `GET/POST /v1/GeoConverter/KmlToGeoJson`, `…/GpxToGeoJson` | [`geoconverter`] |
-//! | `GET /v1/Location` | [`location`] |
+//! | `GET /v1/Location`, `GET /v1/Location/Skiarea` | [`location`] |
 //! | `GET /v1/Find` | [`find`] |
 //! | `GET /v1/Distinct` | [`distinct`] |
 //!
@@ -52,12 +52,28 @@ pub fn router(state: UtilityState) -> Router {
             get(geoconverter::gpx_from_url).post(geoconverter::gpx_from_body),
         )
         .route("/v1/Location", get(location::list))
+        .route("/v1/Location/Skiarea", get(location::skiareas))
+        .route("/v1/Location/SkiArea", get(location::skiareas))
         .route("/v1/Find", get(find::find))
         .route("/v1/Distinct", get(distinct::distinct))
         // Uploads beyond the converter's limit are refused before they are read whole;
         // the handler checks again and answers with a problem body.
         .layer(axum::extract::DefaultBodyLimit::max(limit + 64 * 1024))
         .with_state(state)
+}
+
+/// The `locfilter` tokens of a query (lower case), validated as on lists; the other
+/// geographic parameters of lists are not read.
+pub(crate) fn locfilter(
+    raw: &crate::params::RawQuery,
+) -> Result<Option<Vec<String>>, crate::error::ContentError> {
+    let Some(v) = raw.get("locfilter") else {
+        return Ok(None);
+    };
+    let alone = form_urlencoded::Serializer::new(String::new())
+        .append_pair("locfilter", v)
+        .finish();
+    Ok(crate::geo_params::GeoParams::parse(&crate::params::RawQuery::parse(Some(&alone)))?.locations)
 }
 
 pub(crate) fn json_response(body: String) -> Response {

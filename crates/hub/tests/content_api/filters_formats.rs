@@ -464,3 +464,99 @@ async fn formats_pass_standard_readers() {
         }
     }
 }
+
+#[tokio::test]
+async fn filter_endpoint_applies_rawsort() {
+    let uri = |sort: &str| format!("/v1/Filter?expression={}&type=hubactivitypoi&limitto=2{sort}", q("like(Shortname,'a')"));
+    let item_ids = |body: &Value| -> Vec<String> {
+        body["Items"].as_array().unwrap().iter().map(|i| i["Id"].as_str().unwrap().to_string()).collect()
+    };
+    let (status, plain) = get(app(), &uri("")).await;
+    assert_eq!(status, 200, "{plain}");
+    assert_eq!(item_ids(&plain), ["p1", "p2"]);
+    let (status, sorted) = get(app(), &uri("&rawsort=-Shortname")).await;
+    assert_eq!(status, 200, "{sorted}");
+    assert_eq!(item_ids(&sorted), ["p4", "p3"]);
+    assert_eq!(sorted["detailedResults"], json!({"hubactivitypoi": 4}));
+    let (status, body) = get(app(), &uri("&rawsort=a,,b")).await;
+    assert_eq!((status, body["parameter"].as_str()), (400, Some("rawsort")), "{body}");
+}
+
+#[tokio::test]
+async fn distinct_takes_tagfilter_rawfilter_and_rawsort() {
+    let names = |extra: &str| format!("/v1/Distinct?type=hubactivitypoi&fields=Shortname&getasarray=true{extra}");
+    let cases: &[(String, Value)] = &[
+        (names(""), json!(["Alpha", "Bravo", "Charlie", "Delta"])),
+        (names("&tagfilter=hiking"), json!(["Alpha", "Bravo"])),
+        (names(&format!("&tagfilter={}", q("and(hiking,summer)"))), json!(["Alpha"])),
+        (names("&odhtagfilter=sommer"), json!(["Alpha", "Charlie"])),
+        (names(&format!("&rawfilter={}", q("eq(Active,false)"))), json!(["Charlie"])),
+        (names(&format!("&rawfilter={}&tagfilter=summer", q("eq(Active,true)"))), json!(["Alpha"])),
+        // With rawsort the values come in the documents' order.
+        (names("&rawsort=-Shortname"), json!(["Delta", "Charlie", "Bravo", "Alpha"])),
+        (names("&rawsort=-Altitude&tagfilter=hiking"), json!(["Alpha", "Bravo"])),
+    ];
+    for (uri, expected) in cases {
+        let (status, body) = get(app(), uri).await;
+        assert_eq!(status, 200, "{uri}: {body}");
+        assert_eq!(&body, expected, "{uri}");
+    }
+    let (_, rows) = get(app(), &format!("/v1/Distinct?type=hubactivitypoi&fields=Id,Shortname&rawfilter={}", q("gt(Altitude,500)"))).await;
+    assert_eq!(rows, json!([{"Id": "p1", "Shortname": "Alpha"}, {"Id": "p4", "Shortname": "Delta"}]));
+
+    for (uri, parameter, position) in [
+        (names(&format!("&tagfilter={}", q("and(hiking,summer"))), "tagfilter", Some(18)),
+        (names(&format!("&odhtagfilter={}", q("xor(a)"))), "odhtagfilter", Some(1)),
+        (names(&format!("&rawfilter={}", q("eq(a,"))), "rawfilter", Some(6)),
+        (names("&rawsort=a,,b"), "rawsort", None),
+        (format!("/v1/Distinct?type=hubmetadata&fields=Type&rawfilter={}", q("eq(a,1)")), "rawfilter", None),
+        ("/v1/Distinct?type=hubmetadata&fields=Type&rawsort=Type".to_string(), "rawsort", None),
+    ] {
+        let (status, body) = get(app(), &uri).await;
+        assert_eq!((status, body["parameter"].as_str()), (400, Some(parameter)), "{uri}: {body}");
+        if let Some(position) = position {
+            assert_eq!(body["position"].as_u64(), Some(position), "{uri}: {body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn find_searches_base_texts_and_extra_fields() {
+    let (status, plain) = get(app(), "/v1/Find?q=sunny&type=accommodation").await;
+    assert_eq!(status, 200, "{plain}");
+    assert_eq!(plain["detailedResults"], json!({"accommodation": 0}));
+    let (status, texts) = get(app(), "/v1/Find?q=SUNNY&type=accommodation,hubactivitypoi&searchbasetext=true&fields=AccoTypeId").await;
+    assert_eq!(status, 200, "{texts}");
+    assert_eq!(texts["detailedResults"], json!({"accommodation": 1, "hubactivitypoi": 0}));
+    assert_eq!(texts["Items"][0]["Id"], "A1");
+    assert_eq!(texts["Items"][0]["AccoTypeId"], "HotelPension");
+    // Titles and ids still match in the wider search.
+    let (_, titles) = get(app(), "/v1/Find?q=alpha&type=hubactivitypoi&searchbasetext=true").await;
+    assert_eq!(titles["detailedResults"], json!({"hubactivitypoi": 1}));
+    let (_, by_id) = get(app(), "/v1/Find?q=P2&type=hubactivitypoi&searchbasetext=true").await;
+    assert_eq!(by_id["Items"][0]["Id"], "p2", "{by_id}");
+    // filteronfields: further paths, [*] allowed.
+    let (_, none) = get(app(), "/v1/Find?q=wifi&type=hubactivitypoi").await;
+    assert_eq!(none["totalResults"], 0);
+    let (_, wifi) = get(app(), &format!("/v1/Find?q=wifi&type=hubactivitypoi&filteronfields={}", q("Features.[*].Name"))).await;
+    assert_eq!(wifi["totalResults"], 1, "{wifi}");
+    assert_eq!(wifi["Items"][0]["Id"], "p1");
+    // rawfilter and rawsort within each type.
+    let (_, sorted) = get(app(), &format!("/v1/Find?q=a&type=hubactivitypoi&rawsort=-Shortname&rawfilter={}", q("eq(Active,true)"))).await;
+    let found: Vec<&str> = sorted["Items"].as_array().unwrap().iter().map(|i| i["Id"].as_str().unwrap()).collect();
+    assert_eq!(found, ["p4", "p2", "p1"], "{sorted}");
+
+    for (uri, parameter) in [
+        ("/v1/Find?q=x&searchbasetext=perhaps".to_string(), "searchbasetext"),
+        ("/v1/Find?q=x&filteronfields=a(b".to_string(), "filteronfields"),
+        ("/v1/Find?q=x&filteronfields=Id,a)or(b".to_string(), "filteronfields"),
+        ("/v1/Find?q=x&filteronfields=a,,b".to_string(), "filteronfields"),
+        ("/v1/Find?q=x&locfilter=xyz1".to_string(), "locfilter"),
+        ("/v1/Find?q=x&fields=a..b".to_string(), "fields"),
+        (format!("/v1/Find?q=x&rawfilter={}", q("eq(a,")), "rawfilter"),
+        ("/v1/Find?q=x&rawsort=a,,b".to_string(), "rawsort"),
+    ] {
+        let (status, body) = get(app(), &uri).await;
+        assert_eq!((status, body["parameter"].as_str()), (400, Some(parameter)), "{uri}: {body}");
+    }
+}

@@ -611,3 +611,176 @@ async fn source_lists_the_source_identifiers() {
     let (_, one) = get("/v1/Source/LTS").await;
     assert_eq!(one["Id"], "lts");
 }
+
+#[tokio::test]
+async fn find_takes_locfilter_and_fields() {
+    let (status, body) = get("/v1/Find?q=place&type=hubactivitypoi&limitto=50&locfilter=regR1&fields=LocationInfo.RegionInfo.Id").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["detailedResults"], json!({"hubactivitypoi": 3}));
+    let found: Vec<&str> = body["Items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["Id"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["geo-br", "geo-bz", "geo-none"]);
+    assert_eq!(body["Items"][0]["LocationInfo.RegionInfo.Id"], "R1");
+    let keys: Vec<&str> = body["Items"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "Id",
+            "Detail.en.Title",
+            "_Meta.Type",
+            "Self",
+            "LocationInfo.RegionInfo.Id"
+        ]
+    );
+    assert_eq!(
+        problem("/v1/Find?q=place&locfilter=reg").await["parameter"],
+        "locfilter"
+    ); // Only locfilter is read of the geographic list parameters.
+    for uri in [
+        "/v1/Find?q=place&type=hubactivitypoi&radius=abc",
+        "/v1/Location?polygon=nonsense",
+    ] {
+        let (status, body) = get(uri).await;
+        assert_eq!(status, 200, "{uri}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn location_locfilter_keeps_children_and_skiarea_lists_ska() {
+    let entries = |body: &Value| -> Vec<String> {
+        body["Items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                format!(
+                    "{}{}",
+                    i["typ"].as_str().unwrap(),
+                    i["id"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    for (filter, expected) in [
+        ("regR1", &["tvsT1", "munM1", "fraD1"][..]),
+        ("REGr1", &["tvsT1", "munM1", "fraD1"][..]),
+        ("tvsT1", &["munM1", "fraD1"][..]),
+        ("munM1", &["fraD1"][..]),
+        ("regR2", &[][..]),
+        ("regR2,munM1", &["fraD1"][..]),
+    ] {
+        let (status, body) = get(&format!("/v1/Location?locfilter={filter}")).await;
+        assert_eq!(status, 200, "{filter}: {body}");
+        assert_eq!(entries(&body), expected, "locfilter={filter}");
+    }
+    let (_, typed) = get("/v1/Location?locfilter=regR1&type=mun").await;
+    assert_eq!(entries(&typed), ["munM1"]);
+
+    let (status, ski) = get("/v1/Location/Skiarea?language=de").await;
+    assert_eq!(status, 200, "{ski}");
+    assert_eq!(
+        ski["Items"],
+        json!([{"typ": "ska", "name": "Skigebiet", "id": "S1"}])
+    );
+    let (_, same) = get("/v1/Location/SkiArea").await;
+    assert_eq!(
+        same["Items"][0]["name"],
+        json!({"de": "Skigebiet", "it": "Area sciistica"})
+    );
+
+    for (uri, parameter) in [
+        ("/v1/Location?locfilter=xyz1", "locfilter"),
+        ("/v1/Location?locfilter=reg", "locfilter"),
+        // No meta-regions in the registry: mta tokens are refused as on lists.
+        ("/v1/Location?locfilter=mtametaDolomiten", "locfilter"),
+        ("/v1/Location/Skiarea?language=xx", "language"),
+        ("/v1/Location/Skiarea?showall=perhaps", "showall"),
+        ("/v1/Location/Skiarea?type=reg", "type"),
+        ("/v1/Location/Skiarea?locfilter=ska1", "locfilter"),
+    ] {
+        assert_eq!(problem(uri).await["parameter"], parameter, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn source_typelist_keeps_sources_of_these_types() {
+    for (typelist, expected) in [
+        ("accommodation", &["lts"][..]),
+        ("event", &["idm", "lts"][..]),
+        // Either spelling of a type finds documents storing the other.
+        ("hubactivitypoi", &["idm"][..]),
+        ("Accommodation,ODHActivityPoi", &["idm", "lts"][..]),
+        ("webcam", &[][..]),
+    ] {
+        let (status, body) = get(&format!("/v1/Source?typelist={typelist}")).await;
+        assert_eq!(status, 200, "{typelist}: {body}");
+        assert_eq!(ids(&body), expected, "typelist={typelist}");
+    }
+    assert_eq!(
+        problem("/v1/Source?typelist=,").await["parameter"],
+        "typelist"
+    );
+}
+
+/// Find, Filter and Distinct read documents outside the list route: closed parts
+/// (rooms, availability) stay hidden from anonymous callers there too.
+#[tokio::test]
+async fn utility_endpoints_keep_closed_parts_hidden() {
+    let (store, _dir) = support::backend();
+    let doc = json!({"Id": "ACLOSED", "_Meta": {"Id": "ACLOSED", "Type": "accommodation", "Source": "lts"}, "Shortname": "Hotel Closed",
+        "Active": true, "AccoDetail": {"en": {"Name": "Hotel Closed"}},
+        "AccoRoomInfo": [{"Id": "room1", "Name": "Suite secret", "PriceFrom": 99}],
+        "Availability": [{"Date": "2030-01-01", "Available": true, "PriceFrom": 120}]});
+    store
+        .put_content_batch(&[("Accommodation", doc)], &mut |_| {})
+        .unwrap();
+    let router = hub::router(store, &support::test_config());
+    let fetch = |uri: String| {
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(Request::get(&uri).body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{uri}");
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            serde_json::from_slice::<Value>(&bytes).unwrap()
+        }
+    };
+    let find = fetch(
+        "/v1/Find?q=closed&type=accommodation&fields=Availability,AccoRoomInfo.[*].Name".into(),
+    )
+    .await;
+    assert_eq!(find["Items"][0]["Id"], "ACLOSED", "{find}");
+    assert_eq!(find["Items"][0]["Availability"], Value::Null, "{find}");
+    assert!(!find.to_string().contains("Suite secret"), "{find}");
+    let filter = fetch(format!(
+        "/v1/Filter?type=accommodation&expression={}&rawsort=Shortname",
+        enc("eq(Id,'ACLOSED')")
+    ))
+    .await;
+    assert_eq!(filter["totalResults"], 1, "{filter}");
+    assert!(!filter.to_string().contains("Suite secret"), "{filter}");
+    assert!(!filter.to_string().contains("2030-01-01"), "{filter}");
+    for extra in ["", "&rawsort=Id"] {
+        let distinct = fetch(format!(
+            "/v1/Distinct?type=accommodation&fields=Availability.[*].Date&getasarray=true{extra}"
+        ))
+        .await;
+        assert_eq!(distinct, json!([]), "{extra}");
+        let rooms = fetch(format!(
+            "/v1/Distinct?type=accommodation&fields=AccoRoomInfo.[*].Name&getasarray=true{extra}"
+        ))
+        .await;
+        assert!(!rooms.to_string().contains("Suite secret"), "{rooms}");
+    }
+}
