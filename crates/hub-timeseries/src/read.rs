@@ -122,26 +122,51 @@ pub async fn dispatch(
     }
     let columns = compiled.columns.clone();
     let rows = st.store.ts_query(compiled).await?;
-    let data = if repr.tree {
-        if rows.len() > st.config.max_tree_rows {
-            return Err(ApiError::bad(format!(
-                "TREE BUILDING: Response of more than {} rows. Please rephrase your request. Use a flat representation, WHERE, SELECT, LIMIT with OFFSET or a narrow time interval.",
-                st.config.max_tree_rows
-            )));
-        }
-        shape::tree(&route, &columns, &rows, zone, p.shownull)
+    if repr.tree && rows.len() > st.config.max_tree_rows {
+        return Err(ApiError::bad(format!(
+            "TREE BUILDING: Response of more than {} rows. Please rephrase your request. Use a flat representation, WHERE, SELECT, LIMIT with OFFSET or a narrow time interval.",
+            st.config.max_tree_rows
+        )));
+    }
+    // The envelope and the data are written straight into the body (no value tree).
+    let mut body = Vec::with_capacity(rows.len() * 512 + 64);
+    body.extend_from_slice(b"{\"offset\":");
+    serde_json::to_writer(&mut body, &p.offset).expect("writing to a Vec");
+    body.extend_from_slice(b",\"limit\":");
+    serde_json::to_writer(&mut body, &p.limit).expect("writing to a Vec");
+    body.extend_from_slice(b",\"data\":");
+    let data_start = body.len();
+    if repr.tree {
+        shape::tree_into(&route, &columns, &rows, zone, p.shownull, &mut body);
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            String::from_utf8_lossy(&body[data_start..]),
+            serde_json::to_string(&shape::tree_reference(&route, &columns, &rows, zone, p.shownull)).unwrap_or_default(),
+            "streamed tree differs from the value tree"
+        );
+    } else if shape::flat_into(&columns, &rows, zone, p.shownull, &mut body) {
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            String::from_utf8_lossy(&body[data_start..]),
+            serde_json::to_string(&shape::flat(&columns, &rows, zone, p.shownull)).unwrap_or_default(),
+            "streamed flat rows differ from the value tree"
+        );
     } else {
-        shape::flat(&columns, &rows, zone, p.shownull)
-    };
-    let mut env = Map::new();
-    env.insert("offset".into(), json!(p.offset));
-    env.insert("limit".into(), json!(p.limit));
-    env.insert("data".into(), data);
-    Ok(json_response(Value::Object(env)))
+        // Two visible columns share a key: the value map keeps the first position and the
+        // last value, so use it.
+        let data = shape::flat(&columns, &rows, zone, p.shownull);
+        serde_json::to_writer(&mut body, &data).expect("writing to a Vec");
+    }
+    let _ = data_start;
+    body.push(b'}');
+    Ok(bytes_response(body))
 }
 
 fn json_response(v: Value) -> Response {
-    let body = serde_json::to_vec(&v).unwrap_or_default();
+    bytes_response(serde_json::to_vec(&v).unwrap_or_default())
+}
+
+fn bytes_response(body: Vec<u8>) -> Response {
     let mut r = body.into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
