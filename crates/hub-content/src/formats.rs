@@ -94,12 +94,22 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         return problem_response(&Problem::internal("the response was too large to convert"));
     };
-    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
-        return Response::from_parts(parts, Body::from(bytes));
+    // CSV flattens straight from the text (a page of 1,000 documents need not become
+    // `Value`s); anything that is not a list falls back to parsing.
+    let csv = match format {
+        Format::Csv => crate::csv::render_slice(&bytes),
+        _ => None,
+    };
+    let value = match csv {
+        Some(_) => Value::Null,
+        None => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) => value,
+            Err(_) => return Response::from_parts(parts, Body::from(bytes)),
+        },
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     let (content_type, body) = match format {
-        Format::Csv => ("text/csv; charset=utf-8; header=present", crate::csv::render(&value)),
+        Format::Csv => ("text/csv; charset=utf-8; header=present", csv.unwrap_or_else(|| crate::csv::render(&value))),
         _ => {
             let entity = path.strip_prefix("/v1/").and_then(EntityType::resolve_path).map(|(e, _)| e);
             let language = query.get("language").and_then(hub_model::language::parse_language).unwrap_or("en");

@@ -118,8 +118,8 @@ fn delete_side(conn: &Connection, entity: &str, id_key: &str) -> Result<()> {
 fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
     delete_side(conn, d.entity, &d.id_key)?;
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
     )?
     .execute(params![d.entity, d.id_key, d.id, d.sort_key, d.source, d.active, d.last_change, d.latitude, d.longitude, d.doc])?;
     for lang in &d.languages {

@@ -315,4 +315,21 @@ DROP TABLE IF EXISTS content_geo_key;
 CREATE INDEX content_position ON content (entity, latitude, longitude);
 "#,
 },
+Migration {
+    version: 7,
+    name: "content: binary JSON (JSONB) copy of each document for rawfilter",
+    // `rawfilter` reads `docb`: SQLite's JSON functions walk JSONB without parsing the
+    // text document first. The write paths fill it with `jsonb(doc)`; the triggers only
+    // cover a writer that does not (they never fire when `docb` is written).
+    sqlite: r#"
+ALTER TABLE content ADD COLUMN docb BLOB;
+UPDATE content SET docb = jsonb(doc);
+CREATE TRIGGER content_docb_insert AFTER INSERT ON content WHEN NEW.docb IS NULL BEGIN
+    UPDATE content SET docb = jsonb(NEW.doc) WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER content_docb_update AFTER UPDATE OF doc ON content WHEN NEW.docb IS OLD.docb BEGIN
+    UPDATE content SET docb = jsonb(NEW.doc) WHERE rowid = NEW.rowid;
+END;
+"#,
+},
 ];

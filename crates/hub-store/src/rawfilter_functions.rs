@@ -12,6 +12,7 @@
 
 use hub_model::language::fold;
 use rusqlite::functions::{Context, FunctionFlags};
+use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use crate::StoreError;
@@ -22,12 +23,7 @@ const SEP: char = '\u{1f}';
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     conn.create_scalar_function("hub_rf_check", 4, flags, check)?;
-    conn.create_scalar_function("hub_rf_contains", 2, flags, |ctx| {
-        let (Some(text), Some(needle)) = (ctx.get::<Option<String>>(0)?, ctx.get::<Option<String>>(1)?) else {
-            return Ok(None);
-        };
-        Ok(Some(fold(&text).contains(&fold(&needle))))
-    })?;
+    conn.create_scalar_function("hub_rf_contains", 2, flags, contains)?;
     conn.create_scalar_function("hub_rf_regexp", 2, flags, |ctx| {
         let re = ctx.get_or_create_aux(0, |v| {
             regex::RegexBuilder::new(v.as_str()?)
@@ -52,7 +48,37 @@ fn describe(json_type: &str) -> &'static str {
     }
 }
 
+/// Runs once per document: the common cases compare the arguments' bytes without
+/// copying them, and the needle is folded once per statement.
+fn contains(ctx: &Context) -> rusqlite::Result<Option<bool>> {
+    let needle = ctx.get_or_create_aux(1, |v| -> rusqlite::Result<Option<String>> {
+        Ok(match v {
+            ValueRef::Null => None,
+            other => Some(fold(other.as_str()?)),
+        })
+    })?;
+    let Some(needle) = needle.as_deref() else { return Ok(None) };
+    match ctx.get_raw(0) {
+        ValueRef::Null => Ok(None),
+        // ASCII text folds to its ASCII lower case.
+        ValueRef::Text(text) if text.is_ascii() => {
+            Ok(Some(needle.is_empty() || text.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))))
+        }
+        _ => {
+            let text: String = ctx.get(0)?;
+            Ok(Some(fold(&text).contains(needle)))
+        }
+    }
+}
+
 fn check(ctx: &Context) -> rusqlite::Result<i64> {
+    // Fast path: the type is one of the kinds, or missing/null.
+    match (ctx.get_raw(0), ctx.get_raw(1)) {
+        (ValueRef::Null, _) => return Ok(0),
+        (ValueRef::Text(b"null"), _) => return Ok(0),
+        (ValueRef::Text(t), ValueRef::Text(kinds)) if kinds.split(|c| *c == b',').any(|k| k == t) => return Ok(1),
+        _ => {}
+    }
     let Some(json_type) = ctx.get::<Option<String>>(0)? else { return Ok(0) };
     if json_type == "null" {
         return Ok(0);
@@ -152,5 +178,17 @@ mod tests {
             )
             .unwrap();
         assert_eq!(r, (true, true, false));
+    }
+
+    #[test]
+    fn contains_agrees_with_folding_for_ascii_and_other_text() {
+        let c = conn();
+        for (text, needle) in [("Alm", "ALM"), ("alm", ""), ("Strasse", "STRASSE"), ("Straße", "strasse"), ("Strasse", "ß"), ("abc", "Ü"), ("\u{212a}elvin", "k"), ("x", "xy")] {
+            let got: bool = c.query_row("SELECT hub_rf_contains(?1, ?2)", [text, needle], |r| r.get(0)).unwrap();
+            assert_eq!(got, fold(text).contains(&fold(needle)), "{text} {needle}");
+        }
+        let nulls: (Option<bool>, Option<bool>) =
+            c.query_row("SELECT hub_rf_contains(NULL, 'a'), hub_rf_contains('a', NULL)", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!(nulls, (None, None));
     }
 }

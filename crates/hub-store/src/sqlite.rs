@@ -159,8 +159,8 @@ impl SqliteBackend {
                 tx.prepare_cached("DELETE FROM content_tag WHERE entity = ?1 AND id_key = ?2")?,
             ];
             let mut upsert = tx.prepare_cached(
-                "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
             )?;
             let mut language = tx.prepare_cached("INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)")?;
             let mut title = tx.prepare_cached("INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)")?;

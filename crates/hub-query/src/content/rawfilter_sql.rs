@@ -1,7 +1,7 @@
 //! Compilation of `rawfilter` / `rawsort` ASTs to SQL over the `doc` column. Paths and
 //! values are always bound parameters (paths are validated identifiers first).
 //!
-//! SQLite: `json_extract` / `json_type` on `c.doc`; a `[*]` segment becomes
+//! SQLite: `json_extract` / `json_type` on `c.docb` (the JSONB copy of `doc`); a `[*]` segment becomes
 //! `EXISTS (SELECT 1 FROM json_each(…) jN WHERE …)`. Comparisons are typed: the JSON type
 //! of the value must match the literal (boolean, number, text or date as text, array for
 //! `[]`); a missing or null value does not match. A value of another type is a client
@@ -110,7 +110,7 @@ impl Operand {
     fn value(&self, q: &mut SqlBuilder) {
         match self {
             Operand::Doc(p) => {
-                q.sql("json_extract(c.doc, ").text(p.clone()).sql(")");
+                q.sql("json_extract(c.docb, ").text(p.clone()).sql(")");
             }
             Operand::Elem(n, None) => {
                 q.sql(&format!("j{n}.value"));
@@ -126,7 +126,7 @@ impl Operand {
     fn json_type(&self, q: &mut SqlBuilder) {
         match self {
             Operand::Doc(p) => {
-                q.sql("json_type(c.doc, ").text(p.clone()).sql(")");
+                q.sql("json_type(c.docb, ").text(p.clone()).sql(")");
             }
             Operand::Elem(n, None) => {
                 q.sql(&format!("j{n}.type"));
@@ -143,7 +143,7 @@ impl Operand {
     fn container(&self, q: &mut SqlBuilder) {
         match self {
             Operand::Doc(p) => {
-                q.sql("c.doc, ").text(p.clone());
+                q.sql("c.docb, ").text(p.clone());
             }
             Operand::Elem(n, None) => {
                 q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}j{n}.value END"));

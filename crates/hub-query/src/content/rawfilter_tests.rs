@@ -184,13 +184,13 @@ fn sqlite_binds_paths_and_values() {
     assert_eq!(q.params()[0], SqlValue::Text("$.\"Detail\".\"de\".\"Title\"".into()));
     assert_eq!(
         q.as_sql(),
-        "CASE WHEN hub_rf_check(json_type(c.doc, ?1), ?2, ?3, ?4) THEN json_extract(c.doc, ?5) = ?6 END"
+        "CASE WHEN hub_rf_check(json_type(c.docb, ?1), ?2, ?3, ?4) THEN json_extract(c.docb, ?5) = ?6 END"
     );
     assert_eq!(q.params()[2], SqlValue::Int(20));
 
     let q = sqlite("in(Features.[*].Id,'a')");
     assert!(
-        q.as_sql().starts_with("COALESCE(EXISTS (SELECT 1 FROM json_each(c.doc, ?1) j1 WHERE "),
+        q.as_sql().starts_with("COALESCE(EXISTS (SELECT 1 FROM json_each(c.docb, ?1) j1 WHERE "),
         "{}",
         q.as_sql()
     );
