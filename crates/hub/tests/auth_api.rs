@@ -157,6 +157,29 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
     }
 }
 
+/// A listener on a free loopback port, its base URL, and a store with `key` installed
+/// and one user, for tests that run a second, real token service.
+async fn loopback_store_with_user(
+    key: &SigningKey,
+    username: &str,
+    password: &str,
+    role: &str,
+) -> (tokio::net::TcpListener, String, hub_store::Store, tempfile::TempDir) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (store, dir) = support::backend();
+    hub_auth::install_signing_key(&store, key).await.unwrap();
+    let user = UserRecord {
+        id: format!("id-{username}"),
+        username: username.into(),
+        password_hash: hub_auth::secrets::hash_password(password),
+        roles: vec![role.into()],
+        created_at: 0,
+    };
+    store.auth_user_add(user).await.unwrap();
+    (listener, base, store, dir)
+}
+
 async fn app() -> App {
     app_with("hub", None, &keys().0).await
 }
@@ -680,20 +703,7 @@ async fn bad_tokens_are_401_with_an_invalid_token_challenge() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_external_issuer_is_trusted_by_its_jwks() {
     // A second token service on loopback plays the Keycloak realm.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (store, _dir) = support::backend();
-    hub_auth::install_signing_key(&store, &keys().1)
-        .await
-        .unwrap();
-    let user = UserRecord {
-        id: "kc-1".into(),
-        username: "kc-reader".into(),
-        password_hash: hub_auth::secrets::hash_password("kc-pw"),
-        roles: vec!["AccoReader".into()],
-        created_at: 0,
-    };
-    store.auth_user_add(user).await.unwrap();
+    let (listener, base, store, _dir) = loopback_store_with_user(&keys().1, "kc-reader", "kc-pw", "AccoReader").await;
     let external = AuthService::new(
         store,
         AuthConfig {
@@ -1101,20 +1111,7 @@ async fn pyjwt_verifies_issued_tokens_against_the_jwks() {
             return;
         }
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (store, _dir) = support::backend();
-    hub_auth::install_signing_key(&store, &keys().0)
-        .await
-        .unwrap();
-    let user = UserRecord {
-        id: "py-1".into(),
-        username: "py".into(),
-        password_hash: hub_auth::secrets::hash_password("py-pw"),
-        roles: vec!["DataReader".into()],
-        created_at: 0,
-    };
-    store.auth_user_add(user).await.unwrap();
+    let (listener, base, store, _dir) = loopback_store_with_user(&keys().0, "py", "py-pw", "DataReader").await;
     let config = hub::Config {
         auth_url: Some(base.clone()),
         ..support::test_config()
