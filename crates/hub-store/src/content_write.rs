@@ -33,6 +33,32 @@ fn without_meta(doc: &Value) -> Value {
     }
 }
 
+/// Sets `_Meta.LastUpdate` to `now`, and `_Meta.LastChange` to `now` when the content
+/// (everything but `_Meta`) differs from `old`, else keeps the old one. True when changed.
+pub(crate) fn stamp_meta(doc: &mut Value, old: Option<&Value>, now: &str) -> Result<bool> {
+    let changed = match old {
+        None => true,
+        Some(old) => without_meta(old) != without_meta(doc),
+    };
+    let old_change = old.and_then(|o| o.pointer("/_Meta/LastChange")).cloned();
+    let meta = doc
+        .as_object_mut()
+        .ok_or_else(|| StoreError::Invalid("a document must be a JSON object".into()))?
+        .entry("_Meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let meta = meta.as_object_mut().expect("made an object above");
+    meta.insert("LastUpdate".into(), Value::String(now.to_string()));
+    let last_change = match (changed, old_change) {
+        (false, Some(previous)) => previous,
+        _ => Value::String(now.to_string()),
+    };
+    meta.insert("LastChange".into(), last_change);
+    Ok(changed)
+}
+
 /// Upserts `docs` in one transaction, stamping `_Meta.LastUpdate`/`LastChange` with `now`.
 /// An error leaves the store as it was.
 pub(crate) fn put_tracked(
@@ -64,29 +90,7 @@ pub(crate) fn put_tracked(
             });
             continue;
         }
-        let changed = match &old {
-            None => true,
-            Some(old) => without_meta(old) != without_meta(&doc),
-        };
-        let old_change = old
-            .as_ref()
-            .and_then(|o| o.pointer("/_Meta/LastChange"))
-            .cloned();
-        let meta = doc
-            .as_object_mut()
-            .ok_or_else(|| StoreError::Invalid("a document must be a JSON object".into()))?
-            .entry("_Meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(Map::new());
-        }
-        let meta = meta.as_object_mut().expect("made an object above");
-        meta.insert("LastUpdate".into(), Value::String(now.to_string()));
-        let last_change = match (changed, old_change) {
-            (false, Some(previous)) => previous,
-            _ => Value::String(now.to_string()),
-        };
-        meta.insert("LastChange".into(), last_change);
+        let changed = stamp_meta(&mut doc, old.as_ref(), now)?;
         let indexed = IndexedDocument::from_document(entity, &doc)?;
         write_indexed(&tx, &indexed)?;
         outcomes.push(PutOutcome {
@@ -100,6 +104,8 @@ pub(crate) fn put_tracked(
             progress(n as u64 + 1);
         }
     }
+    // Caches of whole collections (the traffic feed) must see single writes too.
+    crate::sqlite::bump_revisions(&tx, outcomes.iter().filter(|o| !o.existed).map(|o| o.entity))?;
     tx.commit()?;
     progress(outcomes.len() as u64);
     Ok(outcomes)
@@ -151,6 +157,9 @@ pub(crate) fn delete(conn: &mut Connection, entity: &'static str, id_key: &str) 
         "DELETE FROM content WHERE entity = ?1 AND id_key = ?2",
         params![entity, id_key],
     )?;
+    if n > 0 {
+        crate::sqlite::bump_revisions(&tx, [entity].into_iter())?;
+    }
     tx.commit()?;
     Ok(n > 0)
 }

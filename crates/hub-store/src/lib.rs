@@ -17,6 +17,7 @@ mod geo_functions;
 pub mod location_tags;
 pub mod index;
 mod migrations;
+pub mod postgres;
 mod rawfilter_functions;
 mod sqlite;
 pub mod timeseries;
@@ -37,6 +38,14 @@ pub use index::IndexedDocument;
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("PostgreSQL error: {}", postgres::describe(.0))]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
+    #[error("database configuration: {0}")]
+    Config(String),
+    #[error("schema migration {version} failed: {detail}")]
+    Migration { version: i64, detail: String },
     #[error("stored document is not valid JSON: {0}")]
     Corrupt(#[from] serde_json::Error),
     #[error("cannot open the data directory {path}: {source}")]
@@ -71,6 +80,7 @@ pub struct Store {
 
 enum Backend {
     Sqlite(sqlite::SqliteBackend),
+    Postgres(postgres::PgBackend),
 }
 
 impl Store {
@@ -79,10 +89,41 @@ impl Store {
         Ok(Store { backend: Arc::new(Backend::Sqlite(sqlite::SqliteBackend::open(dir)?)) })
     }
 
+    /// Connects to PostgreSQL at `url` (reads go to `replica_url` when given) and
+    /// migrates its schema; several processes may do this at once.
+    pub fn open_postgres(url: &str, replica_url: Option<&str>) -> Result<Store> {
+        Ok(Store { backend: Arc::new(Backend::Postgres(postgres::PgBackend::open(url, replica_url)?)) })
+    }
+
+    /// The store an API test suite runs on: with `HUB_TEST_DATABASE` set to a PostgreSQL
+    /// server URL, a fresh database there (`hub_test_<pid>_<n>`, replacing a leftover of
+    /// that name); otherwise SQLite in `dir`. One set of tests, two backends.
+    pub fn open_for_tests(dir: &Path) -> Result<Store> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        match std::env::var("HUB_TEST_DATABASE") {
+            Ok(admin) if !admin.trim().is_empty() => {
+                let name = format!("hub_test_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+                let url = postgres::create_database(admin.trim(), &name, true)?;
+                Store::open_postgres(&url, None)
+            }
+            _ => Store::open_sqlite(dir),
+        }
+    }
+
+    /// Which backend this is, for logs and messages (`sqlite` or `postgres`).
+    pub fn backend_name(&self) -> &'static str {
+        match &*self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
     /// Which SQL dialect the backend speaks.
     pub fn dialect(&self) -> hub_query::Dialect {
         match &*self.backend {
             Backend::Sqlite(_) => hub_query::Dialect::Sqlite,
+            Backend::Postgres(_) => hub_query::Dialect::Postgres,
         }
     }
 
@@ -90,6 +131,7 @@ impl Store {
     pub async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
         match &*self.backend {
             Backend::Sqlite(b) => b.list_content(query).await,
+            Backend::Postgres(b) => b.list_content(query).await,
         }
     }
 
@@ -97,6 +139,7 @@ impl Store {
     pub async fn get_content(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
         match &*self.backend {
             Backend::Sqlite(b) => b.get_content(entity, id.to_lowercase()).await,
+            Backend::Postgres(b) => b.get_content(entity, id.to_lowercase()).await,
         }
     }
 
@@ -105,6 +148,7 @@ impl Store {
     pub async fn all_content(&self, entity: &'static str) -> Result<Vec<Value>> {
         let docs = match &*self.backend {
             Backend::Sqlite(b) => b.all_content(entity).await?,
+            Backend::Postgres(b) => b.all_content(entity).await?,
         };
         docs.iter().map(|d| serde_json::from_str(d).map_err(StoreError::from)).collect()
     }
@@ -114,6 +158,7 @@ impl Store {
     pub async fn content_revision(&self, entity: &'static str) -> Result<i64> {
         match &*self.backend {
             Backend::Sqlite(b) => b.content_revision(entity).await,
+            Backend::Postgres(b) => b.content_revision(entity).await,
         }
     }
 
@@ -121,6 +166,7 @@ impl Store {
     pub async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
         match &*self.backend {
             Backend::Sqlite(b) => b.content_counts().await,
+            Backend::Postgres(b) => b.content_counts().await,
         }
     }
 
@@ -138,6 +184,10 @@ impl Store {
                 let mut out = b.write(move |conn| content_write::put_tracked(conn, vec![(entity, doc)], &now, create_only, &mut |_| {})).await?;
                 Ok(out.pop().expect("one document in, one outcome out"))
             }
+            Backend::Postgres(b) => {
+                let mut out = b.put_tracked(vec![(entity, doc)], now, create_only).await?;
+                Ok(out.pop().expect("one document in, one outcome out"))
+            }
         }
     }
 
@@ -146,6 +196,7 @@ impl Store {
     pub fn put_content_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
         match &*self.backend {
             Backend::Sqlite(b) => b.write_blocking(|conn| content_write::put_tracked(conn, docs, now, false, progress)),
+            Backend::Postgres(b) => b.put_tracked_blocking(docs, now, progress),
         }
     }
 
@@ -154,6 +205,7 @@ impl Store {
         let id_key = id.to_lowercase();
         match &*self.backend {
             Backend::Sqlite(b) => b.write(move |conn| content_write::delete(conn, entity, &id_key)).await,
+            Backend::Postgres(b) => b.delete_content(entity, id_key).await,
         }
     }
 
@@ -163,6 +215,7 @@ impl Store {
         let indexed = docs.iter().map(|(entity, doc)| IndexedDocument::from_document(entity, doc)).collect::<Result<Vec<_>>>()?;
         match &*self.backend {
             Backend::Sqlite(b) => b.put_content_batch(&indexed, progress),
+            Backend::Postgres(b) => b.put_content_batch(indexed, progress),
         }
     }
 }

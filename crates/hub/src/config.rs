@@ -16,6 +16,9 @@ pub struct Config {
     pub data: PathBuf,
     /// PostgreSQL URL instead of the embedded store. `--database`, `HUB_DATABASE`, `database`.
     pub database: Option<String>,
+    /// PostgreSQL URL of a read replica (streaming replication of `database`): reads go
+    /// there, writes and migrations to `database`. `--database-replica`, `HUB_DATABASE_REPLICA`, `database_replica`.
+    pub database_replica: Option<String>,
     /// Fill an empty store with the demo dataset on start. `--no-demo`/`HUB_NO_DEMO` turn it off; file key `demo`. Default true.
     pub demo: bool,
     /// Size of the demo dataset (1 = about 20,000 documents). `--scale`, `HUB_DEMO_SCALE`, `demo_scale`. Default 1.
@@ -68,6 +71,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data: PathBuf::from("hub-data"),
             database: None,
+            database_replica: None,
             demo: true,
             demo_scale: 1,
             content_base_url: None,

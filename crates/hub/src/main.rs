@@ -70,6 +70,9 @@ struct StoreArgs {
     /// PostgreSQL URL (postgres://…) instead of the embedded store.
     #[arg(long, env = "HUB_DATABASE")]
     database: Option<String>,
+    /// PostgreSQL URL of a read replica; reads go there, writes to `--database`.
+    #[arg(long, env = "HUB_DATABASE_REPLICA", requires = "database")]
+    database_replica: Option<String>,
     /// Demo dataset size (1 = about 20,000 documents).
     #[arg(long, env = "HUB_DEMO_SCALE")]
     scale: Option<u32>,
@@ -127,6 +130,9 @@ impl StoreArgs {
         }
         if let Some(d) = &self.database {
             config.database = Some(d.clone());
+        }
+        if let Some(d) = &self.database_replica {
+            config.database_replica = Some(d.clone());
         }
         if let Some(s) = self.scale {
             config.demo_scale = s;
@@ -190,21 +196,22 @@ fn init_logging(format: LogFormat) {
 
 fn open_store(config: &Config) -> anyhow::Result<Store> {
     if let Some(url) = &config.database {
-        anyhow::bail!(
-            "--database {}: the PostgreSQL backend is not part of this build yet; use the embedded store (--data DIR)",
-            redact(url)
-        );
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            anyhow::bail!("--database {}: expected a postgres:// or postgresql:// URL", redact(url));
+        }
+        let replica = config.database_replica.as_deref();
+        return Store::open_postgres(url, replica).with_context(|| match replica {
+            Some(r) => format!("opening PostgreSQL at {} (reads from {})", redact(url), redact(r)),
+            None => format!("opening PostgreSQL at {}", redact(url)),
+        });
+    }
+    if config.database_replica.is_some() {
+        anyhow::bail!("--database-replica needs --database: the embedded store has no replicas");
     }
     Store::open_sqlite(&config.data).with_context(|| format!("opening the store in {}", config.data.display()))
 }
 
-/// A database URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => format!("{}://…@{}", &url[..scheme], &url[at + 1..]),
-        _ => url.to_string(),
-    }
-}
+use hub_store::postgres::redact;
 
 async fn shutdown_signal() {
     let ctrl_c = async { tokio::signal::ctrl_c().await.expect("installing the SIGINT handler") };

@@ -178,6 +178,7 @@ impl Store {
     fn sqlite(&self) -> &crate::sqlite::SqliteBackend {
         match &*self.backend {
             Backend::Sqlite(b) => b,
+            Backend::Postgres(_) => unimplemented!("PORTING: auth on PostgreSQL"),
         }
     }
 

@@ -44,6 +44,7 @@ impl Store {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
     pub async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         match &*self.backend {
+            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let (sql, params) = compiled.sql.into_parts();
@@ -81,6 +82,7 @@ impl Store {
             TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
         };
         match &*self.backend {
+            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let mut stmt = conn.prepare_cached(sql)?;

@@ -170,6 +170,7 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
 impl Store {
     async fn ts_write<T: Send + 'static>(&self, work: impl FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static) -> Result<T> {
         match &*self.backend {
+            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
             Backend::Sqlite(b) => {
                 b.write(move |conn| {
                     let tx = conn.transaction()?;
@@ -401,6 +402,7 @@ impl Store {
     /// beyond it and it has no data, -1 when the station exists but not that series.
     pub async fn ts_last_record(&self, stype: String, code: String, dtype: Option<String>, period: Option<i64>) -> Result<i64> {
         match &*self.backend {
+            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let sid: Option<i64> = conn

@@ -19,11 +19,11 @@ pub struct TestApp {
     _dir: tempfile::TempDir,
 }
 
-/// The backend the tests run on. Only the embedded store exists so far; the PostgreSQL
-/// backend will be selected here by environment, running the very same tests.
+/// The backend the tests run on: SQLite, or PostgreSQL when `HUB_TEST_DATABASE` names a
+/// server (see `Store::open_for_tests`); the very same tests run on both.
 pub fn backend() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let store = Store::open_sqlite(dir.path()).expect("opening the store");
+    let store = Store::open_for_tests(dir.path()).expect("opening the store");
     (store, dir)
 }
 

@@ -1,0 +1,312 @@
+//! Content documents on PostgreSQL: the list queries `hub-query` compiles for the
+//! PostgreSQL dialect, single writes with the `_Meta` bookkeeping, and bulk loads as
+//! array inserts (`unnest`), a chunk of documents per statement.
+
+use std::collections::BTreeSet;
+
+use hub_query::content::ContentQuery;
+use serde_json::Value;
+use deadpool_postgres::Transaction;
+
+use super::{bind, refs, Conn, PgBackend};
+use crate::content_write::stamp_meta;
+use crate::{ContentPage, IndexedDocument, PutOutcome, Result, StoreError};
+
+mod event_dates;
+
+pub(crate) use event_dates::event_ranges;
+
+/// Documents per multi-row statement of a bulk load.
+const CHUNK: usize = 500;
+
+impl PgBackend {
+    pub(crate) async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
+        self.read(move |conn| async move {
+            let compiled = query.compile(hub_query::Dialect::Postgres);
+            let params = bind(compiled.page.params());
+            let rows = conn.query(compiled.page.as_sql(), &refs(&params)).await.map_err(super::rawfilter_error)?;
+            let mut total = None;
+            let mut docs = Vec::with_capacity(rows.len());
+            for row in &rows {
+                if compiled.page_has_total {
+                    total = Some(row.try_get::<_, i64>(1)?);
+                }
+                docs.push(row.try_get::<_, String>(0)?);
+            }
+            let total = match total {
+                Some(n) => n,
+                None => {
+                    let params = bind(compiled.count.params());
+                    conn.query_one(compiled.count.as_sql(), &refs(&params)).await.map_err(super::rawfilter_error)?.try_get(0)?
+                }
+            };
+            Ok(ContentPage { total: total as u64, docs })
+        })
+        .await
+    }
+
+    pub(crate) async fn get_content(&self, entity: &'static str, id_key: String) -> Result<Option<String>> {
+        self.read(move |conn| async move {
+            let stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2").await?;
+            Ok(conn.query_opt(&stmt, &[&entity, &id_key]).await?.map(|r| r.get(0)))
+        })
+        .await
+    }
+
+    pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
+        self.read(move |conn| async move {
+            let stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key").await?;
+            Ok(conn.query(&stmt, &[&entity]).await?.iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
+        self.read(move |conn| async move {
+            let stmt = conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = $1").await?;
+            Ok(conn.query_opt(&stmt, &[&entity]).await?.map(|r| r.get(0)).unwrap_or(0))
+        })
+        .await
+    }
+
+    pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
+        self.read(|conn| async move {
+            let stmt = conn.prepare_cached("SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity").await?;
+            Ok(conn.query(&stmt, &[]).await?.iter().map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64)).collect())
+        })
+        .await
+    }
+
+    /// Upserts `docs` in one transaction with the `_Meta` bookkeeping (see
+    /// `content_write::put_tracked`, its SQLite twin).
+    pub(crate) async fn put_tracked(&self, docs: Vec<(&'static str, Value)>, now: String, create_only: bool) -> Result<Vec<PutOutcome>> {
+        self.write(move |conn| put_tracked(conn, docs, now, create_only, None)).await
+    }
+
+    pub(crate) fn put_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
+        let now = now.to_string();
+        self.with_progress(progress, move |conn, tx| put_tracked(conn, docs, now, false, Some(tx)))
+    }
+
+    pub(crate) async fn delete_content(&self, entity: &'static str, id_key: String) -> Result<bool> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
+            let n = tx.execute("DELETE FROM content WHERE entity = $1 AND id_key = $2", &[&entity, &id_key]).await?;
+            if n > 0 {
+                bump_revisions(&tx, [entity].into_iter()).await?;
+            }
+            tx.commit().await?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    /// Inserts or replaces `docs` in one transaction (all or none).
+    pub(crate) fn put_content_batch(&self, docs: Vec<IndexedDocument>, progress: &mut dyn FnMut(u64)) -> Result<()> {
+        let n = docs.len() as u64;
+        self.with_progress(progress, move |mut conn, progress| async move {
+            let tx = conn.transaction().await?;
+            let mut done = 0u64;
+            for chunk in docs.chunks(CHUNK) {
+                write_indexed(&tx, chunk).await?;
+                done += chunk.len() as u64;
+                let _ = progress.send(done);
+            }
+            bump_revisions(&tx, docs.iter().map(|d| d.entity)).await?;
+            tx.commit().await?;
+            if docs.len() >= 1000 {
+                conn.batch_execute("ANALYZE content, content_tag, content_title, content_language, content_date").await?;
+            }
+            Ok(())
+        })?;
+        progress(n);
+        Ok(())
+    }
+
+    /// Runs a write on the backend's runtime while this thread reports its progress.
+    fn with_progress<T, F, Fut>(&self, progress: &mut dyn FnMut(u64), work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Conn, std::sync::mpsc::Sender<u64>) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let worker = s.spawn(move || self.write_blocking(move |conn| work(conn, tx)));
+            for done in rx {
+                progress(done);
+            }
+            worker.join().map_err(|_| StoreError::Task("a bulk write panicked".into()))?
+        })
+    }
+}
+
+async fn put_tracked(
+    mut conn: Conn,
+    docs: Vec<(&'static str, Value)>,
+    now: String,
+    create_only: bool,
+    progress: Option<std::sync::mpsc::Sender<u64>>,
+) -> Result<Vec<PutOutcome>> {
+    let tx = conn.transaction().await?;
+    let select = tx.prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2 FOR UPDATE").await?;
+    let mut outcomes = Vec::with_capacity(docs.len());
+    let mut written = Vec::new();
+    for (n, (entity, mut doc)) in docs.into_iter().enumerate() {
+        let probe = IndexedDocument::from_document(entity, &doc)?;
+        let old: Option<String> = tx.query_opt(&select, &[&probe.entity, &probe.id_key]).await?.map(|r| r.get(0));
+        let old: Option<Value> = old.as_deref().map(serde_json::from_str).transpose()?;
+        let created = old.is_none();
+        if create_only && !created {
+            outcomes.push(PutOutcome { entity: probe.entity, id: probe.id, created: false, changed: false, existed: true });
+            continue;
+        }
+        let changed = stamp_meta(&mut doc, old.as_ref(), &now)?;
+        let indexed = IndexedDocument::from_document(entity, &doc)?;
+        outcomes.push(PutOutcome { entity: indexed.entity, id: indexed.id.clone(), created, changed, existed: false });
+        written.push(indexed);
+        if written.len() == CHUNK {
+            write_indexed(&tx, &written).await?;
+            written.clear();
+        }
+        if let Some(p) = &progress {
+            if n % 1000 == 999 {
+                let _ = p.send(n as u64 + 1);
+            }
+        }
+    }
+    write_indexed(&tx, &written).await?;
+    let entities: Vec<&str> = outcomes.iter().filter(|o| !o.existed).map(|o| o.entity).collect();
+    bump_revisions(&tx, entities.into_iter()).await?;
+    tx.commit().await?;
+    if let Some(p) = &progress {
+        let _ = p.send(outcomes.len() as u64);
+    }
+    Ok(outcomes)
+}
+
+/// Writes documents and their index rows (replacing existing ones) in the caller's transaction.
+async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result<()> {
+    if docs.is_empty() {
+        return Ok(());
+    }
+    let entities: Vec<&str> = docs.iter().map(|d| d.entity).collect();
+    let keys: Vec<&str> = docs.iter().map(|d| d.id_key.as_str()).collect();
+    delete_side(tx, &entities, &keys).await?;
+    let ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+    let sort_keys: Vec<&str> = docs.iter().map(|d| d.sort_key.as_str()).collect();
+    let sources: Vec<Option<&str>> = docs.iter().map(|d| d.source.as_deref()).collect();
+    let active: Vec<Option<bool>> = docs.iter().map(|d| d.active).collect();
+    let last_change: Vec<Option<&str>> = docs.iter().map(|d| d.last_change.as_deref()).collect();
+    let latitude: Vec<Option<f64>> = docs.iter().map(|d| d.latitude).collect();
+    let longitude: Vec<Option<f64>> = docs.iter().map(|d| d.longitude).collect();
+    let bodies: Vec<&str> = docs.iter().map(|d| d.doc.as_str()).collect();
+    let upsert = tx
+        .prepare_cached(
+            "INSERT INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
+             SELECT e, k, i, s, src, a, lc, lat, lon, d, d::jsonb \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::float8[], $9::float8[], $10::text[]) \
+                  AS t(e, k, i, s, src, a, lc, lat, lon, d) \
+             ON CONFLICT (entity, id_key) DO UPDATE SET id = EXCLUDED.id, sort_key = EXCLUDED.sort_key, source = EXCLUDED.source, \
+                 active = EXCLUDED.active, last_change = EXCLUDED.last_change, latitude = EXCLUDED.latitude, \
+                 longitude = EXCLUDED.longitude, doc = EXCLUDED.doc, docb = EXCLUDED.docb",
+        )
+        .await?;
+    tx.execute(&upsert, &[&entities, &keys, &ids, &sort_keys, &sources, &active, &last_change, &latitude, &longitude, &bodies]).await?;
+
+    let (mut e, mut k, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for d in docs {
+        for lang in &d.languages {
+            e.push(d.entity);
+            k.push(d.id_key.as_str());
+            a.push(*lang);
+        }
+    }
+    if !e.is_empty() {
+        let stmt = tx
+            .prepare_cached("INSERT INTO content_language (entity, id_key, lang) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING")
+            .await?;
+        tx.execute(&stmt, &[&e, &k, &a]).await?;
+    }
+    e.clear();
+    k.clear();
+    a.clear();
+    for d in docs {
+        for (lang, folded) in &d.titles {
+            e.push(d.entity);
+            k.push(d.id_key.as_str());
+            a.push(*lang);
+            b.push(folded.as_str());
+        }
+    }
+    if !e.is_empty() {
+        let stmt = tx
+            .prepare_cached("INSERT INTO content_title (entity, id_key, lang, folded) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])")
+            .await?;
+        tx.execute(&stmt, &[&e, &k, &a, &b]).await?;
+    }
+    e.clear();
+    k.clear();
+    a.clear();
+    b.clear();
+    for d in docs {
+        for (kind, tag) in &d.tags {
+            e.push(d.entity);
+            k.push(d.id_key.as_str());
+            a.push(*kind);
+            b.push(tag.as_str());
+        }
+    }
+    if !e.is_empty() {
+        let stmt = tx
+            .prepare_cached(
+                "INSERT INTO content_tag (entity, id_key, kind, tag) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING",
+            )
+            .await?;
+        tx.execute(&stmt, &[&e, &k, &a, &b]).await?;
+    }
+    let (mut e, mut k, mut begin, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for d in docs.iter().filter(|d| d.entity == "Event") {
+        let doc: Value = serde_json::from_str(&d.doc)?;
+        for (b, en) in event_ranges(&doc) {
+            e.push(d.entity);
+            k.push(d.id_key.as_str());
+            begin.push(b);
+            end.push(en);
+        }
+    }
+    if !e.is_empty() {
+        let stmt = tx
+            .prepare_cached("INSERT INTO content_date (entity, id_key, date_begin, date_end) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])")
+            .await?;
+        tx.execute(&stmt, &[&e, &k, &begin, &end]).await?;
+    }
+    Ok(())
+}
+
+async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
+    for table in ["content_language", "content_title", "content_tag", "content_date"] {
+        let stmt = tx
+            .prepare_cached(&format!(
+                "DELETE FROM {table} t USING unnest($1::text[], $2::text[]) AS d(e, k) WHERE t.entity = d.e AND t.id_key = d.k"
+            ))
+            .await?;
+        tx.execute(&stmt, &[&entities, &keys]).await?;
+    }
+    Ok(())
+}
+
+/// Counts writes per entity type in the writing transaction (see the SQLite twin).
+async fn bump_revisions<'a>(tx: &Transaction<'_>, entities: impl Iterator<Item = &'a str>) -> Result<()> {
+    let touched: BTreeSet<&str> = entities.collect();
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO content_revision (entity, revision) VALUES ($1, 1) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1",
+        )
+        .await?;
+    for entity in touched {
+        tx.execute(&stmt, &[&entity]).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Starts a throwaway PostgreSQL 15 cluster in a temporary directory, listening on
+# loopback only, with trust authentication, and prints its URL on stdout.
+#   scripts/pg-throwaway.sh start DIR [PORT]   -> prints postgres://postgres@127.0.0.1:PORT/postgres
+#   scripts/pg-throwaway.sh stop DIR
+# As root, the cluster runs as the `postgres` system user (initdb refuses root).
+# Exits non-zero with a reason on stderr when PostgreSQL or PostGIS is not installed.
+set -euo pipefail
+
+cmd=${1:?start|stop}
+dir=${2:?directory}
+bin=""
+for candidate in "${PG_BIN:-}" /usr/lib/postgresql/15/bin "$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/x)")"; do
+  if [ -n "$candidate" ] && [ -x "$candidate/initdb" ] && [ -x "$candidate/pg_ctl" ]; then bin=$candidate; break; fi
+done
+[ -n "$bin" ] || { echo "no PostgreSQL server binaries (initdb, pg_ctl) found" >&2; exit 3; }
+sharedir=$("$bin/pg_config" --sharedir 2>/dev/null || echo /usr/share/postgresql/15)
+[ -f "$sharedir/extension/postgis.control" ] || { echo "PostGIS is not installed (no $sharedir/extension/postgis.control)" >&2; exit 3; }
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+case "$cmd" in
+  start)
+    port=${3:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB" \
+      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    echo "postgres://postgres@127.0.0.1:$port/postgres"
+    ;;
+  stop)
+    [ -d "$dir/data" ] && as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+  *) echo "usage: $0 start|stop DIR [PORT]" >&2; exit 2 ;;
+esac
