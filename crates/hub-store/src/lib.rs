@@ -12,6 +12,7 @@
 //! SQL from client text (all SQL comes from `hub-query` with bound parameters).
 
 pub mod auth;
+pub mod copy;
 mod content_write;
 mod geo_functions;
 pub mod location_tags;
@@ -129,10 +130,19 @@ impl Store {
 
     /// A page of documents matching `query`, and the total count.
     pub async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
-        match &*self.backend {
-            Backend::Sqlite(b) => b.list_content(query).await,
-            Backend::Postgres(b) => b.list_content(query).await,
+        let compiled = query.compile(self.dialect());
+        // The SQL and its time, for `HUB_LOG=hub_store::sql=debug`: the backend benchmark
+        // reads them to tell the database's share of a request from the API's own.
+        let sql_log = tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG)
+            .then(|| (std::time::Instant::now(), compiled.page.as_sql().to_string(), format!("{:?}", compiled.page.params())));
+        let page = match &*self.backend {
+            Backend::Sqlite(b) => b.list_content(compiled).await,
+            Backend::Postgres(b) => b.list_content(compiled).await,
+        };
+        if let Some((started, sql, params)) = sql_log {
+            tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "list_content");
         }
+        page
     }
 
     /// One document by entity name and id (case-insensitive).

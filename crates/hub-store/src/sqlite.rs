@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
-use hub_query::content::ContentQuery;
+use hub_query::content::CompiledList;
 use hub_query::SqlValue;
 use md5::{Digest, Md5};
 use rusqlite::functions::FunctionFlags;
@@ -81,9 +81,8 @@ impl SqliteBackend {
         work(&mut conn)
     }
 
-    pub(crate) async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
+    pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
         self.read(move |conn| {
-            let compiled = query.compile(hub_query::Dialect::Sqlite);
             let count = |conn: &Connection| -> Result<i64> {
                 Ok(conn.prepare_cached(compiled.count.as_sql())?.query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?)
             };

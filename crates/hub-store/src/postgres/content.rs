@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use hub_query::content::ContentQuery;
+use hub_query::content::CompiledList;
 use serde_json::Value;
 use deadpool_postgres::Transaction;
 
@@ -20,9 +20,8 @@ pub(crate) use event_dates::event_ranges;
 const CHUNK: usize = 500;
 
 impl PgBackend {
-    pub(crate) async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
+    pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
         self.read(move |conn| async move {
-            let compiled = query.compile(hub_query::Dialect::Postgres);
             let params = bind(compiled.page.params());
             let rows = conn.query(compiled.page.as_sql(), &refs(&params)).await.map_err(super::rawfilter_error)?;
             let mut total = None;

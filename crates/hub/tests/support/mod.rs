@@ -16,7 +16,7 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub router: Router,
     pub store: Store,
-    _dir: tempfile::TempDir,
+    pub _dir: tempfile::TempDir,
 }
 
 /// The backend the tests run on: SQLite, or PostgreSQL when `HUB_TEST_DATABASE` names a

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of the two storage backends.
+
+Loads the same demo data into a SQLite store and a PostgreSQL database, serves each with
+a release `hub serve` on loopback, and per workload prints for both backends:
+
+* throughput and p50 under load (wrk, concurrency 8),
+* the median latency of sequential requests (one client, keep-alive),
+* the median time the store spent in the query (`hub_store::sql` debug log: SQL sent,
+  rows received), so `latency - store time` is the API's own overhead,
+* for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE).
+
+Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
+Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
+Needs wrk and psql.
+"""
+import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
+from datetime import datetime, timedelta, timezone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+HUB = os.path.join(TARGET, "release", "hub")
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+def wait_healthy(port, proc):
+    for _ in range(600):
+        if proc.poll() is not None:
+            sys.exit(f"hub serve on {port} exited with {proc.returncode}")
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            c.request("GET", "/health")
+            if c.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    sys.exit(f"hub serve on {port} did not start")
+
+
+def wrk(port, path, conc, duration):
+    out = subprocess.run(["wrk", "-t2", f"-c{conc}", f"-d{duration}s", "--latency", f"http://127.0.0.1:{port}{path}"],
+                         check=True, capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return rps, p50, int(non2xx.group(1)) if non2xx else 0
+
+
+def sequential(port, path, n):
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    times = []
+    status = None
+    for _ in range(n):
+        t = time.perf_counter()
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        status = r.status
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), status
+
+
+class LogTail:
+    """Reads the JSON log lines a server appended since the last call."""
+
+    def __init__(self, path):
+        self.f = open(path, "r")
+
+    def sql_events(self):
+        events = []
+        for line in self.f.readlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            fields = e.get("fields", {})
+            if "micros" in fields and e.get("target") == "hub_store::sql":
+                events.append(fields)
+        return events
+
+
+def literal(value):
+    """A SqlValue debug rendering (Text("a"), Int(1), Real(1.5), Bool(true), Null) as SQL."""
+    m = re.fullmatch(r'Text\("(.*)"\)', value, re.S)
+    if m:
+        s = json.loads('"' + m.group(1) + '"')
+        return "'" + s.replace("'", "''") + "'"
+    m = re.fullmatch(r"(?:Int|Real)\((.*)\)", value)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"Bool\((.*)\)", value)
+    if m:
+        return m.group(1)
+    return "NULL"
+
+
+def split_params(rendered):
+    inner = rendered.strip()[1:-1]
+    out, depth, cur, in_str, esc = [], 0, "", False, False
+    for ch in inner:
+        if in_str:
+            cur += ch
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def explain_ms(db_url, sql, params):
+    lits = [literal(p) for p in split_params(params)]
+    # Substitute from the highest number down so $1 does not eat $10.
+    for i in range(len(lits), 0, -1):
+        sql = re.sub(r"\$%d(?!\d)" % i, lambda _m, v=lits[i - 1]: v, sql)
+    times = []
+    for _ in range(5):
+        out = subprocess.run(["psql", db_url, "-X", "-q", "-t", "-A", "-c", "EXPLAIN (ANALYZE, FORMAT JSON) " + sql],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            return None
+        times.append(json.loads(out.stdout)[0]["Execution Time"])
+    return statistics.median(times)
+
+
+def workloads(kind, base_port):
+    c = http.client.HTTPConnection("127.0.0.1", base_port)
+    c.request("GET", "/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id")
+    poi = json.loads(c.getresponse().read())["Items"][0]["Id"]
+    now = datetime.now(timezone.utc)
+    frm = (now - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M")
+    to = now.strftime("%Y-%m-%dT%H:%M")
+    q = urllib.parse.quote
+    content = [
+        ("single GET by id", f"/v1/HubActivityPoi/{poi}"),
+        ("list page 1", "/v1/HubActivityPoi"),
+        ("searchfilter=hütte", "/v1/HubActivityPoi?searchfilter=" + q("hütte")),
+        ("tagfilter=and(hiking,summer)", "/v1/HubActivityPoi?tagfilter=and(hiking,summer)"),
+        ("rawfilter, 3 clauses", "/v1/HubActivityPoi?rawfilter=" + q("and(gt(GpsInfo.0.Altitude,500),like(Detail.de.Title,'a'),isnotnull(ContactInfos.de.City))")),
+        ("radius 10 km", "/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&radius=10000"),
+        ("WKT polygon", "/v1/HubActivityPoi?polygon=" + q("POLYGON((11.2 46.4,11.5 46.4,11.5 46.6,11.2 46.6,11.2 46.4))")),
+        ("seed order, page 3", "/v1/Event?seed=7&pagenumber=3"),
+    ]
+    timeseries = [
+        ("TS latest, all ParkingStation", "/v2/flat/ParkingStation/free,occupied/latest?limit=-1"),
+        ("TS 7 days of one series, flat", f"/v2/flat/ParkingStation/free/{frm}/{to}?where=scode.eq.%22P0001%22&limit=-1"),
+        ("TS 7 days of one series, tree", f"/v2/tree/ParkingStation/free/{frm}/{to}?where=scode.eq.%22P0001%22&limit=-1"),
+        ("TS where mvalue + bbox", "/v2/flat/ParkingStation/free/latest?limit=-1&where=" + q("mvalue.gt.100,scoordinate.bbi.(11.3,46.45,11.4,46.55)")),
+    ]
+    return {"content": content, "timeseries": timeseries, "all": content + timeseries}[kind]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--postgres")
+    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--duration", type=int, default=5)
+    ap.add_argument("--sequential", type=int, default=40)
+    ap.add_argument("--only", choices=["content", "timeseries"], default="all")
+    args = ap.parse_args()
+    for tool in ("wrk", "psql"):
+        if not shutil.which(tool):
+            sys.exit(f"{tool} is missing (apt-get install {'wrk' if tool == 'wrk' else 'postgresql-client'})")
+
+    sh("cargo", "build", "--release", "-q", "-p", "hub", cwd=ROOT)
+    work = tempfile.mkdtemp(prefix="hub-bench-")
+    cluster = None
+    admin = args.postgres
+    if not admin:
+        cluster = os.path.join(work, "pg")
+        admin = subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "start", cluster],
+                               check=True, capture_output=True, text=True).stdout.strip()
+    db = re.sub(r"/[^/?]*(\?|$)", r"/hub_bench\1", admin, count=1) if admin.count("/") >= 3 else admin + "/hub_bench"
+    sh("psql", admin, "-X", "-q", "-c", "DROP DATABASE IF EXISTS hub_bench WITH (FORCE)", "-c",
+       "CREATE DATABASE hub_bench TEMPLATE template0 ENCODING 'UTF8'")
+    procs = []
+    try:
+        data = os.path.join(work, "sqlite")
+        env = dict(os.environ, HUB_LOG="warn")
+        t = time.perf_counter()
+        sh(HUB, "demo", "--data", data, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
+        load_sqlite = time.perf_counter() - t
+        t = time.perf_counter()
+        sh(HUB, "demo", "--database", db, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
+        load_pg = time.perf_counter() - t
+        print(f"demo scale {args.scale} loaded: SQLite {load_sqlite:.1f} s, PostgreSQL {load_pg:.1f} s")
+        servers = {}
+        for name, store_args, port in (("sqlite", ["--data", data], 18181), ("postgres", ["--database", db], 18182)):
+            log = os.path.join(work, f"{name}.log")
+            env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
+            p = subprocess.Popen([HUB, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+            procs.append(p)
+            wait_healthy(port, p)
+            servers[name] = (port, LogTail(log))
+        print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time\n")
+        header = f"{'workload':32} {'backend':9} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
+        print(header)
+        print("-" * len(header))
+        for label, path in workloads(args.only, servers["sqlite"][0]):
+            for name, (port, tail) in servers.items():
+                rps, p50, non2xx = wrk(port, path, 8, args.duration)
+                tail.sql_events()
+                lat, status = sequential(port, path, args.sequential)
+                events = tail.sql_events()
+                store = statistics.median(float(e["micros"]) for e in events) / 1000 if events else None
+                explain = None
+                if name == "postgres" and events:
+                    explain = explain_ms(db, events[-1]["sql"], events[-1]["params"])
+                fmt = lambda v: f"{v:.2f} ms" if v is not None else "-"
+                share = f"{lat - store:.2f} ms" if store is not None else "-"
+                warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
+                print(f"{label:32} {name:9} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9}{warn}")
+        for name, p in zip(servers, procs):
+            with open(f"/proc/{p.pid}/status") as f:
+                rss = next(l for l in f if l.startswith("VmHWM")).split()[1]
+            print(f"{name} server peak RSS: {int(rss) // 1024} MB")
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        if cluster:
+            subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "stop", cluster])
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
