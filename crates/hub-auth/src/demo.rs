@@ -57,3 +57,31 @@ pub const DEMO_WRITABLE: [&str; 6] = [
     "Article",
     "Announcement",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reloading the demo principals (each `--demo` start does) keeps the user's subject
+    /// id and resets roles; on either backend, and from inside a runtime as the server does.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reloading_the_demo_principals_keeps_the_subject_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
+        create_demo_principals(&store, &DEMO_WRITABLE).unwrap();
+        let first = store.auth_user(DEMO_USER).await.unwrap().unwrap();
+        assert!(store.auth_user_roles(DEMO_USER, vec!["Extra".into()], true).await.unwrap());
+        create_demo_principals(&store, &["Event"]).unwrap();
+        let again = store.auth_user(DEMO_USER).await.unwrap().unwrap();
+        assert_eq!(again.id, first.id);
+        let mut roles: Vec<String> = DEMO_USER_ROLES.iter().map(|r| r.to_string()).collect();
+        roles.sort();
+        assert_eq!(again.roles, roles);
+        let client = store.auth_client(DEMO_WRITER_CLIENT).await.unwrap().unwrap();
+        let mut writer = writer_roles(&["Event"]);
+        writer.sort();
+        assert_eq!(client.roles, writer);
+        assert_eq!(store.auth_clients().await.unwrap().len(), 1);
+        assert_eq!(store.auth_users().await.unwrap().len(), 1);
+    }
+}

@@ -144,6 +144,11 @@ impl AccessClaims {
     }
 }
 
+/// How long a process trusts its copy of the signing keys before reading them again.
+const KEYS_REREAD: Duration = Duration::from_secs(60);
+/// Shortest interval between re-reads caused by tokens with unknown key ids.
+const KEYS_REREAD_UNKNOWN: Duration = Duration::from_secs(5);
+
 struct KeySet {
     active: Arc<SigningKey>,
     all: Vec<Arc<SigningKey>>,
@@ -174,6 +179,10 @@ struct Inner {
     clock: Arc<dyn Clock>,
     keys: RwLock<Option<Arc<KeySet>>>,
     key_init: tokio::sync::Mutex<()>,
+    /// When the key set was last read from the store (see `keyset`).
+    keys_read_at: Mutex<Option<Instant>>,
+    /// When a token with an unknown key id last made us read the keys (see `reread_keys`).
+    unknown_kid_read_at: Mutex<Option<Instant>>,
     cache: RwLock<HashMap<String, (Principal, i64)>>,
     external: Option<(ExternalIssuer, ExternalKeys)>,
 }
@@ -246,6 +255,8 @@ impl AuthService {
                 clock,
                 keys: RwLock::new(None),
                 key_init: tokio::sync::Mutex::new(()),
+                keys_read_at: Mutex::new(None),
+                unknown_kid_read_at: Mutex::new(None),
                 cache: RwLock::new(HashMap::new()),
                 external,
             }),
@@ -268,17 +279,46 @@ impl AuthService {
         self.inner.clock.now()
     }
 
+    /// The signing keys. Several processes may share one store (PostgreSQL), and another
+    /// one may generate or rotate a key: the set is read again from the store when it is
+    /// older than `KEYS_REREAD`, and at once (see `reread_keys`) for a token signed with
+    /// a key this process has not seen.
     async fn keyset(&self) -> Result<Arc<KeySet>, AuthError> {
-        if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
-            return Ok(k.clone());
+        let fresh = self.inner.keys_read_at.lock().expect("key time lock").is_some_and(|t| t.elapsed() < KEYS_REREAD);
+        if fresh {
+            if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
+                return Ok(k.clone());
+            }
         }
+        self.read_keys(KEYS_REREAD).await
+    }
+
+    /// Reads the key set from the store unless another task did within `max_age`.
+    async fn read_keys(&self, max_age: Duration) -> Result<Arc<KeySet>, AuthError> {
         let _guard = self.inner.key_init.lock().await;
-        if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
-            return Ok(k.clone());
+        let fresh = self.inner.keys_read_at.lock().expect("key time lock").is_some_and(|t| t.elapsed() < max_age);
+        if fresh {
+            if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
+                return Ok(k.clone());
+            }
         }
         let set = Arc::new(KeySet::new(ensure_signing_keys(&self.inner.store).await?));
         *self.inner.keys.write().expect("key lock") = Some(set.clone());
+        *self.inner.keys_read_at.lock().expect("key time lock") = Some(Instant::now());
         Ok(set)
+    }
+
+    /// For a token whose key id is unknown here: read the keys again, at most once per
+    /// `KEYS_REREAD_UNKNOWN`, so forged key ids cannot make every request hit the store.
+    async fn reread_keys(&self) -> Result<Option<Arc<KeySet>>, AuthError> {
+        {
+            let mut last = self.inner.unknown_kid_read_at.lock().expect("key time lock");
+            if last.is_some_and(|t| t.elapsed() < KEYS_REREAD_UNKNOWN) {
+                return Ok(None);
+            }
+            *last = Some(Instant::now());
+        }
+        self.read_keys(Duration::ZERO).await.map(Some)
     }
 
     /// Generates a new signing key, which signs from now on; the previous one stays in
@@ -311,6 +351,7 @@ impl AuthService {
             .await?;
         let keys = load_keys(&self.inner.store).await?;
         *self.inner.keys.write().expect("key lock") = Some(Arc::new(KeySet::new(keys)));
+        *self.inner.keys_read_at.lock().expect("key time lock") = Some(Instant::now());
         tracing::info!(kid = %kid, "rotated the token signing key");
         Ok(kid)
     }
@@ -636,18 +677,21 @@ impl AuthService {
             .ok_or_else(|| invalid_token("the token is not a well-formed JWT"))?;
         let kid = header.kid.unwrap_or_default();
         let key = if trim_issuer(&iss) == trim_issuer(&self.inner.issuer) {
-            let keys = self.keyset().await?;
-            let key = keys
-                .all
-                .iter()
-                .find(|k| k.kid == kid)
-                .or(if kid.is_empty() {
-                    Some(&keys.active)
-                } else {
-                    None
-                });
-            key.map(|k| k.decoding.clone())
-                .ok_or_else(|| invalid_token("the token was signed with an unknown key"))?
+            let find = |keys: &KeySet| {
+                keys.all
+                    .iter()
+                    .find(|k| k.kid == kid)
+                    .or(if kid.is_empty() { Some(&keys.active) } else { None })
+                    .map(|k| k.decoding.clone())
+            };
+            let mut key = find(&*self.keyset().await?);
+            if key.is_none() {
+                // Perhaps another process sharing the store made this key.
+                if let Some(keys) = self.reread_keys().await? {
+                    key = find(&keys);
+                }
+            }
+            key.ok_or_else(|| invalid_token("the token was signed with an unknown key"))?
         } else if let Some((ext, keys)) = self
             .inner
             .external
@@ -838,7 +882,7 @@ mod tests {
 
     async fn service(clock: Arc<ManualClock>) -> (AuthService, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_sqlite(dir.path()).unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
         install_signing_key(&store, shared_key()).await.unwrap();
         let user = UserRecord {
             id: "u-1".into(),
@@ -950,6 +994,27 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Two services over one store stand for two processes sharing a database: a key
+    /// rotated by one signs tokens that the other verifies without a restart.
+    #[tokio::test]
+    async fn a_key_rotated_by_another_process_verifies_at_once() {
+        let clock = Arc::new(ManualClock::new(1_700_000_000));
+        let (first, _dir) = service(clock.clone()).await;
+        let second = AuthService::with_clock(first.inner.store.clone(), AuthConfig::default(), clock);
+        // The second process has read the key set before the rotation.
+        let before = second.jwks().await.unwrap();
+        let kid = first.rotate_signing_key().await.unwrap();
+        let r = first
+            .token(&form(&[("grant_type", "client_credentials")]), Some(("svc".into(), "s3cret".into())))
+            .await
+            .unwrap();
+        assert_eq!(jsonwebtoken::decode_header(&r.access_token).unwrap().kid.as_deref(), Some(kid.as_str()));
+        assert!(!before.contains(&kid));
+        let p = second.verify(&r.access_token).await.expect("the other process reads the new key");
+        assert_eq!(p.subject, "service-account-svc");
+        assert!(second.jwks().await.unwrap().contains(&kid), "and publishes it");
     }
 
     #[tokio::test]

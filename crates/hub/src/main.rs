@@ -12,6 +12,8 @@ use hub::config::{Config, LogFormat};
 use hub_store::Store;
 use tracing_subscriber::EnvFilter;
 
+mod migrate;
+
 #[derive(Parser)]
 #[command(name = "hub", version, about = "Open-data server: tourism content, mobility time series, traffic situations")]
 struct Cli {
@@ -60,6 +62,9 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Copy the embedded store into a PostgreSQL database (`--from sqlite:DIR --to
+    /// postgres://…`), verified and resumable: run it again after an interruption.
+    Migrate(migrate::MigrateArgs),
 }
 
 #[derive(Args)]
@@ -275,6 +280,10 @@ fn main() -> anyhow::Result<()> {
         None => Config::default(),
     };
     match cli.command {
+        Command::Migrate(args) => {
+            init_logging(config.log_format);
+            migrate::run(args)
+        }
         Command::Serve(args) => {
             args.apply(&mut config);
             init_logging(config.log_format);

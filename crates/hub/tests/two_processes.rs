@@ -89,7 +89,7 @@ fn send(server: &Server, method: &str, path: &str, token: &str, body: Option<Val
 
 #[test]
 fn a_write_through_one_process_is_read_through_the_other() {
-    let Ok(admin) = std::env::var("HUB_TEST_DATABASE") else {
+    let Some(admin) = std::env::var("HUB_TEST_DATABASE").ok().filter(|u| !u.trim().is_empty()) else {
         eprintln!("skipped: HUB_TEST_DATABASE is not set (needs a PostgreSQL server)");
         return;
     };

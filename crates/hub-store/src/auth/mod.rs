@@ -175,23 +175,20 @@ fn conflict(e: rusqlite::Error, message: &str) -> StoreError {
 }
 
 impl Store {
-    fn sqlite(&self) -> &crate::sqlite::SqliteBackend {
-        match &*self.backend {
-            Backend::Sqlite(b) => b,
-            Backend::Postgres(_) => unimplemented!("PORTING: auth on PostgreSQL"),
-        }
-    }
-
     /// Creates a user; an existing name is `StoreError::Invalid`.
     pub async fn auth_user_add(&self, user: UserRecord) -> Result<()> {
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                insert_user(&tx, &user, false)?;
-                tx.commit()?;
-                Ok(())
-            })
-            .await
+        match &*self.backend {
+            Backend::Postgres(b) => b.auth_user_add(user).await,
+            Backend::Sqlite(b) => {
+                b.write(move |conn| {
+                    let tx = conn.transaction()?;
+                    insert_user(&tx, &user, false)?;
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await
+            }
+        }
     }
 
     /// Creates or replaces users and clients in one transaction (demo principals);
@@ -201,7 +198,11 @@ impl Store {
         users: &[UserRecord],
         clients: &[ClientRecord],
     ) -> Result<()> {
-        self.sqlite().write_blocking(|conn| {
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_upsert_blocking(users.to_vec(), clients.to_vec()),
+            Backend::Sqlite(b) => b,
+        };
+        b.write_blocking(|conn| {
             let tx = conn.transaction()?;
             for u in users {
                 if let Some(old) = user_row(&tx, &u.username)? {
@@ -228,45 +229,56 @@ impl Store {
 
     pub async fn auth_user(&self, username: &str) -> Result<Option<UserRecord>> {
         let username = username.to_string();
-        self.sqlite()
-            .read(move |conn| user_row(conn, &username))
-            .await
+        match &*self.backend {
+            Backend::Postgres(b) => b.auth_user(username).await,
+            Backend::Sqlite(b) => b.read(move |conn| user_row(conn, &username)).await,
+        }
     }
 
     pub async fn auth_users(&self) -> Result<Vec<UserRecord>> {
-        self.sqlite()
-            .read(|conn| {
-                let names: Vec<String> = conn
-                    .prepare_cached("SELECT username FROM auth_user ORDER BY username")?
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                names
-                    .iter()
-                    .map(|n| user_row(conn, n).map(|u| u.expect("listed user exists")))
-                    .collect()
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_users().await,
+            Backend::Sqlite(b) => b,
+        };
+        b.read(|conn| {
+            let names: Vec<String> = conn
+                .prepare_cached("SELECT username FROM auth_user ORDER BY username")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut users = Vec::with_capacity(names.len());
+            for n in &names {
+                // A user removed since the listing is left out.
+                if let Some(u) = user_row(conn, n)? {
+                    users.push(u);
+                }
+            }
+            Ok(users)
+        })
+        .await
     }
 
     /// Removes a user, its roles and its refresh tokens. False when there was none.
     pub async fn auth_user_remove(&self, username: &str) -> Result<bool> {
         let username = username.to_string();
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                tx.execute(
-                    "DELETE FROM auth_user_role WHERE username = ?1",
-                    [&username],
-                )?;
-                tx.execute(
-                    "DELETE FROM auth_refresh_token WHERE username = ?1",
-                    [&username],
-                )?;
-                let n = tx.execute("DELETE FROM auth_user WHERE username = ?1", [&username])?;
-                tx.commit()?;
-                Ok(n > 0)
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_user_remove(username).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "DELETE FROM auth_user_role WHERE username = ?1",
+                [&username],
+            )?;
+            tx.execute(
+                "DELETE FROM auth_refresh_token WHERE username = ?1",
+                [&username],
+            )?;
+            let n = tx.execute("DELETE FROM auth_user WHERE username = ?1", [&username])?;
+            tx.commit()?;
+            Ok(n > 0)
+        })
+        .await
     }
 
     /// Replaces a user's password hash and ends its sessions. False when no such user.
@@ -276,21 +288,24 @@ impl Store {
         password_hash: String,
     ) -> Result<bool> {
         let username = username.to_string();
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                let n = tx.execute(
-                    "UPDATE auth_user SET password_hash = ?2 WHERE username = ?1",
-                    params![username, password_hash],
-                )?;
-                tx.execute(
-                    "UPDATE auth_refresh_token SET revoked = 1 WHERE username = ?1",
-                    [&username],
-                )?;
-                tx.commit()?;
-                Ok(n > 0)
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_user_set_password(username, password_hash).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            let n = tx.execute(
+                "UPDATE auth_user SET password_hash = ?2 WHERE username = ?1",
+                params![username, password_hash],
+            )?;
+            tx.execute(
+                "UPDATE auth_refresh_token SET revoked = 1 WHERE username = ?1",
+                [&username],
+            )?;
+            tx.commit()?;
+            Ok(n > 0)
+        })
+        .await
     }
 
     /// Adds (`grant = true`) or removes roles of a user. False when no such user.
@@ -301,93 +316,109 @@ impl Store {
         grant: bool,
     ) -> Result<bool> {
         let username = username.to_string();
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                if user_row(&tx, &username)?.is_none() {
-                    return Ok(false);
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_user_roles(username, roles, grant).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            if user_row(&tx, &username)?.is_none() {
+                return Ok(false);
+            }
+            for role in &roles {
+                if grant {
+                    tx.execute(
+                        "INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)",
+                        params![username, role],
+                    )?;
+                } else {
+                    tx.execute(
+                        "DELETE FROM auth_user_role WHERE username = ?1 AND role = ?2",
+                        params![username, role],
+                    )?;
                 }
-                for role in &roles {
-                    if grant {
-                        tx.execute(
-                            "INSERT OR IGNORE INTO auth_user_role (username, role) VALUES (?1, ?2)",
-                            params![username, role],
-                        )?;
-                    } else {
-                        tx.execute(
-                            "DELETE FROM auth_user_role WHERE username = ?1 AND role = ?2",
-                            params![username, role],
-                        )?;
-                    }
-                }
-                tx.commit()?;
-                Ok(true)
-            })
-            .await
+            }
+            tx.commit()?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Creates a client; an existing id is `StoreError::Invalid`.
     pub async fn auth_client_add(&self, client: ClientRecord) -> Result<()> {
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                insert_client(&tx, &client, false)?;
-                tx.commit()?;
-                Ok(())
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_client_add(client).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            insert_client(&tx, &client, false)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 
     pub async fn auth_client(&self, client_id: &str) -> Result<Option<ClientRecord>> {
         let client_id = client_id.to_string();
-        self.sqlite()
-            .read(move |conn| client_row(conn, &client_id))
-            .await
+        match &*self.backend {
+            Backend::Postgres(b) => b.auth_client(client_id).await,
+            Backend::Sqlite(b) => b.read(move |conn| client_row(conn, &client_id)).await,
+        }
     }
 
     pub async fn auth_clients(&self) -> Result<Vec<ClientRecord>> {
-        self.sqlite()
-            .read(|conn| {
-                let ids: Vec<String> = conn
-                    .prepare_cached("SELECT client_id FROM auth_client ORDER BY client_id")?
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                ids.iter()
-                    .map(|n| client_row(conn, n).map(|c| c.expect("listed client exists")))
-                    .collect()
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_clients().await,
+            Backend::Sqlite(b) => b,
+        };
+        b.read(|conn| {
+            let ids: Vec<String> = conn
+                .prepare_cached("SELECT client_id FROM auth_client ORDER BY client_id")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut clients = Vec::with_capacity(ids.len());
+            for id in &ids {
+                // A client removed since the listing is left out.
+                if let Some(c) = client_row(conn, id)? {
+                    clients.push(c);
+                }
+            }
+            Ok(clients)
+        })
+        .await
     }
 
     /// Removes a client, its roles and its refresh tokens. False when there was none.
     pub async fn auth_client_remove(&self, client_id: &str) -> Result<bool> {
         let client_id = client_id.to_string();
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                tx.execute(
-                    "DELETE FROM auth_client_role WHERE client_id = ?1",
-                    [&client_id],
-                )?;
-                tx.execute(
-                    "DELETE FROM auth_refresh_token WHERE client_id = ?1",
-                    [&client_id],
-                )?;
-                let n = tx.execute("DELETE FROM auth_client WHERE client_id = ?1", [&client_id])?;
-                tx.commit()?;
-                Ok(n > 0)
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_client_remove(client_id).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "DELETE FROM auth_client_role WHERE client_id = ?1",
+                [&client_id],
+            )?;
+            tx.execute(
+                "DELETE FROM auth_refresh_token WHERE client_id = ?1",
+                [&client_id],
+            )?;
+            let n = tx.execute("DELETE FROM auth_client WHERE client_id = ?1", [&client_id])?;
+            tx.commit()?;
+            Ok(n > 0)
+        })
+        .await
     }
 
     /// Stores a new refresh token (the first of a session).
     pub async fn auth_refresh_insert(&self, record: RefreshRecord) -> Result<()> {
-        self.sqlite()
-            .write(move |conn| {
-                insert_refresh(conn, &record)?;
-                Ok(())
-            })
-            .await
+        match &*self.backend {
+            Backend::Postgres(b) => b.auth_refresh_insert(record).await,
+            Backend::Sqlite(b) => b.write(move |conn| insert_refresh(conn, &record)).await,
+        }
     }
 
     /// Atomically checks the presented token (by hash) and rotates it: a current token is
@@ -405,85 +436,94 @@ impl Store {
     where
         F: FnOnce(&RefreshRecord) -> RefreshRecord + Send + 'static,
     {
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                let row = tx
-                    .query_row(
-                        "SELECT token_hash, family, username, client_id, scope, issued_at, expires_at, session_expires_at, used_at, revoked \
-                         FROM auth_refresh_token WHERE token_hash = ?1",
-                        [&token_hash],
-                        |r| {
-                            Ok((
-                                RefreshRecord {
-                                    token_hash: r.get(0)?,
-                                    family: r.get(1)?,
-                                    username: r.get(2)?,
-                                    client_id: r.get(3)?,
-                                    scope: r.get(4)?,
-                                    issued_at: r.get(5)?,
-                                    expires_at: r.get(6)?,
-                                    session_expires_at: r.get(7)?,
-                                },
-                                r.get::<_, Option<i64>>(8)?,
-                                r.get::<_, bool>(9)?,
-                            ))
-                        },
-                    )
-                    .optional()?;
-                let outcome = match row {
-                    None => RefreshOutcome::Invalid,
-                    Some((_, _, true)) => RefreshOutcome::Invalid,
-                    Some((old, _, _)) if old.client_id != client_id => RefreshOutcome::Invalid,
-                    Some((old, Some(_), false)) => {
-                        tx.execute("UPDATE auth_refresh_token SET revoked = 1 WHERE family = ?1", [&old.family])?;
-                        RefreshOutcome::Reused
-                    }
-                    Some((old, None, false)) if old.expires_at <= now || old.session_expires_at <= now => RefreshOutcome::Invalid,
-                    Some((old, None, false)) => {
-                        let new = next(&old);
-                        tx.execute("UPDATE auth_refresh_token SET used_at = ?2 WHERE token_hash = ?1", params![old.token_hash, now])?;
-                        insert_refresh(&tx, &new)?;
-                        RefreshOutcome::Rotated(new)
-                    }
-                };
-                // Housekeeping: sessions over for a day are forgotten.
-                tx.execute("DELETE FROM auth_refresh_token WHERE session_expires_at < ?1", [now - 86_400])?;
-                tx.commit()?;
-                Ok(outcome)
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_refresh_rotate(token_hash, client_id, now, next).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            let row = tx
+                .query_row(
+                    "SELECT token_hash, family, username, client_id, scope, issued_at, expires_at, session_expires_at, used_at, revoked \
+                     FROM auth_refresh_token WHERE token_hash = ?1",
+                    [&token_hash],
+                    |r| {
+                        Ok((
+                            RefreshRecord {
+                                token_hash: r.get(0)?,
+                                family: r.get(1)?,
+                                username: r.get(2)?,
+                                client_id: r.get(3)?,
+                                scope: r.get(4)?,
+                                issued_at: r.get(5)?,
+                                expires_at: r.get(6)?,
+                                session_expires_at: r.get(7)?,
+                            },
+                            r.get::<_, Option<i64>>(8)?,
+                            r.get::<_, bool>(9)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let outcome = match row {
+                None => RefreshOutcome::Invalid,
+                Some((_, _, true)) => RefreshOutcome::Invalid,
+                Some((old, _, _)) if old.client_id != client_id => RefreshOutcome::Invalid,
+                Some((old, Some(_), false)) => {
+                    tx.execute("UPDATE auth_refresh_token SET revoked = 1 WHERE family = ?1", [&old.family])?;
+                    RefreshOutcome::Reused
+                }
+                Some((old, None, false)) if old.expires_at <= now || old.session_expires_at <= now => RefreshOutcome::Invalid,
+                Some((old, None, false)) => {
+                    let new = next(&old);
+                    tx.execute("UPDATE auth_refresh_token SET used_at = ?2 WHERE token_hash = ?1", params![old.token_hash, now])?;
+                    insert_refresh(&tx, &new)?;
+                    RefreshOutcome::Rotated(new)
+                }
+            };
+            // Housekeeping: sessions over for a day are forgotten.
+            tx.execute("DELETE FROM auth_refresh_token WHERE session_expires_at < ?1", [now - 86_400])?;
+            tx.commit()?;
+            Ok(outcome)
+        })
+        .await
     }
 
     /// Signing keys, newest first.
     pub async fn auth_signing_keys(&self) -> Result<Vec<SigningKeyRecord>> {
-        self.sqlite()
-            .read(|conn| {
-                let mut stmt = conn.prepare_cached("SELECT kid, private_der, created_at FROM auth_signing_key ORDER BY created_at DESC, rowid DESC")?;
-                let rows = stmt.query_map([], |r| Ok(SigningKeyRecord { kid: r.get(0)?, private_der: r.get(1)?, created_at: r.get(2)? }))?;
-                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_signing_keys().await,
+            Backend::Sqlite(b) => b,
+        };
+        b.read(|conn| {
+            let mut stmt = conn.prepare_cached("SELECT kid, private_der, created_at FROM auth_signing_key ORDER BY created_at DESC, rowid DESC")?;
+            let rows = stmt.query_map([], |r| Ok(SigningKeyRecord { kid: r.get(0)?, private_der: r.get(1)?, created_at: r.get(2)? }))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
     }
 
     /// Stores a new signing key, keeping only the `keep` newest (the active one and
     /// its predecessors, which stay in the JWKS so tokens signed before a rotation verify).
     pub async fn auth_signing_key_insert(&self, key: SigningKeyRecord, keep: usize) -> Result<()> {
-        self.sqlite()
-            .write(move |conn| {
-                let tx = conn.transaction()?;
-                tx.execute(
-                    "INSERT INTO auth_signing_key (kid, private_der, created_at) VALUES (?1, ?2, ?3)",
-                    params![key.kid, key.private_der, key.created_at],
-                )?;
-                tx.execute(
-                    "DELETE FROM auth_signing_key WHERE kid NOT IN (SELECT kid FROM auth_signing_key ORDER BY created_at DESC, rowid DESC LIMIT ?1)",
-                    [keep as i64],
-                )?;
-                tx.commit()?;
-                Ok(())
-            })
-            .await
+        let b = match &*self.backend {
+            Backend::Postgres(b) => return b.auth_signing_key_insert(key, keep).await,
+            Backend::Sqlite(b) => b,
+        };
+        b.write(move |conn| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "INSERT INTO auth_signing_key (kid, private_der, created_at) VALUES (?1, ?2, ?3)",
+                params![key.kid, key.private_der, key.created_at],
+            )?;
+            tx.execute(
+                "DELETE FROM auth_signing_key WHERE kid NOT IN (SELECT kid FROM auth_signing_key ORDER BY created_at DESC, rowid DESC LIMIT ?1)",
+                [keep as i64],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
     }
 }
 
@@ -516,7 +556,7 @@ mod tests {
     #[tokio::test]
     async fn refresh_tokens_rotate_once_and_reuse_revokes_the_family() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_sqlite(dir.path()).unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
         store
             .auth_refresh_insert(refresh("h1", "f", 0))
             .await
@@ -553,7 +593,7 @@ mod tests {
     #[tokio::test]
     async fn users_roles_and_duplicate_names() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_sqlite(dir.path()).unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
         let user = UserRecord {
             id: "1".into(),
             username: "ann".into(),
@@ -580,5 +620,79 @@ mod tests {
         );
         assert!(store.auth_user_remove("ann").await.unwrap());
         assert!(store.auth_user("ann").await.unwrap().is_none());
+    }
+
+    /// Two stores on one PostgreSQL database stand for two `hub serve` processes; each
+    /// round presents one refresh token through both at once.
+    #[test]
+    fn concurrent_rotations_of_one_token_rotate_once_and_revoke_the_family() {
+        let admin = match std::env::var("HUB_TEST_DATABASE") {
+            Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
+            _ => {
+                println!("skipped: racing refresh rotations needs PostgreSQL (set HUB_TEST_DATABASE)");
+                return;
+            }
+        };
+        let name = format!("hub_test_race_{}", std::process::id());
+        let url = crate::postgres::create_database(&admin, &name, true).unwrap();
+        let a = Store::open_postgres(&url, None).unwrap();
+        let b = Store::open_postgres(&url, None).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            for round in 0..25 {
+                let family = format!("f{round}");
+                let first = format!("{family}-h1");
+                a.auth_refresh_insert(refresh(&first, &family, 0)).await.unwrap();
+                let (next_a, next_b) = (format!("{family}-a"), format!("{family}-b"));
+                let fam_a = family.clone();
+                let fam_b = family.clone();
+                let ra = a.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| refresh(&next_a, &fam_a, 10));
+                let rb = b.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| refresh(&next_b, &fam_b, 10));
+                // Each store runs its half on its own runtime and connection.
+                let (ra, rb) = tokio::join!(ra, rb);
+                let outcomes = [ra.unwrap(), rb.unwrap()];
+                let rotated: Vec<&RefreshRecord> = outcomes
+                    .iter()
+                    .filter_map(|o| match o {
+                        RefreshOutcome::Rotated(r) => Some(r),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(rotated.len(), 1, "round {round}: exactly one rotation succeeds: {outcomes:?}");
+                assert!(outcomes.contains(&RefreshOutcome::Reused), "round {round}: the other is reuse: {outcomes:?}");
+                // Reuse revoked the whole family, the successor just issued included.
+                let successor = rotated[0].token_hash.clone();
+                let again = a
+                    .auth_refresh_rotate(successor, "c".into(), 11, move |_| refresh("never", "f", 11))
+                    .await
+                    .unwrap();
+                assert_eq!(again, RefreshOutcome::Invalid, "round {round}: the successor is revoked");
+
+                // A used token presented while its successor rotates: the reuse revokes
+                // the family, including whatever that rotation issues.
+                let family = format!("g{round}");
+                let (h0, h1) = (format!("{family}-h0"), format!("{family}-h1"));
+                a.auth_refresh_insert(refresh(&h0, &family, 0)).await.unwrap();
+                let (h1_next, fam) = (h1.clone(), family.clone());
+                let out = a.auth_refresh_rotate(h0.clone(), "c".into(), 5, move |_| refresh(&h1_next, &fam, 5)).await.unwrap();
+                assert!(matches!(out, RefreshOutcome::Rotated(_)));
+                let (h2, fam) = (format!("{family}-h2"), family.clone());
+                let (h0_next, fam0) = (format!("{family}-x"), family.clone());
+                let (rotation, reuse) = tokio::join!(
+                    a.auth_refresh_rotate(h1.clone(), "c".into(), 10, move |_| refresh(&h2, &fam, 10)),
+                    b.auth_refresh_rotate(h0.clone(), "c".into(), 10, move |_| refresh(&h0_next, &fam0, 10)),
+                );
+                assert_eq!(reuse.unwrap(), RefreshOutcome::Reused, "round {round}");
+                match rotation.unwrap() {
+                    RefreshOutcome::Rotated(r) => {
+                        let again = a.auth_refresh_rotate(r.token_hash, "c".into(), 11, move |_| refresh("never", "g", 11)).await.unwrap();
+                        assert_eq!(again, RefreshOutcome::Invalid, "round {round}: the concurrent successor is revoked");
+                    }
+                    other => assert_eq!(other, RefreshOutcome::Invalid, "round {round}"),
+                }
+            }
+        });
+        drop((a, b));
+        rt.shutdown_background();
     }
 }
