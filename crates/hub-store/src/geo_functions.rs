@@ -1,15 +1,16 @@
 //! SQL functions of the geographic filters (see `hub_query::content::geo`):
 //!
-//! - `hub_geo_distance(lat1, lon1, lat2, lon2)`: metres on the sphere; NULL when a
-//!   position is missing.
+//! - `hub_geo_distance(lat1, lon1, lat2, lon2)`: metres on the WGS 84 spheroid
+//!   (geodesic, as PostGIS computes `geography` distances with `use_spheroid = true`);
+//!   NULL when a position is missing.
 //! - `hub_geo_relates(wkt, relation, lon, lat)`: 1 when the position intersects (0) or is
 //!   covered by (1) the geometry. The WKT is a bound parameter, the same for every row:
 //!   it is parsed once per statement and cached as SQLite auxiliary data.
 
-use hub_geo::relate::{distance_m, relates};
+use hub_geo::relate::relates;
 use hub_geo::wkt::parse_wkt;
 use hub_geo::Geometry;
-use hub_query::content::geo::relation_from_code;
+use hub_query::content::geo::{geodesic_distance_m, relation_from_code};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::Connection;
 
@@ -18,7 +19,7 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function("hub_geo_distance", 4, flags, |ctx| {
         let values: [Option<f64>; 4] = [ctx.get(0)?, ctx.get(1)?, ctx.get(2)?, ctx.get(3)?];
         Ok(match values {
-            [Some(a), Some(b), Some(c), Some(d)] => Some(distance_m(a, b, c, d)),
+            [Some(a), Some(b), Some(c), Some(d)] => Some(geodesic_distance_m(a, b, c, d)),
             _ => None,
         })
     })?;

@@ -297,3 +297,28 @@ async fn unknown_top_level_paths_are_404_problems() {
 }
 #[path = "content_api/filters_formats.rs"] mod filters_formats;
 #[path = "content_api/geo_utility.rs"] mod geo_utility;
+
+/// Filter values each engine reads differently (PostgreSQL's regular expressions, number
+/// and date ranges) are the client's input: a result or a 400 naming the parameter,
+/// never a server error, on either backend.
+#[tokio::test]
+async fn filter_values_outside_an_engines_range_are_never_server_errors() {
+    let app = support::content_app();
+    let filters = [
+        r"likein(Shortname,'\p{L}+')",
+        r"likein(Shortname,'a(?i)B')",
+        r"likein(Shortname,'[[:alpha:]')",
+        "gt(GpsInfo.0.Altitude,1e400)",
+        "eq(GpsInfo.0.Altitude,123456789012345678901234567890)",
+        "gt(DateBegin,'0000-01-01T24:00:00')",
+        "lt(DateBegin,'-0001-01-01')",
+    ];
+    for filter in filters {
+        let uri = format!("/v1/Event?rawfilter={}", support::encode(filter));
+        let (status, body) = get(app, &uri).await;
+        assert!(status == 200 || status == 400, "{filter}: {status} {body}");
+        if status == 400 {
+            assert_eq!(body["parameter"], "rawfilter", "{filter}: {body}");
+        }
+    }
+}

@@ -199,21 +199,46 @@ fn sqlite_binds_paths_and_values() {
 }
 
 #[test]
-fn postgres_uses_jsonb_operators_and_bound_jsonpaths() {
+fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
     let mut q = SqlBuilder::new(Dialect::Postgres);
     compile_rawfilter(
         &mut q,
-        &parse_rawfilter("and(eq(Active,true),in(HasLanguage,'de'),like(Shortname,'50%'))").unwrap(),
+        &parse_rawfilter("and(eq(Active,true),in(HasLanguage,'de'),like(Shortname,'50%'),eq(GpsInfo.0.Altitude,1))").unwrap(),
         "rawfilter",
     );
-    assert_eq!(
-        q.as_sql(),
-        "((c.doc #> $1::text[])::boolean = $2 AND jsonb_path_exists(c.doc, $3::jsonpath, $4::jsonb) AND (c.doc #>> $5::text[]) ILIKE $6 ESCAPE '\\')"
+    let sql = q.as_sql();
+    assert!(!sql.contains("c.doc ") && !sql.contains("50%") && !sql.contains("'de'"), "{sql}");
+    assert!(
+        sql.starts_with(
+            "((SELECT CASE jsonb_typeof(j1.v) WHEN 'boolean' THEN (j1.v)::boolean = $1 \
+             WHEN 'null' THEN NULL ELSE hub_rf_mismatch(jsonb_typeof(j1.v), $2, $3, $4) END \
+             FROM (SELECT (c.docb #> ($5::text)::text[]) AS v OFFSET 0) AS j1) \
+             AND (c.docb @> $6::jsonb OR c.docb @> $7::jsonb) AND (SELECT CASE WHEN "
+        ),
+        "{sql}"
     );
-    assert_eq!(q.params()[0], SqlValue::Text("{Active}".into()));
-    assert_eq!(q.params()[2], SqlValue::Text("$.\"HasLanguage\" ? (@ == $v0)".into()));
-    assert_eq!(q.params()[3], SqlValue::Text("{\"v0\":\"de\"}".into()));
-    assert_eq!(q.params()[5], SqlValue::Text("%50\\%%".into()));
+    assert_eq!(q.params()[0], SqlValue::Bool(true));
+    assert_eq!(q.params()[2], SqlValue::Int(15));
+    assert_eq!(q.params()[3], SqlValue::Text("rawfilter".into()));
+    assert_eq!(q.params()[4], SqlValue::Text("{\"Active\"}".into()));
+    assert_eq!(q.params()[5], SqlValue::Text("{\"HasLanguage\":\"de\"}".into()));
+    assert_eq!(q.params()[6], SqlValue::Text("{\"HasLanguage\":[\"de\"]}".into()));
+    assert!(sql.contains("strpos(hub_fold("), "{sql}");
+    assert!(q.params().contains(&SqlValue::Text("50%".into())));
+    // An index segment reads through a strict jsonpath (no key "0" of an object).
+    assert!(sql.contains("jsonb_path_query_first(c.docb, ("), "{sql}");
+    assert!(q.params().contains(&SqlValue::Text("strict $.\"GpsInfo\"[0].\"Altitude\"".into())));
+
+    let mut q = SqlBuilder::new(Dialect::Postgres);
+    compile_rawfilter(&mut q, &parse_rawfilter("in(Features.[*].Id,'a')").unwrap(), "rawfilter");
+    assert!(q.as_sql().starts_with("COALESCE((SELECT EXISTS (SELECT 1 FROM hub_rf_each(j1.v) AS j2(v) WHERE "), "{}", q.as_sql());
+}
+
+#[test]
+fn regex_patterns_are_translated_for_postgres() {
+    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"\bal.x\z"), r"\yal[^\n]x\Z");
+    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"(?P<n>a)[.\b]"), r"(a)[.\b]");
+    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"[]a.]\."), r"[]a.]\.");
 }
 
 #[test]
@@ -224,5 +249,8 @@ fn sort_keys_put_missing_values_last() {
     assert_eq!(q.as_sql(), "json_extract(c.doc, ?1) IS NULL, json_extract(c.doc, ?2) DESC, ");
     let mut p = SqlBuilder::new(Dialect::Postgres);
     compile_rawsort(&mut p, &keys);
-    assert_eq!(p.as_sql(), "c.doc #> $1::text[] DESC NULLS LAST, ");
+    let sql = p.as_sql();
+    assert!(sql.starts_with("(SELECT ROW(COALESCE(t, 'null') <> 'null', CASE t "), "{sql}");
+    assert!(sql.ends_with("FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT (c.docb #> ($3::text)::text[]) AS v OFFSET 0) AS a) AS b) DESC, "), "{sql}");
+    assert_eq!(p.params()[2], SqlValue::Text("{\"Altitude\"}".into()));
 }

@@ -22,6 +22,7 @@ pub(crate) const PG_MIGRATIONS: &[PgMigration] = &[
     PgMigration { version: 1, name: "content documents with indexed columns", sql: include_str!("sql/content.sql") },
     PgMigration { version: 2, name: "time series: stations, types, series, latest values, history, edges, events", sql: include_str!("sql/timeseries.sql") },
     PgMigration { version: 3, name: "token service: users, clients, roles, refresh tokens, signing keys", sql: include_str!("sql/auth.sql") },
+    PgMigration { version: 4, name: "content functions: rawfilter checks, folding, dates", sql: include_str!("sql/content_functions.sql") },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

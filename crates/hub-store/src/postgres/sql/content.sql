@@ -23,6 +23,13 @@ CREATE TABLE content (
                          THEN ST_SetSRID(ST_MakePoint(longitude, latitude), 4326) END) STORED,
     PRIMARY KEY (entity, id_key)
 );
+-- lz4 reads the jsonb copies about twice as fast as the default pglz when filters
+-- scan them; servers built without lz4 keep pglz.
+DO $$ BEGIN
+    ALTER TABLE content ALTER COLUMN docb SET COMPRESSION lz4;
+EXCEPTION WHEN OTHERS THEN
+    RAISE NOTICE 'lz4 compression unavailable, docb stays pglz';
+END $$;
 CREATE INDEX content_order ON content (entity, sort_key, id_key);
 CREATE INDEX content_source ON content (entity, source);
 CREATE INDEX content_last_change ON content (entity, last_change);
