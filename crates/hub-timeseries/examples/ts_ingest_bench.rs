@@ -1,8 +1,11 @@
 //! Ingestion benchmark: records/s through the writer endpoint (`POST
 //! /v2/json/pushRecords/{type}`: JSON parsing, validation, one transaction per push)
 //! into a fresh SQLite store; also the demo loader's rate. Prints figures.
+//! With `HUB_DATABASE` set to a PostgreSQL server URL, the stores are fresh databases
+//! there instead (`hub_ts_ingest_bench_1`, `_2`, replaced on every run).
 //!
 //!   cargo run --release -p hub-timeseries --example ts_ingest_bench
+//!   HUB_DATABASE=postgres://postgres@127.0.0.1:55432/postgres cargo run --release -p hub-timeseries --example ts_ingest_bench
 
 use std::time::Instant;
 
@@ -13,10 +16,23 @@ use hub_timeseries::{router, Roles, TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Map, Value};
 use tower::ServiceExt;
 
+/// A fresh store: SQLite in `dir`, or database `hub_ts_ingest_bench_{n}` on the
+/// PostgreSQL server of `HUB_DATABASE`.
+fn fresh_store(dir: &std::path::Path, n: u32) -> Store {
+    match std::env::var("HUB_DATABASE") {
+        Ok(url) if !url.trim().is_empty() => {
+            let db = hub_store::postgres::create_database(url.trim(), &format!("hub_ts_ingest_bench_{n}"), true).expect("create database");
+            Store::open_postgres(&db, None).expect("open PostgreSQL store")
+        }
+        _ => Store::open_sqlite(dir).expect("open SQLite store"),
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_sqlite(dir.path()).unwrap();
+    let store = fresh_store(dir.path(), 1);
+    println!("backend: {}", store.backend_name());
     let state = TimeseriesState::new(store.clone(), TimeseriesConfig::default());
     let app = router(state);
     let post = |uri: String, body: Value| {
@@ -66,7 +82,7 @@ async fn main() {
     );
 
     let dir2 = tempfile::tempdir().unwrap();
-    let store2 = Store::open_sqlite(dir2.path()).unwrap();
+    let store2 = fresh_store(dir2.path(), 2);
     let started = Instant::now();
     let sum = hub_timeseries::load_demo(&store2, 1, chrono::Utc::now()).await.unwrap();
     let secs = started.elapsed().as_secs_f64();

@@ -220,12 +220,14 @@ fn bind(b: &mut SqlBuilder, t: &Typed) {
         Typed::Null | Typed::Str(None) => b.param(SqlValue::Null),
         Typed::Bool(x) => b.bool_param(*x),
         Typed::Int(i) => b.param(SqlValue::Int(*i)),
-        Typed::Double(x) => b.param(SqlValue::Real(*x)),
-        Typed::Str(Some(s)) => b.param(SqlValue::Text(s.clone())),
-        Typed::Date(dt) => match d {
-            Dialect::Sqlite => b.param(SqlValue::Int(dt.timestamp_millis())),
-            Dialect::Postgres => b.param(SqlValue::Text(dt.to_rfc3339())).sql("::timestamptz"),
+        Typed::Double(x) => match d {
+            Dialect::Sqlite => b.param(SqlValue::Real(*x)),
+            // Typed, so an integer column compares as a number instead of refusing 1.5.
+            Dialect::Postgres => b.param(SqlValue::Real(*x)).sql("::float8"),
         },
+        Typed::Str(Some(s)) => b.param(SqlValue::Text(s.clone())),
+        // Times are epoch milliseconds in both schemas.
+        Typed::Date(dt) => b.param(SqlValue::Int(dt.timestamp_millis())),
     };
 }
 
@@ -251,26 +253,11 @@ fn cmp_op(op: &str) -> &'static str {
     }
 }
 
-/// A JSON path access: `how` = json (JSON text), text (`#>>`), num (double).
+/// A JSON path access: `how` = json (JSON text), text (`#>>`), num (double). Both
+/// dialects call the `hub_json_*` functions (registered on SQLite, created by the
+/// PostgreSQL migration with the same semantics).
 pub fn json_access(b: &mut SqlBuilder, column: &str, path: &str, how: &str) {
-    match b.dialect {
-        Dialect::Sqlite => {
-            b.sql(&format!("hub_json_{how}({column}, ")).text(path).sql(")");
-        }
-        Dialect::Postgres => {
-            let arr = format!("{{{}}}", if path.is_empty() { String::new() } else { path.replace('.', ",") });
-            match how {
-                "text" => b.sql(&format!("({column} #>> ")).text(arr).sql("::text[])"),
-                "num" => b
-                    .sql(&format!("(CASE WHEN jsonb_typeof({column} #> "))
-                    .text(arr.clone())
-                    .sql(&format!("::text[]) = 'number' THEN ({column} #>> "))
-                    .text(arr)
-                    .sql("::text[])::float8 END)"),
-                _ => b.sql(&format!("({column} #> ")).text(arr).sql("::text[])::text"),
-            };
-        }
-    }
+    b.sql(&format!("hub_json_{how}({column}, ")).text(path).sql(")");
 }
 
 fn clause(c: &Clause, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<(), TsQueryError> {
@@ -283,7 +270,10 @@ fn clause(c: &Clause, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<
     let column = match (f.kind, first) {
         (Kind::Value, _) if c.json_path.is_some() => "me.json_value".to_string(),
         (Kind::Value, Typed::Str(_)) => "me.string_value".to_string(),
-        (Kind::Value, Typed::Null) => "COALESCE(me.double_value, me.string_value)".to_string(),
+        (Kind::Value, Typed::Null) => match d {
+            Dialect::Sqlite => "COALESCE(me.double_value, me.string_value)".to_string(),
+            Dialect::Postgres => "COALESCE(me.double_value::text, me.string_value)".to_string(),
+        },
         (Kind::Value, _) => "me.double_value".to_string(),
         _ => f.filter_expr(d),
     };
@@ -416,12 +406,13 @@ fn geo(c: &Clause, f: &Field, op: &str, vals: &[&Value], b: &mut SqlBuilder) -> 
                     .param(SqlValue::Real(n[0]));
             }
             Dialect::Postgres => {
-                b.sql(&format!("ST_Distance({t}.{}::geography, ST_SetSRID(ST_Point(", f.column));
+                // The migration's `hub_distance`: same sphere and formula as SQLite's.
+                b.sql(&format!("hub_distance({t}.x, {t}.y, "));
                 b.param(SqlValue::Real(x))
-                    .sql(", ")
+                    .sql("::float8, ")
                     .param(SqlValue::Real(y))
-                    .sql("), 4326)::geography, false) < ");
-                b.param(SqlValue::Real(n[0]));
+                    .sql("::float8) < ")
+                    .param(SqlValue::Real(n[0]));
             }
         }
         return Ok(());
@@ -458,20 +449,40 @@ fn geo(c: &Clause, f: &Field, op: &str, vals: &[&Value], b: &mut SqlBuilder) -> 
             b.param(SqlValue::Real(xmin)).sql(", ").param(SqlValue::Real(ymin)).sql(", ");
             b.param(SqlValue::Real(xmax)).sql(", ").param(SqlValue::Real(ymax)).sql(") = 1)");
         }
+        (Dialect::Postgres, Kind::Point) => {
+            // Exact and inclusive like BETWEEN, and served by the GiST index.
+            b.sql(&format!("ST_Intersects({}, ", f.geometry_column()));
+            envelope(b, [xmin, ymin, xmax, ymax]);
+            b.sql(")");
+        }
+        (Dialect::Postgres, _) if op == "bbc" => {
+            // The bounding box inside the box: the same columns SQLite compares.
+            b.sql(&format!("({t}.minx >= ")).param(SqlValue::Real(xmin));
+            b.sql(&format!(" AND {t}.maxx <= ")).param(SqlValue::Real(xmax));
+            b.sql(&format!(" AND {t}.miny >= ")).param(SqlValue::Real(ymin));
+            b.sql(&format!(" AND {t}.maxy <= ")).param(SqlValue::Real(ymax)).sql(")");
+        }
         (Dialect::Postgres, _) => {
-            b.sql(&format!(
-                "ST_Transform({t}.{}, 4326) {} ST_MakeEnvelope(",
-                f.column,
-                if op == "bbi" { "&&" } else { "@" }
-            ));
-            for (k, v) in [xmin, ymin, xmax, ymax].into_iter().enumerate() {
-                if k > 0 {
-                    b.sql(", ");
-                }
-                b.param(SqlValue::Real(v));
-            }
-            b.sql(", 4326)");
+            // SQLite's test: a vertex in the box or a segment crossing it, i.e. polygons
+            // by their rings; `&&` lets the GiST index prefilter.
+            let g = f.geometry_column();
+            b.sql(&format!("({g} && "));
+            envelope(b, [xmin, ymin, xmax, ymax]);
+            b.sql(&format!(" AND ST_Intersects(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Boundary({g}) ELSE {g} END, "));
+            envelope(b, [xmin, ymin, xmax, ymax]);
+            b.sql("))");
         }
     }
     Ok(())
+}
+
+fn envelope(b: &mut SqlBuilder, corners: [f64; 4]) {
+    b.sql("ST_MakeEnvelope(");
+    for (k, v) in corners.into_iter().enumerate() {
+        if k > 0 {
+            b.sql(", ");
+        }
+        b.param(SqlValue::Real(v)).sql("::float8");
+    }
+    b.sql(", 4326)");
 }

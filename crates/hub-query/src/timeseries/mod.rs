@@ -8,9 +8,12 @@
 //!
 //! Owns: ASTs, error texts, SQL text. Must not: run SQL, know HTTP, or render JSON (the
 //! store runs [`CompiledTs`]; `hub-timeseries` shapes rows). The dialect switch lives in
-//! the `match b.dialect` arms of `filter.rs`/`query.rs` and in [`schema::Field::exprs`].
-//! SQLite relies on functions `hub-store` registers: `regexp`, `hub_json_json`,
-//! `hub_json_text`, `hub_json_num`, `hub_distance`, `hub_geom_intersects_box`.
+//! the `match b.dialect` arms of `filter.rs`/`query.rs`; both dialects read the same
+//! columns (the PostgreSQL schema is the SQLite schema's twin: epoch-ms times, x/y/srid,
+//! JSON as text). Both rely on functions of `hub-store`: `hub_json_json`,
+//! `hub_json_text`, `hub_json_num`, `hub_distance` (registered on SQLite, created by the
+//! PostgreSQL migration), and on SQLite `regexp` and `hub_geom_intersects_box`, where
+//! PostgreSQL uses `~` and PostGIS (`ST_Intersects` on generated geometry columns).
 
 pub mod datetime;
 pub mod filter;

@@ -143,10 +143,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
 
     // Hidden / leading columns.
     let mut lead: Vec<(&str, Kind, bool, String)> = Vec::new(); // key, kind, hidden, expr
-    let time_expr = |c: &str| match dialect {
-        Dialect::Sqlite => c.to_string(),
-        Dialect::Postgres => format!("(extract(epoch from {c}) * 1000)::int8"),
-    };
+    let time_expr = |c: &str| c.to_string();
     match (&q.route, q.tree) {
         (Route::Latest | Route::History { .. }, false) => lead.push(("_timestamp", Kind::Time, false, time_expr("me.timestamp"))),
         (Route::Edges, true) => {
@@ -301,7 +298,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
             match scope {
                 EventScope::All => {}
                 EventScope::Latest => {
-                    b.sql(" AND ev.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY origin, event_series_uuid ORDER BY event_start DESC, event_end DESC, id DESC) AS rn FROM ts_event) AS lat WHERE rn = 1)");
+                    // SQLite sorts NULLs first ascending (last descending); PostgreSQL is told to.
+                    b.sql(match dialect {
+                        Dialect::Sqlite => " AND ev.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY origin, event_series_uuid ORDER BY event_start DESC, event_end DESC, id DESC) AS rn FROM ts_event) AS lat WHERE rn = 1)",
+                        Dialect::Postgres => " AND ev.id IN (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY origin, event_series_uuid ORDER BY event_start DESC NULLS LAST, event_end DESC NULLS LAST, id DESC) AS rn FROM ts_event) AS lat WHERE rn = 1)",
+                    });
                 }
                 EventScope::At(ms) => {
                     b.sql(" AND (ev.event_end IS NULL OR ev.event_end > ");
@@ -405,7 +406,12 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         }
     }
     b.sql(" ORDER BY ");
-    b.sql(&ordinals.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
+    let nulls = match dialect {
+        Dialect::Sqlite => "",
+        // SQLite's order: NULLs first.
+        Dialect::Postgres => " NULLS FIRST",
+    };
+    b.sql(&ordinals.iter().map(|o| format!("{o}{nulls}")).collect::<Vec<_>>().join(", "));
     if q.limit > 0 {
         b.sql(" LIMIT ").param(SqlValue::Int(q.limit));
     } else if q.offset > 0 && dialect == Dialect::Sqlite {
@@ -417,14 +423,9 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     Ok(CompiledTs { sql: b, columns, patterns })
 }
 
+/// Times are epoch milliseconds in both schemas.
 fn time_param(b: &mut SqlBuilder, ms: i64) {
-    match b.dialect {
-        Dialect::Sqlite => b.param(SqlValue::Int(ms)),
-        Dialect::Postgres => b
-            .sql("to_timestamp(")
-            .param(SqlValue::Real(ms as f64 / 1000.0))
-            .sql(") AT TIME ZONE 'UTC'"),
-    };
+    b.param(SqlValue::Int(ms));
 }
 
 fn select_target(b: &mut SqlBuilder, t: &Target) {

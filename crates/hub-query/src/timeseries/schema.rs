@@ -48,7 +48,7 @@ pub enum Kind {
     Text,
     Bool,
     Int,
-    /// Epoch milliseconds (SQLite) / `timestamp` (PostgreSQL), rendered in the request's zone.
+    /// Epoch milliseconds, rendered in the request's zone.
     Time,
     /// JSON text.
     Json,
@@ -78,37 +78,43 @@ pub struct Field {
     pub kind: Kind,
     /// Table alias the field lives on (`s`, `p`, `me`, …), for joins.
     pub table: &'static str,
-    /// Column name on that table (for Point: the PostGIS column; SQLite uses `x, y, srid`).
+    /// Column name on that table (for Point: the PostGIS column of PostgreSQL; the values
+    /// are read from `x, y, srid`).
     pub column: &'static str,
 }
 
 impl Field {
-    /// SQL expressions of the field's columns in `dialect` (one, or three for Point/Value).
+    /// SQL expressions of the field's columns (one, or three for Point/Value). Both
+    /// dialects read the same columns: the PostgreSQL schema is the SQLite schema's twin
+    /// (epoch-ms `bigint` times, x/y/srid coordinates, JSON and GeoJSON kept as text).
     pub fn exprs(&self, dialect: Dialect) -> Vec<String> {
         let t = self.table;
         let c = self.column;
-        match (self.kind, dialect) {
-            (Kind::Point, Dialect::Sqlite) => vec![format!("{t}.x"), format!("{t}.y"), format!("{t}.srid")],
-            (Kind::Point, Dialect::Postgres) => {
-                vec![format!("ST_X({t}.{c})"), format!("ST_Y({t}.{c})"), format!("ST_SRID({t}.{c})")]
-            }
-            (Kind::Value, Dialect::Sqlite) => vec!["me.double_value".into(), "me.string_value".into(), "me.json_value".into()],
-            (Kind::Value, Dialect::Postgres) => {
-                vec!["me.double_value".into(), "me.string_value".into(), "me.json_value::text".into()]
-            }
-            (Kind::Time, Dialect::Postgres) => vec![format!("(extract(epoch from {t}.{c}) * 1000)::int8")],
-            (Kind::Json, Dialect::Postgres) => vec![format!("{t}.{c}::text")],
-            (Kind::Geometry, Dialect::Postgres) => vec![format!("ST_AsGeoJSON(ST_Transform({t}.{c}, 4326), 9, 3)")],
-            (Kind::Bool, Dialect::Postgres) => vec![format!("{t}.{c}")],
+        let _ = dialect;
+        match self.kind {
+            Kind::Point => vec![format!("{t}.x"), format!("{t}.y"), format!("{t}.srid")],
+            Kind::Value => vec!["me.double_value".into(), "me.string_value".into(), "me.json_value".into()],
             _ => vec![format!("{t}.{c}")],
         }
     }
 
     /// The single column a filter compares against (raw column, not a rendering).
     pub fn filter_expr(&self, dialect: Dialect) -> String {
-        match (self.kind, dialect) {
-            (Kind::Point, Dialect::Sqlite) => format!("{}.x", self.table),
+        let _ = dialect;
+        match self.kind {
+            Kind::Point => format!("{}.x", self.table),
             _ => format!("{}.{}", self.table, self.column),
+        }
+    }
+
+    /// PostgreSQL: the PostGIS column (EPSG:4326) generated from a Point's x/y/srid or a
+    /// Geometry's GeoJSON text, for spatial filters.
+    pub fn geometry_column(&self) -> String {
+        let t = self.table;
+        match (self.kind, self.column) {
+            (Kind::Point, c) => format!("{t}.{c}"),
+            (_, "linegeometry") => format!("{t}.linegeom"),
+            _ => format!("{t}.geom"),
         }
     }
 }

@@ -9,9 +9,11 @@
 //! a plain executor (the same discipline the SQLite backend keeps with its threads).
 
 mod bind;
+pub(crate) mod auth;
 pub(crate) mod content;
 mod migrations;
 mod rawfilter;
+pub(crate) mod timeseries;
 
 pub(crate) use rawfilter::rawfilter_error;
 

@@ -4,7 +4,9 @@
 //! types, provenance, series (station × type × period × value kind), one latest row per
 //! series (`ts_latest`) and the history clustered by (series, timestamp)
 //! (`ts_history`, `WITHOUT ROWID`), edges with GeoJSON line geometry and bounding-box
-//! columns, events with locations. Times are epoch milliseconds (UTC).
+//! columns, events with locations. Times are epoch milliseconds (UTC). The PostgreSQL
+//! backend has the same tables (`postgres/sql/timeseries.sql`) and its own
+//! implementations (`postgres/timeseries.rs`); the methods here dispatch.
 //!
 //! Owns: running the SQL that `hub_query::timeseries` compiles, the writer's upserts
 //! (one transaction per call), and the SQL functions SQLite needs for those queries.
@@ -44,7 +46,7 @@ impl Store {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
     pub async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         match &*self.backend {
-            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
+            Backend::Postgres(b) => b.ts_query(compiled).await,
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let (sql, params) = compiled.sql.into_parts();
@@ -82,7 +84,7 @@ impl Store {
             TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
         };
         match &*self.backend {
-            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
+            Backend::Postgres(b) => b.ts_type_list(what).await,
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let mut stmt = conn.prepare_cached(sql)?;

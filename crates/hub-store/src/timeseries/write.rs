@@ -112,7 +112,7 @@ pub struct EventInput {
     pub provenance_uuid: Option<String>,
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
@@ -168,9 +168,10 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
 }
 
 impl Store {
+    /// One SQLite transaction (the PostgreSQL backend has its own methods, called first).
     async fn ts_write<T: Send + 'static>(&self, work: impl FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static) -> Result<T> {
         match &*self.backend {
-            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
+            Backend::Postgres(_) => Err(StoreError::Task("a SQLite transaction was asked of the PostgreSQL backend".into())),
             Backend::Sqlite(b) => {
                 b.write(move |conn| {
                     let tx = conn.transaction()?;
@@ -192,6 +193,9 @@ impl Store {
         sync_state: bool,
         only_activation: bool,
     ) -> Result<SyncSummary> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_sync_stations(stype, stations, sync_state, only_activation).await;
+        }
         self.ts_write(move |tx| {
             let now = now_ms();
             let mut sum = SyncSummary::default();
@@ -229,6 +233,9 @@ impl Store {
 
     /// Upserts data types by name; a new type-metadata row when the metadata changed.
     pub async fn ts_sync_data_types(&self, types: Vec<DataTypeInput>) -> Result<SyncSummary> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_sync_data_types(types).await;
+        }
         self.ts_write(move |tx| {
             let now = now_ms();
             let mut sum = SyncSummary::default();
@@ -275,6 +282,9 @@ impl Store {
 
     /// Returns the uuid of the provenance with this (lineage, collector, version), creating it.
     pub async fn ts_provenance(&self, p: ProvenanceInput) -> Result<String> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_provenance(p).await;
+        }
         self.ts_write(move |tx| {
             let found: Option<String> = tx
                 .prepare_cached(
@@ -295,6 +305,9 @@ impl Store {
     /// Stores records of stations of `stype`. Per series only records newer than its latest
     /// value are kept (older or equal ones are counted as skipped); the latest row follows.
     pub async fn ts_push_records(&self, stype: String, provenance: Option<String>, mut records: Vec<RecordInput>) -> Result<PushSummary> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_push_records(stype, provenance, records).await;
+        }
         self.ts_write(move |tx| {
             let now = now_ms();
             let prov: Option<i64> = match &provenance {
@@ -402,7 +415,7 @@ impl Store {
     /// beyond it and it has no data, -1 when the station exists but not that series.
     pub async fn ts_last_record(&self, stype: String, code: String, dtype: Option<String>, period: Option<i64>) -> Result<i64> {
         match &*self.backend {
-            Backend::Postgres(_) => Err(crate::StoreError::Unavailable("PORTING: time series on PostgreSQL".into())),
+            Backend::Postgres(b) => b.ts_last_record(stype, code, dtype, period).await,
             Backend::Sqlite(b) => {
                 b.read(move |conn| {
                     let sid: Option<i64> = conn
@@ -429,6 +442,9 @@ impl Store {
 
     /// Inserts or replaces edges (their describing stations are upserted first).
     pub async fn ts_put_edges(&self, edges: Vec<EdgeInput>) -> Result<u64> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_put_edges(edges).await;
+        }
         self.ts_write(move |tx| {
             let now = now_ms();
             for e in &edges {
@@ -457,6 +473,9 @@ impl Store {
 
     /// Inserts or replaces events by uuid.
     pub async fn ts_put_events(&self, events: Vec<EventInput>) -> Result<u64> {
+        if let Backend::Postgres(b) = &*self.backend {
+            return b.ts_put_events(events).await;
+        }
         self.ts_write(move |tx| {
             let now = now_ms();
             for e in &events {

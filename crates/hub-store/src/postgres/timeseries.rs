@@ -1,0 +1,673 @@
+//! Time series on PostgreSQL: the read queries `hub_query::timeseries` compiles for the
+//! PostgreSQL dialect, the level-1 lists, and the writer's operations. Every write call
+//! is one transaction; bulk parts are array statements (`unnest`) and upserts
+//! (`ON CONFLICT`), so two processes writing the same stations or series at once neither
+//! fail nor duplicate rows. Rows are locked in a fixed order (codes, series ids) so
+//! concurrent writers do not deadlock.
+
+use std::collections::{HashMap, HashSet};
+use std::error::Error;
+
+use deadpool_postgres::Transaction;
+use hub_query::timeseries::CompiledTs;
+use serde_json::Value;
+use tokio_postgres::types::{FromSql, Type};
+
+use super::{bind, refs, PgBackend};
+use crate::timeseries::{
+    now_ms, Cell, DataTypeInput, EdgeInput, EventInput, ProvenanceInput, PushSummary, RecordInput, RecordValue, StationInput, SyncSummary,
+    TypeList,
+};
+use crate::{Result, StoreError};
+
+/// Prepared statements kept per pooled connection before the cache is emptied.
+const STATEMENT_CACHE_LIMIT: usize = 500;
+
+/// Rows per array statement of a record push.
+const RECORD_CHUNK: usize = 50_000;
+
+/// A result cell of any column type the Time Series queries produce.
+struct AnyCell(Cell);
+
+impl<'a> FromSql<'a> for AnyCell {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
+        Ok(AnyCell(match *ty {
+            Type::INT8 => Cell::Int(i64::from_sql(ty, raw)?),
+            Type::INT4 => Cell::Int(i32::from_sql(ty, raw)? as i64),
+            Type::INT2 => Cell::Int(i16::from_sql(ty, raw)? as i64),
+            Type::BOOL => Cell::Int(bool::from_sql(ty, raw)? as i64),
+            Type::FLOAT8 => Cell::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Cell::Real(f32::from_sql(ty, raw)? as f64),
+            Type::JSONB => Cell::Text(String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned()),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
+                Cell::Text(String::from_utf8_lossy(raw).into_owned())
+            }
+            ref other => return Err(format!("time series query returned a column of type {other}").into()),
+        }))
+    }
+
+    fn from_sql_null(_: &Type) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
+        Ok(AnyCell(Cell::Null))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
+/// which validated it) is the client's fault, not a server error.
+fn query_error(e: tokio_postgres::Error) -> StoreError {
+    match e.code() {
+        Some(c) if *c == tokio_postgres::error::SqlState::INVALID_REGULAR_EXPRESSION => {
+            StoreError::Invalid(format!("Invalid regular expression in a re/ire/nre/nire filter value: {}", super::describe(&e)))
+        }
+        _ => StoreError::Postgres(e),
+    }
+}
+
+fn values(v: &RecordValue) -> (Option<f64>, Option<&str>, Option<&str>) {
+    match v {
+        RecordValue::Double(x) => (Some(*x), None, None),
+        RecordValue::Text(s) => (None, Some(s.as_str()), None),
+        RecordValue::Json(s) => (None, None, Some(s.as_str())),
+    }
+}
+
+async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
+    let stmt = tx.prepare_cached("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2").await?;
+    Ok(tx.query_opt(&stmt, &[&stype, &code]).await?.map(|r| r.get(0)))
+}
+
+/// Upserts stations of one type (codes must be distinct) with their parents and
+/// metadata; returns code → (id, created).
+async fn upsert_stations(tx: &Transaction<'_>, stype: &str, stations: &[&StationInput], now: i64) -> Result<HashMap<String, (i64, bool)>> {
+    let mut sorted: Vec<&StationInput> = stations.to_vec();
+    sorted.sort_by(|a, b| a.code.cmp(&b.code));
+    let codes: Vec<&str> = sorted.iter().map(|s| s.code.as_str()).collect();
+    let names: Vec<&str> = sorted.iter().map(|s| s.name.as_str()).collect();
+    let origins: Vec<Option<&str>> = sorted.iter().map(|s| s.origin.as_deref()).collect();
+    let xs: Vec<Option<f64>> = sorted.iter().map(|s| s.coordinate.map(|c| c.0)).collect();
+    let ys: Vec<Option<f64>> = sorted.iter().map(|s| s.coordinate.map(|c| c.1)).collect();
+    let srids: Vec<Option<i32>> = sorted.iter().map(|s| s.coordinate.map(|_| 4326)).collect();
+    let ptypes: Vec<Option<&str>> = sorted.iter().map(|s| s.parent.as_ref().map(|p| p.0.as_str())).collect();
+    let pcodes: Vec<Option<&str>> = sorted.iter().map(|s| s.parent.as_ref().map(|p| p.1.as_str())).collect();
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO ts_station (stationcode, stationtype, name, origin, x, y, srid, parent_id, active, available) \
+             SELECT u.code, $1, u.name, u.origin, u.x, u.y, u.srid, \
+                    (SELECT p.id FROM ts_station p WHERE p.stationtype = u.ptype AND p.stationcode = u.pcode), true, true \
+             FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::int4[], $8::text[], $9::text[]) \
+                  WITH ORDINALITY AS u(code, name, origin, x, y, srid, ptype, pcode, ord) ORDER BY u.ord \
+             ON CONFLICT (stationtype, stationcode) DO UPDATE SET name = excluded.name, origin = excluded.origin, x = excluded.x, \
+                  y = excluded.y, srid = excluded.srid, parent_id = excluded.parent_id, active = true \
+             RETURNING id, stationcode, (xmax = 0)",
+        )
+        .await?;
+    let rows = tx.query(&stmt, &[&stype, &codes, &names, &origins, &xs, &ys, &srids, &ptypes, &pcodes]).await?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        out.insert(r.get::<_, String>(1), (r.get::<_, i64>(0), r.get::<_, bool>(2)));
+    }
+    // Parents: those created by this very call were invisible to the insert above.
+    let with_parent: Vec<&StationInput> = stations.iter().copied().filter(|s| s.parent.is_some()).collect();
+    if !with_parent.is_empty() {
+        let ids: Vec<i64> = with_parent.iter().map(|s| out.get(&s.code).map(|x| x.0).unwrap_or(0)).collect();
+        let pt: Vec<&str> = with_parent.iter().map(|s| s.parent.as_ref().map(|p| p.0.as_str()).unwrap_or("")).collect();
+        let pc: Vec<&str> = with_parent.iter().map(|s| s.parent.as_ref().map(|p| p.1.as_str()).unwrap_or("")).collect();
+        let missing = tx
+            .query_opt(
+                "SELECT u.ord FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(pt, pc, ord) \
+                 WHERE NOT EXISTS (SELECT 1 FROM ts_station p WHERE p.stationtype = u.pt AND p.stationcode = u.pc) ORDER BY u.ord LIMIT 1",
+                &[&pt, &pc],
+            )
+            .await?;
+        if let Some(row) = missing {
+            let k = (row.get::<_, i64>(0) - 1) as usize;
+            let s = with_parent[k];
+            let (ptype, pcode) = s.parent.as_ref().expect("filtered");
+            return Err(StoreError::Invalid(format!("station '{}': parent station '{pcode}' of type '{ptype}' does not exist", s.code)));
+        }
+        tx.execute(
+            "UPDATE ts_station s SET parent_id = p.id FROM unnest($1::int8[], $2::text[], $3::text[]) AS u(id, pt, pc) \
+             JOIN ts_station p ON p.stationtype = u.pt AND p.stationcode = u.pc \
+             WHERE s.id = u.id AND s.parent_id IS DISTINCT FROM p.id",
+            &[&ids, &pt, &pc],
+        )
+        .await?;
+    }
+    // Metadata: a new history row when the document changed.
+    let with_meta: Vec<(i64, String)> = sorted
+        .iter()
+        .filter_map(|s| Some((out.get(&s.code)?.0, s.metadata.as_ref()?.to_string())))
+        .collect();
+    if !with_meta.is_empty() {
+        let ids: Vec<i64> = with_meta.iter().map(|m| m.0).collect();
+        let docs: Vec<&str> = with_meta.iter().map(|m| m.1.as_str()).collect();
+        let stmt = tx
+            .prepare_cached(
+                "WITH input AS (SELECT * FROM unnest($1::int8[], $2::text[]) WITH ORDINALITY AS u(station_id, json, ord)), \
+                 changed AS (SELECT i.station_id, i.json, i.ord FROM input i JOIN ts_station s ON s.id = i.station_id \
+                             LEFT JOIN ts_metadata m ON m.id = s.meta_data_id WHERE m.json IS DISTINCT FROM i.json), \
+                 ins AS (INSERT INTO ts_metadata (station_id, created_on, json) SELECT station_id, $3, json FROM changed ORDER BY ord \
+                         RETURNING id, station_id) \
+                 UPDATE ts_station s SET meta_data_id = ins.id FROM ins WHERE s.id = ins.station_id",
+            )
+            .await?;
+        tx.execute(&stmt, &[&ids, &docs, &now]).await?;
+    }
+    Ok(out)
+}
+
+impl PgBackend {
+    pub(crate) async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
+        self.read(move |conn| async move {
+            let (sql, params) = compiled.sql.into_parts();
+            let bound = bind(&params);
+            // Prepared once per connection: the text varies only with the request's shape
+            // (values are bound), and PostgreSQL then skips parsing and, after a few runs,
+            // planning. Clients can vary shapes at will, so the cache is bounded.
+            if conn.statement_cache.size() >= STATEMENT_CACHE_LIMIT {
+                conn.statement_cache.clear();
+            }
+            let stmt = conn.prepare_cached(&sql).await.map_err(query_error)?;
+            let rows = conn.query(&stmt, &refs(&bound)).await.map_err(query_error)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let mut cells = Vec::with_capacity(row.len());
+                for i in 0..row.len() {
+                    cells.push(row.try_get::<_, AnyCell>(i)?.0);
+                }
+                out.push(cells);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_type_list(&self, what: TypeList) -> Result<Vec<String>> {
+        let sql = match what {
+            TypeList::StationTypes => "SELECT DISTINCT stationtype FROM ts_station WHERE available ORDER BY 1",
+            TypeList::EdgeTypes => {
+                "SELECT DISTINCT i.stationtype FROM ts_edge e JOIN ts_station i ON i.id = e.edge_data_id WHERE i.available ORDER BY 1"
+            }
+            TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
+        };
+        self.read(move |conn| async move {
+            let stmt = conn.prepare_cached(sql).await?;
+            Ok(conn.query(&stmt, &[]).await?.iter().map(|r| r.get::<_, String>(0)).collect())
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_sync_stations(
+        &self,
+        stype: String,
+        stations: Vec<StationInput>,
+        sync_state: bool,
+        only_activation: bool,
+    ) -> Result<SyncSummary> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let mut seen = HashSet::new();
+            let unique: Vec<&StationInput> = stations.iter().filter(|s| seen.insert(s.code.as_str())).collect();
+            let mut sum = SyncSummary::default();
+            if !unique.is_empty() {
+                let done = upsert_stations(&tx, &stype, &unique, now).await?;
+                for (_, created) in done.values() {
+                    if *created {
+                        sum.created += 1
+                    } else {
+                        sum.updated += 1
+                    }
+                }
+            }
+            if sync_state && !only_activation {
+                if let Some(first) = stations.first() {
+                    let codes: Vec<&str> = seen.iter().copied().collect();
+                    sum.deactivated = tx
+                        .execute(
+                            "UPDATE ts_station SET active = false WHERE stationtype = $1 AND active \
+                             AND origin IS NOT DISTINCT FROM $2 AND NOT (stationcode = ANY($3))",
+                            &[&stype, &first.origin, &codes],
+                        )
+                        .await?;
+                }
+            }
+            tx.commit().await?;
+            Ok(sum)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_sync_data_types(&self, types: Vec<DataTypeInput>) -> Result<SyncSummary> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let mut sum = SyncSummary::default();
+            let upsert = tx
+                .prepare_cached(
+                    "INSERT INTO ts_type (cname, cunit, description, rtype, created_on) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (cname) DO UPDATE SET cunit = excluded.cunit, description = excluded.description, rtype = excluded.rtype \
+                     RETURNING id, (xmax = 0)",
+                )
+                .await?;
+            for t in &types {
+                let row = tx.query_one(&upsert, &[&t.name, &t.unit, &t.description, &t.rtype, &now]).await?;
+                let (id, created): (i64, bool) = (row.get(0), row.get(1));
+                if created {
+                    sum.created += 1
+                } else {
+                    sum.updated += 1
+                }
+                if let Some(meta) = &t.metadata {
+                    let text = meta.to_string();
+                    let current: Option<String> = tx
+                        .query_one(
+                            "SELECT tm.json FROM ts_type t LEFT JOIN ts_type_metadata tm ON tm.id = t.meta_data_id WHERE t.id = $1",
+                            &[&id],
+                        )
+                        .await?
+                        .get(0);
+                    if current.as_deref() != Some(text.as_str()) {
+                        let mid: i64 = tx
+                            .query_one(
+                                "INSERT INTO ts_type_metadata (type_id, created_on, json) VALUES ($1, $2, $3) RETURNING id",
+                                &[&id, &now, &text],
+                            )
+                            .await?
+                            .get(0);
+                        tx.execute("UPDATE ts_type SET meta_data_id = $2 WHERE id = $1", &[&id, &mid]).await?;
+                    }
+                }
+            }
+            tx.commit().await?;
+            Ok(sum)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_provenance(&self, p: ProvenanceInput) -> Result<String> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            tx.execute(
+                "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (lineage, data_collector, data_collector_version) DO NOTHING",
+                &[&p.uuid, &p.lineage, &p.data_collector, &p.data_collector_version],
+            )
+            .await?;
+            let uuid: String = tx
+                .query_one(
+                    "SELECT uuid FROM ts_provenance WHERE lineage = $1 AND data_collector = $2 AND data_collector_version = $3",
+                    &[&p.lineage, &p.data_collector, &p.data_collector_version],
+                )
+                .await?
+                .get(0);
+            tx.commit().await?;
+            Ok(uuid)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_push_records(&self, stype: String, provenance: Option<String>, mut records: Vec<RecordInput>) -> Result<PushSummary> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let prov: Option<i64> = match &provenance {
+                Some(u) => Some(
+                    tx.query_opt("SELECT id FROM ts_provenance WHERE uuid = $1", &[u])
+                        .await?
+                        .map(|r| r.get(0))
+                        .ok_or_else(|| StoreError::Invalid(format!("provenance '{u}' does not exist; create it with POST /json/provenance")))?,
+                ),
+                None => None,
+            };
+            records.sort_by(|a, b| (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(&b.station_code, &b.data_type, b.period, b.timestamp)));
+            let mut sum = PushSummary::default();
+
+            // Stations and types, one query each.
+            let codes: Vec<&str> = {
+                let mut v: Vec<&str> = records.iter().map(|r| r.station_code.as_str()).collect();
+                v.dedup();
+                v
+            };
+            let stations: HashMap<String, i64> = tx
+                .query("SELECT stationcode, id FROM ts_station WHERE stationtype = $1 AND stationcode = ANY($2)", &[&stype, &codes])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let names: Vec<&str> = records.iter().map(|r| r.data_type.as_str()).collect::<HashSet<_>>().into_iter().collect();
+            let types: HashMap<String, i64> = tx
+                .query("SELECT cname, id FROM ts_type WHERE cname = ANY($1)", &[&names])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+
+            // Series keys of the known records, created when missing.
+            type Key = (i64, i64, i64, i64);
+            let mut keyed: Vec<(usize, Key)> = Vec::with_capacity(records.len());
+            for (k, r) in records.iter().enumerate() {
+                let Some(&sid) = stations.get(&r.station_code) else {
+                    sum.unknown_stations += 1;
+                    continue;
+                };
+                let Some(&tid) = types.get(&r.data_type) else {
+                    sum.unknown_types += 1;
+                    continue;
+                };
+                keyed.push((k, (sid, tid, r.period, match r.value {
+                    RecordValue::Double(_) => 0,
+                    RecordValue::Text(_) => 1,
+                    RecordValue::Json(_) => 2,
+                })));
+            }
+            let mut keys: Vec<Key> = keyed.iter().map(|x| x.1).collect::<HashSet<_>>().into_iter().collect();
+            keys.sort();
+            let mut series: HashMap<Key, (i64, i64)> = HashMap::with_capacity(keys.len()); // -> (id, latest ts)
+            if !keys.is_empty() {
+                let a: Vec<i64> = keys.iter().map(|k| k.0).collect();
+                let b: Vec<i64> = keys.iter().map(|k| k.1).collect();
+                let c: Vec<i64> = keys.iter().map(|k| k.2).collect();
+                let d: Vec<i64> = keys.iter().map(|k| k.3).collect();
+                let p = [&a as &(dyn tokio_postgres::types::ToSql + Sync), &b, &c, &d];
+                tx.execute(
+                    "INSERT INTO ts_series (station_id, type_id, period, value_table) \
+                     SELECT * FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[]) ON CONFLICT DO NOTHING",
+                    &p,
+                )
+                .await?;
+                let rows = tx
+                    .query(
+                        "SELECT s.id, u.a, u.b, u.c, u.d FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[]) AS u(a, b, c, d) \
+                         JOIN ts_series s ON s.station_id = u.a AND s.type_id = u.b AND s.period = u.c AND s.value_table = u.d",
+                        &p,
+                    )
+                    .await?;
+                let mut ids: Vec<i64> = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let id: i64 = r.get(0);
+                    ids.push(id);
+                    series.insert((r.get(1), r.get(2), r.get(3), r.get(4)), (id, i64::MIN));
+                }
+                ids.sort_unstable();
+                // Locks the latest rows: a concurrent push of the same series waits here.
+                let latest: HashMap<i64, i64> = tx
+                    .query("SELECT series_id, timestamp FROM ts_latest WHERE series_id = ANY($1) ORDER BY series_id FOR UPDATE", &[&ids])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect();
+                for v in series.values_mut() {
+                    if let Some(t) = latest.get(&v.0) {
+                        v.1 = *t;
+                    }
+                }
+            }
+
+            // Only records newer than their series' latest value.
+            let mut keep: Vec<(i64, usize)> = Vec::with_capacity(keyed.len());
+            let mut latest_new: HashMap<i64, usize> = HashMap::new();
+            for (k, key) in &keyed {
+                let entry = series.get_mut(key).ok_or_else(|| StoreError::Task("series vanished during a push".into()))?;
+                let r = &records[*k];
+                if r.timestamp <= entry.1 {
+                    sum.skipped_older += 1;
+                    continue;
+                }
+                entry.1 = r.timestamp;
+                keep.push((entry.0, *k));
+                latest_new.insert(entry.0, *k);
+                sum.inserted += 1;
+            }
+            // History rows: only timestamps newer than the locked latest values, so a
+            // conflict is impossible unless the tables disagree (hand-edited data); the
+            // plain insert is ~40% faster than `ON CONFLICT DO NOTHING`, which remains the
+            // fallback (SQLite's `INSERT OR IGNORE`) behind a savepoint.
+            let history = tx
+                .prepare_cached(
+                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j)",
+                )
+                .await?;
+            let history_ignoring = tx
+                .prepare_cached(
+                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j) \
+                     ON CONFLICT DO NOTHING",
+                )
+                .await?;
+            for chunk in keep.chunks(RECORD_CHUNK) {
+                let sids: Vec<i64> = chunk.iter().map(|c| c.0).collect();
+                let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
+                let (mut ds, mut xs, mut js) = (Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()));
+                for c in chunk {
+                    let (d, x, j) = values(&records[c.1].value);
+                    ds.push(d);
+                    xs.push(x);
+                    js.push(j);
+                }
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [&sids, &ts, &now, &ds, &xs, &js, &prov];
+                tx.batch_execute("SAVEPOINT ts_history_insert").await?;
+                match tx.execute(&history, &params).await {
+                    Ok(_) => tx.batch_execute("RELEASE SAVEPOINT ts_history_insert").await?,
+                    Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                        tx.batch_execute("ROLLBACK TO SAVEPOINT ts_history_insert").await?;
+                        tx.execute(&history_ignoring, &params).await?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if !latest_new.is_empty() {
+                let mut latest: Vec<(i64, usize)> = latest_new.into_iter().collect();
+                latest.sort_unstable();
+                let sids: Vec<i64> = latest.iter().map(|c| c.0).collect();
+                let ts: Vec<i64> = latest.iter().map(|c| records[c.1].timestamp).collect();
+                let (mut ds, mut xs, mut js) = (Vec::new(), Vec::new(), Vec::new());
+                for c in &latest {
+                    let (d, x, j) = values(&records[c.1].value);
+                    ds.push(d);
+                    xs.push(x);
+                    js.push(j);
+                }
+                let up = tx
+                    .prepare_cached(
+                        "INSERT INTO ts_latest (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                         SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j) \
+                         ON CONFLICT (series_id) DO UPDATE SET timestamp = excluded.timestamp, double_value = excluded.double_value, \
+                         string_value = excluded.string_value, json_value = excluded.json_value, provenance_id = excluded.provenance_id \
+                         WHERE excluded.timestamp > ts_latest.timestamp",
+                    )
+                    .await?;
+                tx.execute(&up, &[&sids, &ts, &now, &ds, &xs, &js, &prov]).await?;
+            }
+            tx.commit().await?;
+            Ok(sum)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_last_record(&self, stype: String, code: String, dtype: Option<String>, period: Option<i64>) -> Result<i64> {
+        self.read(move |conn| async move {
+            let sid: Option<i64> = conn
+                .query_opt("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2", &[&stype, &code])
+                .await?
+                .map(|r| r.get(0));
+            let Some(sid) = sid else { return Ok(0) };
+            let max: Option<i64> = conn
+                .query_one(
+                    "SELECT MAX(me.timestamp) FROM ts_latest me JOIN ts_series ts ON ts.id = me.series_id JOIN ts_type t ON t.id = ts.type_id \
+                     WHERE ts.station_id = $1 AND ($2::text IS NULL OR t.cname = $2) AND ($3::int8 IS NULL OR ts.period = $3)",
+                    &[&sid, &dtype, &period],
+                )
+                .await?
+                .get(0);
+            Ok(match max {
+                Some(m) => m,
+                None if dtype.is_none() && period.is_none() => 0,
+                None => -1,
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_put_edges(&self, edges: Vec<EdgeInput>) -> Result<u64> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let insert = tx
+                .prepare_cached(
+                    "INSERT INTO ts_edge (edge_data_id, origin_id, destination_id, directed, linegeometry, minx, miny, maxx, maxy) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                     ON CONFLICT (edge_data_id) DO UPDATE SET origin_id = excluded.origin_id, destination_id = excluded.destination_id, \
+                     directed = excluded.directed, linegeometry = excluded.linegeometry, minx = excluded.minx, miny = excluded.miny, \
+                     maxx = excluded.maxx, maxy = excluded.maxy",
+                )
+                .await?;
+            for e in &edges {
+                let done = upsert_stations(&tx, &e.station_type, &[&e.station], now).await?;
+                let id = done.get(&e.station.code).map(|x| x.0).ok_or_else(|| StoreError::Task("edge station not written".into()))?;
+                let o = match &e.begin {
+                    Some((t, c)) => station_id(&tx, t, c).await?,
+                    None => None,
+                };
+                let d = match &e.end {
+                    Some((t, c)) => station_id(&tx, t, c).await?,
+                    None => None,
+                };
+                let coords: Vec<[f64; 2]> = e.line.iter().map(|(x, y)| [*x, *y]).collect();
+                let geom = serde_json::json!({"type": "LineString", "coordinates": coords}).to_string();
+                let f = |sel: fn(&(f64, f64)) -> f64, max: bool| {
+                    e.line.iter().map(sel).fold(if max { f64::MIN } else { f64::MAX }, |a, b| if max { a.max(b) } else { a.min(b) })
+                };
+                let (minx, miny, maxx, maxy) = (f(|p| p.0, false), f(|p| p.1, false), f(|p| p.0, true), f(|p| p.1, true));
+                tx.execute(&insert, &[&id, &o, &d, &e.directed, &geom, &minx, &miny, &maxx, &maxy]).await?;
+            }
+            tx.commit().await?;
+            Ok(edges.len() as u64)
+        })
+        .await
+    }
+
+    pub(crate) async fn ts_put_events(&self, events: Vec<EventInput>) -> Result<u64> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let location = tx
+                .prepare_cached("INSERT INTO ts_location (description, geometry, minx, miny, maxx, maxy) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id")
+                .await?;
+            let metadata = tx.prepare_cached("INSERT INTO ts_metadata (station_id, created_on, json) VALUES (NULL, $1, $2) RETURNING id").await?;
+            let provenance = tx.prepare_cached("SELECT id FROM ts_provenance WHERE uuid = $1").await?;
+            // Replacing deletes and inserts, as SQLite's INSERT OR REPLACE does: the new row
+            // gets a new (higher) id, which breaks ties in the latest-event order.
+            let delete = tx.prepare_cached("DELETE FROM ts_event WHERE uuid = $1").await?;
+            let insert = tx
+                .prepare_cached(
+                    "INSERT INTO ts_event (uuid, origin, category, event_series_uuid, name, description, created_on, event_start, event_end, \
+                     location_id, meta_data_id, provenance_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                )
+                .await?;
+            for e in &events {
+                let loc: Option<i64> = match (&e.geometry, &e.location_description) {
+                    (None, None) => None,
+                    (g, d) => {
+                        let bbox = g.as_ref().map(|g| {
+                            let mut all: Vec<(f64, f64)> = Vec::new();
+                            collect(g.get("coordinates").unwrap_or(&Value::Null), &mut all);
+                            let (mut a, mut b, mut c, mut dd) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+                            for (x, y) in all {
+                                a = a.min(x);
+                                b = b.min(y);
+                                c = c.max(x);
+                                dd = dd.max(y);
+                            }
+                            (a, b, c, dd)
+                        });
+                        let text = g.as_ref().map(|g| g.to_string());
+                        let row = tx
+                            .query_one(
+                                &location,
+                                &[d, &text, &bbox.map(|b| b.0), &bbox.map(|b| b.1), &bbox.map(|b| b.2), &bbox.map(|b| b.3)],
+                            )
+                            .await?;
+                        Some(row.get(0))
+                    }
+                };
+                let meta: Option<i64> = match &e.metadata {
+                    Some(m) => Some(tx.query_one(&metadata, &[&now, &m.to_string()]).await?.get(0)),
+                    None => None,
+                };
+                let prov: Option<i64> = match &e.provenance_uuid {
+                    Some(u) => tx.query_opt(&provenance, &[u]).await?.map(|r| r.get(0)),
+                    None => None,
+                };
+                tx.execute(&delete, &[&e.uuid]).await?;
+                tx.execute(
+                    &insert,
+                    &[&e.uuid, &e.origin, &e.category, &e.series_uuid, &e.name, &e.description, &now, &e.start, &e.end, &loc, &meta, &prov],
+                )
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(events.len() as u64)
+        })
+        .await
+    }
+}
+
+fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
+    if let Some(a) = c.as_array() {
+        if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
+            out.push((x, y));
+        } else {
+            a.iter().for_each(|v| collect(v, out));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput};
+    use crate::{Backend, Store};
+
+    fn record(t: i64, v: f64) -> RecordInput {
+        RecordInput { station_code: "S".into(), data_type: "free".into(), period: 600, timestamp: t, value: RecordValue::Double(v) }
+    }
+
+    /// A history row newer than the latest value (tables that disagree) does not fail a
+    /// push: the insert falls back to ignoring conflicts, as SQLite's INSERT OR IGNORE does.
+    #[test]
+    fn push_survives_history_rows_newer_than_latest() {
+        if std::env::var("HUB_TEST_DATABASE").map(|v| v.trim().is_empty()).unwrap_or(true) {
+            println!("skipped: HUB_TEST_DATABASE not set");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            store.ts_sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
+            let s = StationInput { code: "S".into(), name: "s".into(), ..Default::default() };
+            store.ts_sync_stations("P".into(), vec![s], false, false).await.unwrap();
+            store.ts_push_records("P".into(), None, vec![record(1000, 1.0)]).await.unwrap();
+            let Backend::Postgres(b) = &*store.backend else { panic!("not PostgreSQL") };
+            b.write(|conn| async move {
+                conn.execute("INSERT INTO ts_history (series_id, timestamp, created_on, double_value) SELECT series_id, 3000, 0, 99 FROM ts_latest", &[])
+                    .await?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+            let sum = store.ts_push_records("P".into(), None, vec![record(2000, 2.0), record(3000, 3.0)]).await.unwrap();
+            assert_eq!((sum.inserted, sum.skipped_older), (2, 0));
+            assert_eq!(store.ts_last_record("P".into(), "S".into(), None, None).await.unwrap(), 3000);
+            let kept: f64 = b
+                .read(|conn| async move { Ok(conn.query_one("SELECT double_value FROM ts_history WHERE timestamp = 3000", &[]).await?.get(0)) })
+                .await
+                .unwrap();
+            assert_eq!(kept, 99.0);
+        });
+    }
+}
