@@ -375,7 +375,8 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
     let analyze: Vec<String> = plans.iter().map(|p| p.name.clone()).collect();
     pg.write_blocking(move |conn| async move {
         for table in analyze {
-            conn.batch_execute(&format!("ANALYZE {}", quote(&table))).await?;
+            // VACUUM too: it fills the visibility map index-only scans need.
+            conn.batch_execute(&format!("VACUUM (ANALYZE) {}", quote(&table))).await?;
         }
         conn.execute(&format!("UPDATE {PROGRESS_TABLE} SET finished_at = now()"), &[]).await?;
         Ok(())

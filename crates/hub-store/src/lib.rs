@@ -112,6 +112,17 @@ impl Store {
         }
     }
 
+    /// Brings the planner's statistics up to date after a bulk load. On PostgreSQL this is
+    /// `VACUUM (ANALYZE)`: until a table is vacuumed its visibility map is empty, and the
+    /// index-only scans that tag filters and counts rely on must visit every row's page
+    /// (measured: a tag filter took 226 ms right after the demo load, 6 ms after the vacuum).
+    pub async fn refresh_statistics(&self) -> Result<()> {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.write(|conn| Ok(conn.execute_batch("ANALYZE")?)).await,
+            Backend::Postgres(b) => b.write(|conn| async move { Ok(conn.batch_execute("VACUUM (ANALYZE)").await?) }).await,
+        }
+    }
+
     /// Which backend this is, for logs and messages (`sqlite` or `postgres`).
     pub fn backend_name(&self) -> &'static str {
         match &*self.backend {

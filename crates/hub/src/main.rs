@@ -241,6 +241,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::info!(documents = summary.documents, seconds = summary.elapsed.as_secs_f64(), "loaded the demo dataset into an empty store");
         let mobility = hub_timeseries::load_demo(&store, scale, chrono::Utc::now()).await?;
         tracing::info!(stations = mobility.stations, records = mobility.records, "loaded the demo mobility time series");
+        store.refresh_statistics().await?;
     }
     hub_auth::ensure_signing_keys(&store).await?;
     if store.auth_user(hub_auth::demo::DEMO_USER).await?.is_some() {
@@ -296,7 +297,9 @@ fn main() -> anyhow::Result<()> {
             let summary = hub::demo::load_demo(&store, config.demo_scale)?;
             println!("wrote {} demo documents to {} in {:.1} s", summary.documents, config.data.display(), summary.elapsed.as_secs_f64());
             let started = std::time::Instant::now();
-            let mobility = tokio::runtime::Runtime::new()?.block_on(hub_timeseries::load_demo(&store, config.demo_scale, chrono::Utc::now()))?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            let mobility = runtime.block_on(hub_timeseries::load_demo(&store, config.demo_scale, chrono::Utc::now()))?;
+            runtime.block_on(store.refresh_statistics())?;
             println!(
                 "wrote {} stations and {} measurements of demo time series in {:.1} s",
                 mobility.stations,

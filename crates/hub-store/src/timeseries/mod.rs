@@ -45,6 +45,17 @@ pub enum TypeList {
 impl Store {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
     pub async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
+        // The SQL and its time for `HUB_LOG=hub_store::sql=debug` (see `list_content`).
+        let sql_log = tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG)
+            .then(|| (std::time::Instant::now(), compiled.sql.as_sql().to_string(), format!("{:?}", compiled.sql.params())));
+        let rows = self.ts_query_on_backend(compiled).await;
+        if let Some((started, sql, params)) = sql_log {
+            tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "ts_query");
+        }
+        rows
+    }
+
+    async fn ts_query_on_backend(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         match &*self.backend {
             Backend::Postgres(b) => b.ts_query(compiled).await,
             Backend::Sqlite(b) => {
