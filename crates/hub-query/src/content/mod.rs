@@ -16,6 +16,7 @@ pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
 pub mod rawfilter_sql;
+mod rawfilter_pg;
 pub mod tagfilter;
 
 use rawfilter::{RawFilter, SortKey};

@@ -236,9 +236,9 @@ fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
 
 #[test]
 fn regex_patterns_are_translated_for_postgres() {
-    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"\bal.x\z"), r"\yal[^\n]x\Z");
-    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"(?P<n>a)[.\b]"), r"(a)[.\b]");
-    assert_eq!(crate::content::rawfilter_sql::pg_regex_for_tests(r"[]a.]\."), r"[]a.]\.");
+    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"\bal.x\z"), r"\yal[^\n]x\Z");
+    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"(?P<n>a)[.\b]"), r"(a)[.\b]");
+    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"[]a.]\."), r"[]a.]\.");
 }
 
 #[test]

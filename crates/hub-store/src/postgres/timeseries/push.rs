@@ -1,0 +1,186 @@
+//! `pushRecords` on PostgreSQL: the writer's hot path, in its own module for size.
+//! Batched array statements; rows are locked in a fixed order so that concurrent
+//! pushers from several processes wait for each other instead of deadlocking.
+
+use super::*;
+
+impl PgBackend {
+    pub(crate) async fn ts_push_records(&self, stype: String, provenance: Option<String>, mut records: Vec<RecordInput>) -> Result<PushSummary> {
+        self.write(move |mut conn| async move {
+            let tx = conn.transaction().await?;
+            let now = now_ms();
+            let prov: Option<i64> = match &provenance {
+                Some(u) => Some(
+                    tx.query_opt("SELECT id FROM ts_provenance WHERE uuid = $1", &[u])
+                        .await?
+                        .map(|r| r.get(0))
+                        .ok_or_else(|| StoreError::Invalid(format!("provenance '{u}' does not exist; create it with POST /json/provenance")))?,
+                ),
+                None => None,
+            };
+            records.sort_by(|a, b| (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(&b.station_code, &b.data_type, b.period, b.timestamp)));
+            let mut sum = PushSummary::default();
+
+            // Stations and types, one query each.
+            let codes: Vec<&str> = {
+                let mut v: Vec<&str> = records.iter().map(|r| r.station_code.as_str()).collect();
+                v.dedup();
+                v
+            };
+            let stations: HashMap<String, i64> = tx
+                .query("SELECT stationcode, id FROM ts_station WHERE stationtype = $1 AND stationcode = ANY($2)", &[&stype, &codes])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let names: Vec<&str> = records.iter().map(|r| r.data_type.as_str()).collect::<HashSet<_>>().into_iter().collect();
+            let types: HashMap<String, i64> = tx
+                .query("SELECT cname, id FROM ts_type WHERE cname = ANY($1)", &[&names])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+
+            // Series keys of the known records, created when missing.
+            type Key = (i64, i64, i64, i64);
+            let mut keyed: Vec<(usize, Key)> = Vec::with_capacity(records.len());
+            for (k, r) in records.iter().enumerate() {
+                let Some(&sid) = stations.get(&r.station_code) else {
+                    sum.unknown_stations += 1;
+                    continue;
+                };
+                let Some(&tid) = types.get(&r.data_type) else {
+                    sum.unknown_types += 1;
+                    continue;
+                };
+                keyed.push((k, (sid, tid, r.period, match r.value {
+                    RecordValue::Double(_) => 0,
+                    RecordValue::Text(_) => 1,
+                    RecordValue::Json(_) => 2,
+                })));
+            }
+            let mut keys: Vec<Key> = keyed.iter().map(|x| x.1).collect::<HashSet<_>>().into_iter().collect();
+            keys.sort();
+            let mut series: HashMap<Key, (i64, i64)> = HashMap::with_capacity(keys.len()); // -> (id, latest ts)
+            if !keys.is_empty() {
+                let a: Vec<i64> = keys.iter().map(|k| k.0).collect();
+                let b: Vec<i64> = keys.iter().map(|k| k.1).collect();
+                let c: Vec<i64> = keys.iter().map(|k| k.2).collect();
+                let d: Vec<i64> = keys.iter().map(|k| k.3).collect();
+                let p = [&a as &(dyn tokio_postgres::types::ToSql + Sync), &b, &c, &d];
+                tx.execute(
+                    "INSERT INTO ts_series (station_id, type_id, period, value_table) \
+                     SELECT * FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[]) ON CONFLICT DO NOTHING",
+                    &p,
+                )
+                .await?;
+                let rows = tx
+                    .query(
+                        "SELECT s.id, u.a, u.b, u.c, u.d FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[]) AS u(a, b, c, d) \
+                         JOIN ts_series s ON s.station_id = u.a AND s.type_id = u.b AND s.period = u.c AND s.value_table = u.d",
+                        &p,
+                    )
+                    .await?;
+                let mut ids: Vec<i64> = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let id: i64 = r.get(0);
+                    ids.push(id);
+                    series.insert((r.get(1), r.get(2), r.get(3), r.get(4)), (id, i64::MIN));
+                }
+                ids.sort_unstable();
+                // Locks the latest rows: a concurrent push of the same series waits here.
+                let latest: HashMap<i64, i64> = tx
+                    .query("SELECT series_id, timestamp FROM ts_latest WHERE series_id = ANY($1) ORDER BY series_id FOR UPDATE", &[&ids])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect();
+                for v in series.values_mut() {
+                    if let Some(t) = latest.get(&v.0) {
+                        v.1 = *t;
+                    }
+                }
+            }
+
+            // Only records newer than their series' latest value.
+            let mut keep: Vec<(i64, usize)> = Vec::with_capacity(keyed.len());
+            let mut latest_new: HashMap<i64, usize> = HashMap::new();
+            for (k, key) in &keyed {
+                let entry = series.get_mut(key).ok_or_else(|| StoreError::Task("series vanished during a push".into()))?;
+                let r = &records[*k];
+                if r.timestamp <= entry.1 {
+                    sum.skipped_older += 1;
+                    continue;
+                }
+                entry.1 = r.timestamp;
+                keep.push((entry.0, *k));
+                latest_new.insert(entry.0, *k);
+                sum.inserted += 1;
+            }
+            // History rows: only timestamps newer than the locked latest values, so a
+            // conflict is impossible unless the tables disagree (hand-edited data); the
+            // plain insert is ~40% faster than `ON CONFLICT DO NOTHING`, which remains the
+            // fallback (SQLite's `INSERT OR IGNORE`) behind a savepoint.
+            let history = tx
+                .prepare_cached(
+                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j)",
+                )
+                .await?;
+            let history_ignoring = tx
+                .prepare_cached(
+                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j) \
+                     ON CONFLICT DO NOTHING",
+                )
+                .await?;
+            for chunk in keep.chunks(RECORD_CHUNK) {
+                let sids: Vec<i64> = chunk.iter().map(|c| c.0).collect();
+                let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
+                let (mut ds, mut xs, mut js) = (Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()));
+                for c in chunk {
+                    let (d, x, j) = values(&records[c.1].value);
+                    ds.push(d);
+                    xs.push(x);
+                    js.push(j);
+                }
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [&sids, &ts, &now, &ds, &xs, &js, &prov];
+                tx.batch_execute("SAVEPOINT ts_history_insert").await?;
+                match tx.execute(&history, &params).await {
+                    Ok(_) => tx.batch_execute("RELEASE SAVEPOINT ts_history_insert").await?,
+                    Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                        tx.batch_execute("ROLLBACK TO SAVEPOINT ts_history_insert").await?;
+                        tx.execute(&history_ignoring, &params).await?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if !latest_new.is_empty() {
+                let mut latest: Vec<(i64, usize)> = latest_new.into_iter().collect();
+                latest.sort_unstable();
+                let sids: Vec<i64> = latest.iter().map(|c| c.0).collect();
+                let ts: Vec<i64> = latest.iter().map(|c| records[c.1].timestamp).collect();
+                let (mut ds, mut xs, mut js) = (Vec::new(), Vec::new(), Vec::new());
+                for c in &latest {
+                    let (d, x, j) = values(&records[c.1].value);
+                    ds.push(d);
+                    xs.push(x);
+                    js.push(j);
+                }
+                let up = tx
+                    .prepare_cached(
+                        "INSERT INTO ts_latest (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
+                         SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j) \
+                         ON CONFLICT (series_id) DO UPDATE SET timestamp = excluded.timestamp, double_value = excluded.double_value, \
+                         string_value = excluded.string_value, json_value = excluded.json_value, provenance_id = excluded.provenance_id \
+                         WHERE excluded.timestamp > ts_latest.timestamp",
+                    )
+                    .await?;
+                tx.execute(&up, &[&sids, &ts, &now, &ds, &xs, &js, &prov]).await?;
+            }
+            tx.commit().await?;
+            Ok(sum)
+        })
+        .await
+    }
+}
