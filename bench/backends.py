@@ -186,7 +186,9 @@ def main():
     cluster = None
     admin = args.postgres
     if not admin:
-        cluster = os.path.join(work, "pg")
+        # Its own directory under the temporary root: the cluster runs as the postgres
+        # user when we are root, and that user cannot enter our private work directory.
+        cluster = tempfile.mkdtemp(prefix="hub-bench-pg-")
         admin = subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "start", cluster],
                                check=True, capture_output=True, text=True).stdout.strip()
     db = re.sub(r"/[^/?]*(\?|$)", r"/hub_bench\1", admin, count=1) if admin.count("/") >= 3 else admin + "/hub_bench"
@@ -240,6 +242,7 @@ def main():
             p.wait()
         if cluster:
             subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "stop", cluster])
+            shutil.rmtree(cluster, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
