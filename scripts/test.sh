@@ -25,7 +25,7 @@ skip() {
 url=${HUB_TEST_DATABASE:-}
 if [ -z "$url" ]; then
   cluster=$(mktemp -d "${TMPDIR:-/tmp}/hub-pg.XXXXXX")
-  trap 'scripts/pg-throwaway.sh stop "$cluster"; rm -rf "$cluster"' EXIT
+  trap 'scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true; rm -rf "$cluster"' EXIT
   set +e
   url=$(scripts/pg-throwaway.sh start "$cluster" 2>"$cluster/reason")
   status=$?
