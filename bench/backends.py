@@ -153,6 +153,7 @@ def workloads(kind, base_port):
     content = [
         ("single GET by id", f"/v1/HubActivityPoi/{poi}"),
         ("list page 1", "/v1/HubActivityPoi"),
+        ("list fields=Id,Detail.de.Title", "/v1/HubActivityPoi?fields=Id,Detail.de.Title"),
         ("searchfilter=hütte", "/v1/HubActivityPoi?searchfilter=" + q("hütte")),
         ("tagfilter=and(hiking,summer)", "/v1/HubActivityPoi?tagfilter=and(hiking,summer)"),
         ("rawfilter, 3 clauses", "/v1/HubActivityPoi?rawfilter=" + q("and(gt(GpsInfo.0.Altitude,500),like(Detail.de.Title,'a'),isnotnull(ContactInfos.de.City))")),
