@@ -23,7 +23,8 @@ impl PgBackend {
     pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
         self.read(move |conn| async move {
             let params = bind(compiled.page.params());
-            let rows = conn.query(compiled.page.as_sql(), &refs(&params)).await.map_err(super::rawfilter_error)?;
+            let page = super::prepare_bounded(&conn, compiled.page.as_sql()).await.map_err(super::rawfilter_error)?;
+            let rows = conn.query(&page, &refs(&params)).await.map_err(super::rawfilter_error)?;
             let mut total = None;
             let mut docs = Vec::with_capacity(rows.len());
             for row in &rows {
@@ -36,7 +37,8 @@ impl PgBackend {
                 Some(n) => n,
                 None => {
                     let params = bind(compiled.count.params());
-                    conn.query_one(compiled.count.as_sql(), &refs(&params)).await.map_err(super::rawfilter_error)?.try_get(0)?
+                    let count = super::prepare_bounded(&conn, compiled.count.as_sql()).await.map_err(super::rawfilter_error)?;
+                    conn.query_one(&count, &refs(&params)).await.map_err(super::rawfilter_error)?.try_get(0)?
                 }
             };
             Ok(ContentPage { total: total as u64, docs })

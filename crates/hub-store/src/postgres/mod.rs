@@ -159,6 +159,19 @@ impl PgBackend {
     }
 }
 
+/// Prepared statements kept per pooled connection before the cache is emptied.
+const STATEMENT_CACHE_LIMIT: usize = 500;
+
+/// Prepares a compiled read query once per connection: its text varies only with the
+/// request's shape (values are bound), so repeated requests skip the parse round trip
+/// and PostgreSQL's parsing. Clients can vary shapes at will, so the cache is bounded.
+pub(crate) async fn prepare_bounded(conn: &Conn, sql: &str) -> std::result::Result<tokio_postgres::Statement, tokio_postgres::Error> {
+    if conn.statement_cache.size() >= STATEMENT_CACHE_LIMIT {
+        conn.statement_cache.clear();
+    }
+    conn.prepare_cached(sql).await
+}
+
 fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => StoreError::Postgres(e),

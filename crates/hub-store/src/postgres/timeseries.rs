@@ -10,20 +10,17 @@ use std::error::Error;
 
 use deadpool_postgres::Transaction;
 use hub_query::timeseries::CompiledTs;
-use serde_json::Value;
 use tokio_postgres::types::{FromSql, Type};
 
 mod push;
 
 use super::{bind, refs, PgBackend};
+use crate::timeseries::{edge_line, geometry_bbox};
 use crate::timeseries::{
     now_ms, Cell, DataTypeInput, EdgeInput, EventInput, ProvenanceInput, PushSummary, RecordInput, RecordValue, StationInput, SyncSummary,
     TypeList,
 };
 use crate::{Result, StoreError};
-
-/// Prepared statements kept per pooled connection before the cache is emptied.
-const STATEMENT_CACHE_LIMIT: usize = 500;
 
 /// Rows per array statement of a record push.
 const RECORD_CHUNK: usize = 50_000;
@@ -166,13 +163,7 @@ impl PgBackend {
         self.read(move |conn| async move {
             let (sql, params) = compiled.sql.into_parts();
             let bound = bind(&params);
-            // Prepared once per connection: the text varies only with the request's shape
-            // (values are bound), and PostgreSQL then skips parsing and, after a few runs,
-            // planning. Clients can vary shapes at will, so the cache is bounded.
-            if conn.statement_cache.size() >= STATEMENT_CACHE_LIMIT {
-                conn.statement_cache.clear();
-            }
-            let stmt = conn.prepare_cached(&sql).await.map_err(query_error)?;
+            let stmt = super::prepare_bounded(&conn, &sql).await.map_err(query_error)?;
             let rows = conn.query(&stmt, &refs(&bound)).await.map_err(query_error)?;
             let mut out = Vec::with_capacity(rows.len());
             for row in &rows {
@@ -360,12 +351,7 @@ impl PgBackend {
                     Some((t, c)) => station_id(&tx, t, c).await?,
                     None => None,
                 };
-                let coords: Vec<[f64; 2]> = e.line.iter().map(|(x, y)| [*x, *y]).collect();
-                let geom = serde_json::json!({"type": "LineString", "coordinates": coords}).to_string();
-                let f = |sel: fn(&(f64, f64)) -> f64, max: bool| {
-                    e.line.iter().map(sel).fold(if max { f64::MIN } else { f64::MAX }, |a, b| if max { a.max(b) } else { a.min(b) })
-                };
-                let (minx, miny, maxx, maxy) = (f(|p| p.0, false), f(|p| p.1, false), f(|p| p.0, true), f(|p| p.1, true));
+                let (geom, (minx, miny, maxx, maxy)) = edge_line(e);
                 tx.execute(&insert, &[&id, &o, &d, &e.directed, &geom, &minx, &miny, &maxx, &maxy]).await?;
             }
             tx.commit().await?;
@@ -396,18 +382,7 @@ impl PgBackend {
                 let loc: Option<i64> = match (&e.geometry, &e.location_description) {
                     (None, None) => None,
                     (g, d) => {
-                        let bbox = g.as_ref().map(|g| {
-                            let mut all: Vec<(f64, f64)> = Vec::new();
-                            collect(g.get("coordinates").unwrap_or(&Value::Null), &mut all);
-                            let (mut a, mut b, mut c, mut dd) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-                            for (x, y) in all {
-                                a = a.min(x);
-                                b = b.min(y);
-                                c = c.max(x);
-                                dd = dd.max(y);
-                            }
-                            (a, b, c, dd)
-                        });
+                        let bbox = g.as_ref().map(geometry_bbox);
                         let text = g.as_ref().map(|g| g.to_string());
                         let row = tx
                             .query_one(
@@ -440,15 +415,6 @@ impl PgBackend {
     }
 }
 
-fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
-    if let Some(a) = c.as_array() {
-        if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
-            out.push((x, y));
-        } else {
-            a.iter().for_each(|v| collect(v, out));
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -456,15 +456,11 @@ impl Store {
                     }
                 };
                 let (o, d) = (find(&e.begin)?, find(&e.end)?);
-                let coords: Vec<[f64; 2]> = e.line.iter().map(|(x, y)| [*x, *y]).collect();
-                let geom = serde_json::json!({"type": "LineString", "coordinates": coords}).to_string();
-                let f = |sel: fn(&(f64, f64)) -> f64, max: bool| {
-                    e.line.iter().map(sel).fold(if max { f64::MIN } else { f64::MAX }, |a, b| if max { a.max(b) } else { a.min(b) })
-                };
+                let (geom, (minx, miny, maxx, maxy)) = edge_line(e);
                 tx.prepare_cached(
                     "INSERT OR REPLACE INTO ts_edge (edge_data_id, origin_id, destination_id, directed, linegeometry, minx, miny, maxx, maxy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?
-                .execute(params![id, o, d, e.directed, geom, f(|p| p.0, false), f(|p| p.1, false), f(|p| p.0, true), f(|p| p.1, true)])?;
+                .execute(params![id, o, d, e.directed, geom, minx, miny, maxx, maxy])?;
             }
             Ok(edges.len() as u64)
         })
@@ -482,20 +478,7 @@ impl Store {
                 let loc = match (&e.geometry, &e.location_description) {
                     (None, None) => None,
                     (g, d) => {
-                        let mut lines = Vec::new();
-                        let bbox = g.as_ref().map(|g| {
-                            let mut all: Vec<(f64, f64)> = Vec::new();
-                            collect(g.get("coordinates").unwrap_or(&Value::Null), &mut all);
-                            lines.push(());
-                            let (mut a, mut b, mut c, mut dd) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-                            for (x, y) in all {
-                                a = a.min(x);
-                                b = b.min(y);
-                                c = c.max(x);
-                                dd = dd.max(y);
-                            }
-                            (a, b, c, dd)
-                        });
+                        let bbox = g.as_ref().map(geometry_bbox);
                         tx.prepare_cached("INSERT INTO ts_location (description, geometry, minx, miny, maxx, maxy) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
                             .execute(params![d, g.as_ref().map(|g| g.to_string()), bbox.map(|b| b.0), bbox.map(|b| b.1), bbox.map(|b| b.2), bbox.map(|b| b.3)])?;
                         Some(tx.last_insert_rowid())
@@ -524,12 +507,31 @@ impl Store {
     }
 }
 
-fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
-    if let Some(a) = c.as_array() {
-        if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
-            out.push((x, y));
-        } else {
-            a.iter().for_each(|v| collect(v, out));
+/// `(min x, min y, max x, max y)` of points; `(MAX, MAX, MIN, MIN)` when there are none.
+fn points_bbox(points: impl IntoIterator<Item = (f64, f64)>) -> (f64, f64, f64, f64) {
+    points.into_iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(a, b, c, d), (x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)))
+}
+
+/// The bounding box of a GeoJSON geometry's coordinates, at any nesting depth (both
+/// backends store it beside an event location for the bounding-box filters).
+pub(crate) fn geometry_bbox(g: &Value) -> (f64, f64, f64, f64) {
+    fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
+        if let Some(a) = c.as_array() {
+            if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
+                out.push((x, y));
+            } else {
+                a.iter().for_each(|v| collect(v, out));
+            }
         }
     }
+    let mut all = Vec::new();
+    collect(g.get("coordinates").unwrap_or(&Value::Null), &mut all);
+    points_bbox(all)
+}
+
+/// An edge's line as GeoJSON text and its bounding box.
+pub(crate) fn edge_line(e: &EdgeInput) -> (String, (f64, f64, f64, f64)) {
+    let coords: Vec<[f64; 2]> = e.line.iter().map(|(x, y)| [*x, *y]).collect();
+    let geom = serde_json::json!({"type": "LineString", "coordinates": coords}).to_string();
+    (geom, points_bbox(e.line.iter().copied()))
 }
