@@ -141,22 +141,6 @@ impl PgBackend {
         });
         futures::executor::block_on(task).map_err(|e| StoreError::Task(e.to_string()))?
     }
-
-    /// Like [`PgBackend::read`], waiting on the calling thread.
-    #[allow(dead_code)]
-    pub(crate) fn read_blocking<T, F, Fut>(&self, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(Conn) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T>> + Send + 'static,
-    {
-        let pool = self.replica.as_ref().unwrap_or(&self.primary).clone();
-        let task = self.runtime.handle().spawn(async move {
-            let conn = pool.get().await.map_err(pool_error)?;
-            work(conn).await
-        });
-        futures::executor::block_on(task).map_err(|e| StoreError::Task(e.to_string()))?
-    }
 }
 
 /// Prepared statements kept per pooled connection before the cache is emptied.
