@@ -16,6 +16,12 @@ pub struct DemoSummary {
 /// Generates the deterministic demo documents for `scale` and writes them in batches.
 /// Blocking: call from a blocking thread or before the runtime serves.
 pub fn load_demo(store: &Store, scale: u32) -> anyhow::Result<DemoSummary> {
+    load_demo_at(store, scale, chrono::Utc::now())
+}
+
+/// [`load_demo`] with the dataset's time anchor given (tests pin it, so dates in the
+/// documents do not depend on the day the test runs).
+pub fn load_demo_at(store: &Store, scale: u32, anchor: chrono::DateTime<chrono::Utc>) -> anyhow::Result<DemoSummary> {
     let started = Instant::now();
     let expected = content_document_count(scale) + shape_document_count();
     let bar = ProgressBar::new(expected);
@@ -24,7 +30,7 @@ pub fn load_demo(store: &Store, scale: u32) -> anyhow::Result<DemoSummary> {
     // Hidden unless loading takes longer than a moment.
     bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
 
-    let opts = DemoOptions { scale, anchor: chrono::Utc::now() };
+    let opts = DemoOptions { scale, anchor };
     let mut batch = Vec::with_capacity(5000);
     let mut written = 0u64;
     let mut first_error = None;
