@@ -70,14 +70,21 @@ mod tests {
         let store = Store::open_for_tests(dir.path()).unwrap();
         create_demo_principals(&store, &DEMO_WRITABLE).unwrap();
         let first = store.auth_user(DEMO_USER).await.unwrap().unwrap();
-        assert!(store.auth_user_roles(DEMO_USER, vec!["Extra".into()], true).await.unwrap());
+        assert!(store
+            .auth_user_roles(DEMO_USER, vec!["Extra".into()], true)
+            .await
+            .unwrap());
         create_demo_principals(&store, &["Event"]).unwrap();
         let again = store.auth_user(DEMO_USER).await.unwrap().unwrap();
         assert_eq!(again.id, first.id);
         let mut roles: Vec<String> = DEMO_USER_ROLES.iter().map(|r| r.to_string()).collect();
         roles.sort();
         assert_eq!(again.roles, roles);
-        let client = store.auth_client(DEMO_WRITER_CLIENT).await.unwrap().unwrap();
+        let client = store
+            .auth_client(DEMO_WRITER_CLIENT)
+            .await
+            .unwrap()
+            .unwrap();
         let mut writer = writer_roles(&["Event"]);
         writer.sort();
         assert_eq!(client.roles, writer);

@@ -94,7 +94,7 @@ pub(crate) fn parse_jwks(text: &str) -> Result<Vec<(String, DecodingKey)>, Strin
         .filter(|k| {
             k.get("use")
                 .and_then(Value::as_str)
-                .map_or(true, |u| u == "sig")
+                .is_none_or(|u| u == "sig")
         })
         .filter_map(|k| {
             let kid = k

@@ -284,7 +284,12 @@ impl AuthService {
     /// older than `KEYS_REREAD`, and at once (see `reread_keys`) for a token signed with
     /// a key this process has not seen.
     async fn keyset(&self) -> Result<Arc<KeySet>, AuthError> {
-        let fresh = self.inner.keys_read_at.lock().expect("key time lock").is_some_and(|t| t.elapsed() < KEYS_REREAD);
+        let fresh = self
+            .inner
+            .keys_read_at
+            .lock()
+            .expect("key time lock")
+            .is_some_and(|t| t.elapsed() < KEYS_REREAD);
         if fresh {
             if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
                 return Ok(k.clone());
@@ -296,7 +301,12 @@ impl AuthService {
     /// Reads the key set from the store unless another task did within `max_age`.
     async fn read_keys(&self, max_age: Duration) -> Result<Arc<KeySet>, AuthError> {
         let _guard = self.inner.key_init.lock().await;
-        let fresh = self.inner.keys_read_at.lock().expect("key time lock").is_some_and(|t| t.elapsed() < max_age);
+        let fresh = self
+            .inner
+            .keys_read_at
+            .lock()
+            .expect("key time lock")
+            .is_some_and(|t| t.elapsed() < max_age);
         if fresh {
             if let Some(k) = self.inner.keys.read().expect("key lock").as_ref() {
                 return Ok(k.clone());
@@ -312,7 +322,11 @@ impl AuthService {
     /// `KEYS_REREAD_UNKNOWN`, so forged key ids cannot make every request hit the store.
     async fn reread_keys(&self) -> Result<Option<Arc<KeySet>>, AuthError> {
         {
-            let mut last = self.inner.unknown_kid_read_at.lock().expect("key time lock");
+            let mut last = self
+                .inner
+                .unknown_kid_read_at
+                .lock()
+                .expect("key time lock");
             if last.is_some_and(|t| t.elapsed() < KEYS_REREAD_UNKNOWN) {
                 return Ok(None);
             }
@@ -681,7 +695,11 @@ impl AuthService {
                 keys.all
                     .iter()
                     .find(|k| k.kid == kid)
-                    .or(if kid.is_empty() { Some(&keys.active) } else { None })
+                    .or(if kid.is_empty() {
+                        Some(&keys.active)
+                    } else {
+                        None
+                    })
                     .map(|k| k.decoding.clone())
             };
             let mut key = find(&*self.keyset().await?);
@@ -792,7 +810,7 @@ trait ElapsedExt {
 
 impl ElapsedExt for Option<Instant> {
     fn is_none_or_elapsed(&self, d: Duration) -> bool {
-        self.map_or(true, |t| t.elapsed() >= d)
+        self.is_none_or(|t| t.elapsed() >= d)
     }
 }
 
@@ -1002,19 +1020,35 @@ mod tests {
     async fn a_key_rotated_by_another_process_verifies_at_once() {
         let clock = Arc::new(ManualClock::new(1_700_000_000));
         let (first, _dir) = service(clock.clone()).await;
-        let second = AuthService::with_clock(first.inner.store.clone(), AuthConfig::default(), clock);
+        let second =
+            AuthService::with_clock(first.inner.store.clone(), AuthConfig::default(), clock);
         // The second process has read the key set before the rotation.
         let before = second.jwks().await.unwrap();
         let kid = first.rotate_signing_key().await.unwrap();
         let r = first
-            .token(&form(&[("grant_type", "client_credentials")]), Some(("svc".into(), "s3cret".into())))
+            .token(
+                &form(&[("grant_type", "client_credentials")]),
+                Some(("svc".into(), "s3cret".into())),
+            )
             .await
             .unwrap();
-        assert_eq!(jsonwebtoken::decode_header(&r.access_token).unwrap().kid.as_deref(), Some(kid.as_str()));
+        assert_eq!(
+            jsonwebtoken::decode_header(&r.access_token)
+                .unwrap()
+                .kid
+                .as_deref(),
+            Some(kid.as_str())
+        );
         assert!(!before.contains(&kid));
-        let p = second.verify(&r.access_token).await.expect("the other process reads the new key");
+        let p = second
+            .verify(&r.access_token)
+            .await
+            .expect("the other process reads the new key");
         assert_eq!(p.subject, "service-account-svc");
-        assert!(second.jwks().await.unwrap().contains(&kid), "and publishes it");
+        assert!(
+            second.jwks().await.unwrap().contains(&kid),
+            "and publishes it"
+        );
     }
 
     #[tokio::test]

@@ -7,12 +7,16 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::{Number, Value};
 
 pub fn render(value: &Value) -> String {
     let items: Vec<&Value> = match value {
-        Value::Object(o) if o.get("Items").is_some_and(Value::is_array) => o["Items"].as_array().into_iter().flatten().collect(),
+        Value::Object(o) if o.get("Items").is_some_and(Value::is_array) => {
+            o["Items"].as_array().into_iter().flatten().collect()
+        }
         Value::Array(a) => a.iter().collect(),
         other => vec![other],
     };
@@ -31,7 +35,13 @@ pub fn render(value: &Value) -> String {
         });
         rows.push(row);
     }
-    let mut out = String::with_capacity(rows.iter().flatten().map(|(_, t)| t.len() + 1).sum::<usize>() + 64 * columns.len());
+    let mut out = String::with_capacity(
+        rows.iter()
+            .flatten()
+            .map(|(_, t)| t.len() + 1)
+            .sum::<usize>()
+            + 64 * columns.len(),
+    );
     for (i, c) in columns.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -64,7 +74,11 @@ pub fn render(value: &Value) -> String {
 pub fn render_slice(json: &[u8]) -> Option<String> {
     let mut sheet = Sheet::default();
     let mut de = serde_json::Deserializer::from_slice(json);
-    de.deserialize_any(Top { sheet: &mut sheet, items_seen: false }).ok()?;
+    de.deserialize_any(Top {
+        sheet: &mut sheet,
+        items_seen: false,
+    })
+    .ok()?;
     de.end().ok()?;
     Some(sheet.write())
 }
@@ -92,7 +106,11 @@ impl Sheet {
             Some(&(c, ..)) if self.row_ends.last() != Some(&self.cells.len()) => c,
             _ => usize::MAX,
         };
-        let hinted = self.next.get(previous).copied().filter(|&c| c < self.columns.len() && self.columns[c] == key);
+        let hinted = self
+            .next
+            .get(previous)
+            .copied()
+            .filter(|&c| c < self.columns.len() && self.columns[c] == key);
         let column = match hinted.or_else(|| self.index.get(key).copied()) {
             Some(i) => i,
             None => {
@@ -109,7 +127,8 @@ impl Sheet {
     }
 
     fn write(&self) -> String {
-        let mut out = String::with_capacity(self.text.len() + self.cells.len() + 64 * self.columns.len());
+        let mut out =
+            String::with_capacity(self.text.len() + self.cells.len() + 64 * self.columns.len());
         for (i, c) in self.columns.iter().enumerate() {
             if i > 0 {
                 out.push(',');
@@ -163,7 +182,9 @@ impl<'de> Visitor<'de> for Top<'_> {
                     return Err(de::Error::custom("Items twice"));
                 }
                 self.items_seen = true;
-                map.next_value_seed(Rows { sheet: &mut *self.sheet })?;
+                map.next_value_seed(Rows {
+                    sheet: &mut *self.sheet,
+                })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -202,7 +223,13 @@ impl<'de> Visitor<'de> for Rows<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut prefix = String::new();
-        while seq.next_element_seed(Node { sheet: &mut *self.sheet, prefix: &mut prefix })?.is_some() {
+        while seq
+            .next_element_seed(Node {
+                sheet: &mut *self.sheet,
+                prefix: &mut prefix,
+            })?
+            .is_some()
+        {
             self.sheet.row_ends.push(self.sheet.cells.len());
         }
         Ok(())
@@ -251,7 +278,10 @@ impl<'de> Visitor<'de> for Node<'_> {
                 break;
             }
             any = true;
-            map.next_value_seed(Node { sheet: &mut *self.sheet, prefix: &mut *self.prefix })?;
+            map.next_value_seed(Node {
+                sheet: &mut *self.sheet,
+                prefix: &mut *self.prefix,
+            })?;
             self.prefix.truncate(len);
         }
         if !any {
@@ -268,7 +298,10 @@ impl<'de> Visitor<'de> for Node<'_> {
             if !first {
                 self.sheet.text.push('|');
             }
-            if seq.next_element_seed(Element(&mut self.sheet.text))?.is_none() {
+            if seq
+                .next_element_seed(Element(&mut self.sheet.text))?
+                .is_none()
+            {
                 self.sheet.text.truncate(at);
                 break;
             }
@@ -386,7 +419,10 @@ impl<'de> Visitor<'de> for Element<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        push_number(self.0, Number::from_f64(v).ok_or_else(|| E::custom("not a finite number"))?);
+        push_number(
+            self.0,
+            Number::from_f64(v).ok_or_else(|| E::custom("not a finite number"))?,
+        );
         Ok(())
     }
 
@@ -408,7 +444,10 @@ fn flatten(value: &Value, prefix: &mut String, emit: &mut dyn FnMut(&str, String
                 prefix.truncate(len);
             }
         }
-        other => emit(if prefix.is_empty() { "value" } else { prefix }, scalar_text(other)),
+        other => emit(
+            if prefix.is_empty() { "value" } else { prefix },
+            scalar_text(other),
+        ),
     }
 }
 
@@ -431,7 +470,10 @@ fn scalar_text(value: &Value) -> String {
 
 /// RFC 4180: quote fields holding a comma, a quote, CR or LF; double inner quotes.
 fn push_field(out: &mut String, text: &str) {
-    if text.bytes().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+    if text
+        .bytes()
+        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+    {
         out.push('"');
         for (i, part) in text.split('"').enumerate() {
             if i > 0 {
@@ -480,7 +522,11 @@ mod tests {
         ];
         for page in pages {
             let text = serde_json::to_string(&page).unwrap();
-            assert_eq!(render_slice(text.as_bytes()).as_deref(), Some(render(&page).as_str()), "{text}");
+            assert_eq!(
+                render_slice(text.as_bytes()).as_deref(),
+                Some(render(&page).as_str()),
+                "{text}"
+            );
         }
         // Not a list: left to `render`.
         assert_eq!(render_slice(br#"{"Id": "x"}"#), None);

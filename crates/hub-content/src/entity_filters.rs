@@ -10,7 +10,9 @@
 //! a single field or any element of an array field.
 
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort, JsonPath, Literal, PathSegment, RawFilter, RawFilterError};
+use hub_query::content::rawfilter::{
+    parse_rawfilter, parse_rawsort, JsonPath, Literal, PathSegment, RawFilter, RawFilterError,
+};
 use hub_query::content::tagfilter::{parse_tagfilter, TagFilter, TagGroup};
 use hub_query::content::{ContentFilter, ContentOrder};
 
@@ -34,7 +36,11 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
 
 /// Adds the filters and order of these parameters to `params`. Order precedence:
 /// `rawsort`, then Event `sort`, then `seed`, then the default.
-pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParams) -> Result<(), ContentError> {
+pub fn apply(
+    raw: &RawQuery,
+    entity: &'static EntityType,
+    params: &mut ListParams,
+) -> Result<(), ContentError> {
     if let Some(v) = raw.get("rawfilter") {
         let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
         params.filters.push(ContentFilter::Raw {
@@ -80,10 +86,15 @@ pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParam
         }
         "Tag" => {
             if let Some(v) = raw.get("validforentity") {
-                params.filters.push(in_filter("ValidForEntity", entity_type_names(v)));
+                params
+                    .filters
+                    .push(in_filter("ValidForEntity", entity_type_names(v)));
             }
             if let Some(v) = raw.get("types") {
-                params.filters.push(in_filter("Types", comma_list(v).map(str::to_lowercase).collect()));
+                params.filters.push(in_filter(
+                    "Types",
+                    comma_list(v).map(str::to_lowercase).collect(),
+                ));
             }
         }
         "Source" => {
@@ -91,7 +102,10 @@ pub fn apply(raw: &RawQuery, entity: &'static EntityType, params: &mut ListParam
             if let Some(v) = raw.get("typelist") {
                 let values = entity_type_names(v);
                 if values.is_empty() {
-                    return Err(invalid("typelist", "give a comma list of entity types, such as typelist=accommodation,event"));
+                    return Err(invalid(
+                        "typelist",
+                        "give a comma list of entity types, such as typelist=accommodation,event",
+                    ));
                 }
                 params.filters.push(in_filter("Types", values));
             }
@@ -151,12 +165,21 @@ pub(crate) fn in_filter(field: &str, values: Vec<String>) -> ContentFilter {
         values: values.into_iter().map(Literal::Text).collect(),
         negated: false,
     };
-    ContentFilter::Raw { filter, parameter: "filter" }
+    ContentFilter::Raw {
+        filter,
+        parameter: "filter",
+    }
 }
 
 /// A bitmask or a comma list of names; `mask_all` (every bit) means no filter.
-fn bitmask(raw: &RawQuery, name: &str, flags: &[(u64, &str)]) -> Result<Option<Vec<String>>, ContentError> {
-    let Some(v) = raw.get(name) else { return Ok(None) };
+fn bitmask(
+    raw: &RawQuery,
+    name: &str,
+    flags: &[(u64, &str)],
+) -> Result<Option<Vec<String>>, ContentError> {
+    let Some(v) = raw.get(name) else {
+        return Ok(None);
+    };
     let values: Vec<String> = if let Ok(mask) = v.parse::<u64>() {
         let all: u64 = flags.iter().map(|(bit, _)| bit).fold(0, |a, b| a | b);
         if mask == 0 || mask & !all != 0 {
@@ -164,14 +187,22 @@ fn bitmask(raw: &RawQuery, name: &str, flags: &[(u64, &str)]) -> Result<Option<V
                 name,
                 format!(
                     "'{v}' is not a valid bitmask; use a sum of {} (or names)",
-                    flags.iter().map(|(b, n)| format!("{b} {n}")).collect::<Vec<_>>().join(", ")
+                    flags
+                        .iter()
+                        .map(|(b, n)| format!("{b} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
         if mask == all {
             return Ok(None);
         }
-        flags.iter().filter(|(bit, _)| mask & bit != 0).map(|(_, n)| n.to_string()).collect()
+        flags
+            .iter()
+            .filter(|(bit, _)| mask & bit != 0)
+            .map(|(_, n)| n.to_string())
+            .collect()
     } else {
         comma_list(v)
             .map(|item| {
@@ -207,7 +238,9 @@ fn hub_tags_any(tags: Vec<String>) -> ContentFilter {
 /// Subtypes are names (HubTags ids) only: their reference bitmasks depend on the first
 /// main type and are not reproduced.
 fn names_only(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ContentError> {
-    let Some(v) = raw.get(name) else { return Ok(None) };
+    let Some(v) = raw.get(name) else {
+        return Ok(None);
+    };
     if v.parse::<u64>().is_ok() {
         return Err(invalid(
             name,

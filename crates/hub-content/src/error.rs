@@ -10,7 +10,11 @@ pub enum ContentError {
     #[error("{parameter}: {detail}")]
     InvalidParameter { parameter: String, detail: String },
     #[error("{parameter}: {detail} at position {position}")]
-    Parse { parameter: String, position: usize, detail: String },
+    Parse {
+        parameter: String,
+        position: usize,
+        detail: String,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error(transparent)]
@@ -18,7 +22,12 @@ pub enum ContentError {
     /// A utility endpoint could not do its work for a reason outside the parameters
     /// (a remote file that failed, a body too large): `status` 404, 413, 502 or 504.
     #[error("{detail}")]
-    Upstream { status: u16, kind: &'static str, title: &'static str, detail: String },
+    Upstream {
+        status: u16,
+        kind: &'static str,
+        title: &'static str,
+        detail: String,
+    },
     /// 401/403 from the auth policy; rendered by `hub-auth` (with `WWW-Authenticate`).
     #[error(transparent)]
     Auth(#[from] hub_auth::AuthError),
@@ -35,20 +44,56 @@ pub enum ContentError {
 impl ContentError {
     pub fn to_problem(&self) -> Problem {
         match self {
-            ContentError::InvalidParameter { parameter, detail } => Problem::invalid_parameter(parameter, detail.clone()),
-            ContentError::Parse { parameter, position, detail } => {
-                Problem::parse_error(parameter, *position, format!("{detail} at position {position}"))
+            ContentError::InvalidParameter { parameter, detail } => {
+                Problem::invalid_parameter(parameter, detail.clone())
             }
+            ContentError::Parse {
+                parameter,
+                position,
+                detail,
+            } => Problem::parse_error(
+                parameter,
+                *position,
+                format!("{detail} at position {position}"),
+            ),
             ContentError::NotFound(detail) => Problem::not_found(detail.clone()),
-            ContentError::Auth(e) => Problem::new(e.status().as_u16(), "unauthorized", "Unauthorized", e.to_string()),
-            ContentError::InvalidDocument(detail) => Problem::new(400, "invalid-document", "Invalid document", detail.clone()),
-            ContentError::Conflict(detail) => Problem::new(409, "conflict", "Conflict", detail.clone()),
-            ContentError::MethodNotAllowed(detail) => Problem::new(405, "method-not-allowed", "Method Not Allowed", detail.clone()),
-            ContentError::Upstream { status, kind, title, detail } => Problem::new(*status, kind, title, detail.clone()),
-            ContentError::Store(StoreError::QueryRejected { parameter, position, detail }) => Problem {
+            ContentError::Auth(e) => Problem::new(
+                e.status().as_u16(),
+                "unauthorized",
+                "Unauthorized",
+                e.to_string(),
+            ),
+            ContentError::InvalidDocument(detail) => {
+                Problem::new(400, "invalid-document", "Invalid document", detail.clone())
+            }
+            ContentError::Conflict(detail) => {
+                Problem::new(409, "conflict", "Conflict", detail.clone())
+            }
+            ContentError::MethodNotAllowed(detail) => Problem::new(
+                405,
+                "method-not-allowed",
+                "Method Not Allowed",
+                detail.clone(),
+            ),
+            ContentError::Upstream {
+                status,
+                kind,
+                title,
+                detail,
+            } => Problem::new(*status, kind, title, detail.clone()),
+            ContentError::Store(StoreError::QueryRejected {
+                parameter,
+                position,
+                detail,
+            }) => Problem {
                 parameter: Some(parameter.clone()),
                 position: Some(*position),
-                ..Problem::new(400, "type-mismatch", "Type mismatch", format!("{detail} (the value at position {position})"))
+                ..Problem::new(
+                    400,
+                    "type-mismatch",
+                    "Type mismatch",
+                    format!("{detail} (the value at position {position})"),
+                )
             },
             ContentError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
@@ -60,9 +105,15 @@ impl ContentError {
 
 /// Renders a problem as `application/problem+json`.
 pub fn problem_response(problem: &Problem) -> Response {
-    let status = http::StatusCode::from_u16(problem.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    let status = http::StatusCode::from_u16(problem.status)
+        .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(problem).expect("problems serialize");
-    (status, [(http::header::CONTENT_TYPE, "application/problem+json")], body).into_response()
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/problem+json")],
+        body,
+    )
+        .into_response()
 }
 
 impl IntoResponse for ContentError {

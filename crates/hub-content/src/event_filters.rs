@@ -11,7 +11,9 @@ use crate::params::{ListParams, RawQuery};
 const FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
 fn parse_day(q: &RawQuery, name: &str) -> Result<Option<NaiveDateTime>, ContentError> {
-    let Some(v) = q.get(name) else { return Ok(None) };
+    let Some(v) = q.get(name) else {
+        return Ok(None);
+    };
     let day = NaiveDate::parse_from_str(v, "%Y-%m-%d")
         .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight exists"))
         .or_else(|_| NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S"))
@@ -25,7 +27,13 @@ fn parse_day(q: &RawQuery, name: &str) -> Result<Option<NaiveDateTime>, ContentE
 pub fn apply(q: &RawQuery, params: &mut ListParams) -> Result<(), ContentError> {
     let begin = parse_day(q, "begindate")?;
     // A whole day: the window ends at 24:00 of enddate (exclusive).
-    let end = parse_day(q, "enddate")?.map(|d| if d.time() == chrono::NaiveTime::MIN { d + Duration::days(1) } else { d });
+    let end = parse_day(q, "enddate")?.map(|d| {
+        if d.time() == chrono::NaiveTime::MIN {
+            d + Duration::days(1)
+        } else {
+            d
+        }
+    });
     if let (Some(b), Some(e)) = (begin, end) {
         if e <= b {
             return Err(ContentError::InvalidParameter {
@@ -52,7 +60,10 @@ pub fn apply(q: &RawQuery, params: &mut ListParams) -> Result<(), ContentError> 
             }
         };
         // "Next" is measured from begindate when given, else from now.
-        let now = begin.unwrap_or_else(|| chrono::Utc::now().naive_utc()).format(FORMAT).to_string();
+        let now = begin
+            .unwrap_or_else(|| chrono::Utc::now().naive_utc())
+            .format(FORMAT)
+            .to_string();
         params.order = ContentOrder::NextBegin { descending, now };
         params.seed = None;
     }

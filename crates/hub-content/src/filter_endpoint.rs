@@ -31,19 +31,27 @@ const DEFAULT_TYPES: &[&str] = &[
     "WebcamInfo",
 ];
 
-pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): AxumRawQuery) -> Result<Response, ContentError> {
+pub async fn filter(
+    State(state): State<ContentState>,
+    AxumRawQuery(query): AxumRawQuery,
+) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
-    let expression = raw.get("expression").ok_or_else(|| ContentError::InvalidParameter {
-        parameter: "expression".into(),
-        detail: "a filter expression is required, such as eq(Active,true)".into(),
-    })?;
+    let expression = raw
+        .get("expression")
+        .ok_or_else(|| ContentError::InvalidParameter {
+            parameter: "expression".into(),
+            detail: "a filter expression is required, such as eq(Active,true)".into(),
+        })?;
     let filter = parse_rawfilter(expression).map_err(|e| ContentError::Parse {
         parameter: "expression".into(),
         position: e.position,
         detail: e.message,
     })?;
     let types: Vec<&'static EntityType> = match raw.get("type").or_else(|| raw.get("odhtype")) {
-        None => DEFAULT_TYPES.iter().filter_map(|n| EntityType::by_name(n)).collect(),
+        None => DEFAULT_TYPES
+            .iter()
+            .filter_map(|n| EntityType::by_name(n))
+            .collect(),
         Some(list) => crate::entity_filters::comma_list(list)
             .map(|t| {
                 EntityType::by_meta_type(t).ok_or_else(|| ContentError::InvalidParameter {
@@ -84,7 +92,10 @@ pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): Axum
                 parameter: "expression",
             }],
             order: order.clone(),
-            page: Page { size: limit, number: 1 },
+            page: Page {
+                size: limit,
+                number: 1,
+            },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
         let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
@@ -101,5 +112,9 @@ pub async fn filter(State(state): State<ContentState>, AxumRawQuery(query): Axum
     );
     body.push_str(&items.join(","));
     body.push_str("]}");
-    Ok(([(header::CONTENT_TYPE, "application/json; charset=utf-8")], body).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body,
+    )
+        .into_response())
 }

@@ -34,7 +34,10 @@ pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Probl
             "json" => Ok(Format::Json),
             "csv" => Ok(Format::Csv),
             "jsonld" | "json-ld" | "ld+json" => Ok(Format::JsonLd),
-            _ => Err(Problem::invalid_parameter("format", format!("'{f}' is not a format; use json, csv or jsonld"))),
+            _ => Err(Problem::invalid_parameter(
+                "format",
+                format!("'{f}' is not a format; use json, csv or jsonld"),
+            )),
         };
     }
     let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
@@ -45,7 +48,11 @@ pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Probl
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
         let q = parts
-            .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
             .find_map(|v| v.trim().parse::<f32>().ok())
             .unwrap_or(1.0);
         let format = match media.as_str() {
@@ -74,14 +81,20 @@ pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Probl
 /// The layer: negotiates, runs the handler, converts a successful JSON answer.
 pub async fn convert(State(state): State<ContentState>, request: Request, next: Next) -> Response {
     let query = RawQuery::parse(request.uri().query());
-    let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let format = match negotiate(&query, accept.as_deref()) {
         Ok(f) => f,
         Err(problem) => return problem_response(&problem),
     };
     let path = request.uri().path().to_string();
     let mut response = next.run(request).await;
-    response.headers_mut().append(header::VARY, HeaderValue::from_static("accept"));
+    response
+        .headers_mut()
+        .append(header::VARY, HeaderValue::from_static("accept"));
     let is_json = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -109,17 +122,28 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     let (content_type, body) = match format {
-        Format::Csv => ("text/csv; charset=utf-8; header=present", csv.unwrap_or_else(|| crate::csv::render(&value))),
+        Format::Csv => (
+            "text/csv; charset=utf-8; header=present",
+            csv.unwrap_or_else(|| crate::csv::render(&value)),
+        ),
         _ => {
-            let entity = path.strip_prefix("/v1/").and_then(EntityType::resolve_path).map(|(e, _)| e);
-            let language = query.get("language").and_then(hub_model::language::parse_language).unwrap_or("en");
+            let entity = path
+                .strip_prefix("/v1/")
+                .and_then(EntityType::resolve_path)
+                .map(|(e, _)| e);
+            let language = query
+                .get("language")
+                .and_then(hub_model::language::parse_language)
+                .unwrap_or("en");
             (
                 "application/ld+json",
                 crate::jsonld::render(&value, entity, &state.base_url, language).to_string(),
             )
         }
     };
-    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     (parts, body).into_response()
 }
 
@@ -138,7 +162,10 @@ mod tests {
         assert_eq!(fmt(Some("application/*"), ""), Ok(Format::Json));
         assert_eq!(fmt(Some("text/csv"), ""), Ok(Format::Csv));
         assert_eq!(fmt(Some("application/ld+json"), ""), Ok(Format::JsonLd));
-        assert_eq!(fmt(Some("text/html, application/ld+json;q=0.9, */*;q=0.1"), ""), Ok(Format::JsonLd));
+        assert_eq!(
+            fmt(Some("text/html, application/ld+json;q=0.9, */*;q=0.1"), ""),
+            Ok(Format::JsonLd)
+        );
         assert_eq!(fmt(Some("*/*, text/csv"), ""), Ok(Format::Csv));
         assert_eq!(fmt(Some("text/html"), ""), Err(406));
         assert_eq!(fmt(Some("text/csv;q=0"), ""), Err(406));

@@ -10,7 +10,12 @@
 use hub_model::EntityType;
 use serde_json::{json, Map, Value};
 
-pub fn render(value: &Value, entity: Option<&'static EntityType>, base_url: &str, language: &str) -> Value {
+pub fn render(
+    value: &Value,
+    entity: Option<&'static EntityType>,
+    base_url: &str,
+    language: &str,
+) -> Value {
     let context = json!({"@vocab": "https://schema.org/"});
     match value {
         Value::Object(o) if o.get("Items").is_some_and(Value::is_array) => {
@@ -34,7 +39,9 @@ pub fn render(value: &Value, entity: Option<&'static EntityType>, base_url: &str
 }
 
 fn text<'a>(doc: &'a Value, pointer: &str) -> Option<&'a str> {
-    doc.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty())
+    doc.pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 fn has_category(doc: &Value, names: &[&str]) -> bool {
@@ -45,18 +52,30 @@ fn has_category(doc: &Value, names: &[&str]) -> bool {
             .flatten()
             .filter_map(|t| t.get("Id")?.as_str())
     });
-    let smg = doc.get("SmgTags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
-    ids.chain(smg).any(|t| names.iter().any(|n| t.eq_ignore_ascii_case(n)))
+    let smg = doc
+        .get("SmgTags")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    ids.chain(smg)
+        .any(|t| names.iter().any(|n| t.eq_ignore_ascii_case(n)))
 }
 
 fn schema_type(doc: &Value, entity: Option<&EntityType>) -> &'static str {
     match entity.map(|e| e.name) {
         None => "Dataset",
         Some("Accommodation") => "Hotel",
-        Some("HubActivityPoi") if has_category(doc, &["gastronomy", "essen trinken"]) => "Restaurant",
+        Some("HubActivityPoi") if has_category(doc, &["gastronomy", "essen trinken"]) => {
+            "Restaurant"
+        }
         Some("HubActivityPoi") => "TouristAttraction",
         Some("Event") => "Event",
-        Some("Article") if text(doc, "/Type").is_some_and(|t| t.eq_ignore_ascii_case("rezeptartikel")) => "Recipe",
+        Some("Article")
+            if text(doc, "/Type").is_some_and(|t| t.eq_ignore_ascii_case("rezeptartikel")) =>
+        {
+            "Recipe"
+        }
         Some("Article") => "Article",
         Some("SkiArea") => "SkiResort",
         Some(_) => "Place",
@@ -70,7 +89,8 @@ fn localized(doc: &Value, fields: &[&str], language: &str) -> Option<String> {
             .split_once("{lang}")
             .map(|(m, k)| (m.trim_end_matches('.'), k.trim_start_matches('.')))
             .unwrap_or((field, ""));
-        let Some(Value::Object(by_lang)) = doc.pointer(&format!("/{}", map.replace('.', "/"))) else {
+        let Some(Value::Object(by_lang)) = doc.pointer(&format!("/{}", map.replace('.', "/")))
+        else {
             continue;
         };
         let pick = |v: &Value| {
@@ -80,7 +100,11 @@ fn localized(doc: &Value, fields: &[&str], language: &str) -> Option<String> {
                 v.get(key).and_then(Value::as_str).map(str::to_string)
             }
         };
-        if let Some(t) = by_lang.get(language).and_then(pick).filter(|t| !t.is_empty()) {
+        if let Some(t) = by_lang
+            .get(language)
+            .and_then(pick)
+            .filter(|t| !t.is_empty())
+        {
             return Some(t);
         }
         if let Some(t) = by_lang.values().filter_map(pick).find(|t| !t.is_empty()) {
@@ -93,7 +117,11 @@ fn localized(doc: &Value, fields: &[&str], language: &str) -> Option<String> {
 fn item(doc: &Value, entity: Option<&'static EntityType>, base_url: &str, language: &str) -> Value {
     let mut out = Map::new();
     out.insert("@type".into(), json!(schema_type(doc, entity)));
-    let id = doc.get("Id").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    let id = doc.get("Id").map(|v| {
+        v.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string())
+    });
     if let (Some(id), Some(e)) = (&id, entity) {
         let url = format!(
             "{base_url}/v1/{}/{}",
@@ -107,18 +135,33 @@ fn item(doc: &Value, entity: Option<&'static EntityType>, base_url: &str, langua
         out.insert("identifier".into(), json!(id));
     }
     let titles: Vec<&str> = entity.map(|e| e.title_paths.to_vec()).unwrap_or_default();
-    if let Some(name) = localized(doc, &titles, language).or_else(|| text(doc, "/Shortname").map(str::to_string)) {
+    if let Some(name) =
+        localized(doc, &titles, language).or_else(|| text(doc, "/Shortname").map(str::to_string))
+    {
         out.insert("name".into(), json!(name));
     }
-    if let Some(d) = localized(doc, &["Detail.{lang}.BaseText", "AccoDetail.{lang}.Longdesc"], language) {
+    if let Some(d) = localized(
+        doc,
+        &["Detail.{lang}.BaseText", "AccoDetail.{lang}.Longdesc"],
+        language,
+    ) {
         out.insert("description".into(), json!(d));
     }
-    if let Some(img) = doc.pointer("/ImageGallery/0/ImageUrl").and_then(Value::as_str) {
+    if let Some(img) = doc
+        .pointer("/ImageGallery/0/ImageUrl")
+        .and_then(Value::as_str)
+    {
         out.insert("image".into(), json!(img));
     }
     let gps = doc.pointer("/GpsInfo/0").unwrap_or(doc);
-    if let (Some(lat), Some(lon)) = (gps.get("Latitude").and_then(Value::as_f64), gps.get("Longitude").and_then(Value::as_f64)) {
-        out.insert("geo".into(), json!({"@type": "GeoCoordinates", "latitude": lat, "longitude": lon}));
+    if let (Some(lat), Some(lon)) = (
+        gps.get("Latitude").and_then(Value::as_f64),
+        gps.get("Longitude").and_then(Value::as_f64),
+    ) {
+        out.insert(
+            "geo".into(),
+            json!({"@type": "GeoCoordinates", "latitude": lat, "longitude": lon}),
+        );
     }
     if entity.is_some_and(|e| e.name == "Event") {
         let begin = text(doc, "/DateBegin").or_else(|| text(doc, "/EventDate/0/From"));
@@ -131,12 +174,21 @@ fn item(doc: &Value, entity: Option<&'static EntityType>, base_url: &str, langua
         }
     }
     if entity.is_some_and(|e| e.name == "Accommodation") {
-        if let Some(stars) = text(doc, "/AccoCategoryId").and_then(|c| c.chars().next()).and_then(|c| c.to_digit(10)) {
-            out.insert("starRating".into(), json!({"@type": "Rating", "ratingValue": stars}));
+        if let Some(stars) = text(doc, "/AccoCategoryId")
+            .and_then(|c| c.chars().next())
+            .and_then(|c| c.to_digit(10))
+        {
+            out.insert(
+                "starRating".into(),
+                json!({"@type": "Rating", "ratingValue": stars}),
+            );
         }
     }
     if let Some(city) = localized(doc, &["ContactInfos.{lang}.City"], language) {
-        out.insert("address".into(), json!({"@type": "PostalAddress", "addressLocality": city}));
+        out.insert(
+            "address".into(),
+            json!({"@type": "PostalAddress", "addressLocality": city}),
+        );
     }
     Value::Object(out)
 }

@@ -18,13 +18,13 @@ pub mod error;
 mod event_filters;
 mod filter_endpoint;
 pub mod formats;
-mod jsonld;
-mod tags;
 pub mod geo_params;
+mod jsonld;
 pub mod openapi;
 pub mod params;
 mod routes;
 pub mod shape;
+mod tags;
 pub mod utility;
 pub mod writes;
 

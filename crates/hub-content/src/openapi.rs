@@ -82,13 +82,29 @@ pub struct ProblemDoc {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Hub Content API", description = "Tourism documents: one URL pattern, one envelope, paging, field selection and language projection."),
+    info(
+        title = "Hub Content API",
+        description = "Tourism documents: one URL pattern, one envelope, paging, field selection and language projection."
+    ),
     paths(
-        crate::routes::list_datasets, crate::routes::list_entities, crate::routes::get_entity,
-        utility_paths::create_entity, utility_paths::update_entity, utility_paths::delete_entity,
-        utility_paths::hub_tag, utility_paths::filter, utility_paths::find, utility_paths::distinct,
-        utility_paths::location, utility_paths::location_skiarea, utility_paths::geoshapes, utility_paths::geoshape,
-        utility_paths::kml_get, utility_paths::kml_post, utility_paths::gpx_get, utility_paths::gpx_post,
+        crate::routes::list_datasets,
+        crate::routes::list_entities,
+        crate::routes::get_entity,
+        utility_paths::create_entity,
+        utility_paths::update_entity,
+        utility_paths::delete_entity,
+        utility_paths::hub_tag,
+        utility_paths::filter,
+        utility_paths::find,
+        utility_paths::distinct,
+        utility_paths::location,
+        utility_paths::location_skiarea,
+        utility_paths::geoshapes,
+        utility_paths::geoshape,
+        utility_paths::kml_get,
+        utility_paths::kml_post,
+        utility_paths::gpx_get,
+        utility_paths::gpx_post,
         utility_paths::deprecated,
     ),
     components(schemas(EnvelopeDoc, ProblemDoc))
@@ -101,13 +117,23 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let generic_list = doc.paths.paths.remove("/v1/{EntityType}");
     let generic_single = doc.paths.paths.remove("/v1/{EntityType}/{id}");
     // Aliases answer like the routes they stand for.
-    for (alias, of) in [("/v1/ODHTag", "/v1/HubTag"), ("/v1/Location/SkiArea", "/v1/Location/Skiarea"), ("/v1/GeoShape", "/v1/GeoShapes"), ("/v1/GeoShape/{id}", "/v1/GeoShapes/{id}")] {
+    for (alias, of) in [
+        ("/v1/ODHTag", "/v1/HubTag"),
+        ("/v1/Location/SkiArea", "/v1/Location/Skiarea"),
+        ("/v1/GeoShape", "/v1/GeoShapes"),
+        ("/v1/GeoShape/{id}", "/v1/GeoShapes/{id}"),
+    ] {
         if let Some(item) = doc.paths.paths.get(of).cloned() {
-            doc.paths.paths.insert(alias.to_string(), alias_of(item, alias));
+            doc.paths
+                .paths
+                .insert(alias.to_string(), alias_of(item, alias));
         }
     }
     for entity in ENTITY_TYPES {
-        for (generic, suffix, verb) in [(&generic_list, "", "list"), (&generic_single, "/{id}", "get")] {
+        for (generic, suffix, verb) in [
+            (&generic_list, "", "list"),
+            (&generic_single, "/{id}", "get"),
+        ] {
             if let Some(item) = generic {
                 let key = format!("/v1/{}{}", entity.route, suffix);
                 // A static route of the utility router answers here (GeoShapes): its own
@@ -129,7 +155,9 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
                                 .required(utoipa::openapi::Required::False)
                                 .description(Some(*description))
                                 .schema(Some(utoipa::openapi::schema::Schema::Object(
-                                    utoipa::openapi::schema::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::String).build(),
+                                    utoipa::openapi::schema::ObjectBuilder::new()
+                                        .schema_type(utoipa::openapi::schema::Type::String)
+                                        .build(),
                                 )))
                                 .build(),
                         );
@@ -145,15 +173,26 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// List parameters of one dataset beyond the common ones (documented so far).
 fn entity_parameters(name: &str) -> &'static [(&'static str, &'static str)] {
     match name {
-        "Source" => &[("typelist", "Comma list of entity types; sources delivering any of them (their Types)")],
+        "Source" => &[(
+            "typelist",
+            "Comma list of entity types; sources delivering any of them (their Types)",
+        )],
         _ => &[],
     }
 }
 
 fn alias_of(mut item: PathItem, alias: &str) -> PathItem {
-    let suffix = alias.trim_start_matches("/v1/").replace(['/', '{', '}'], "");
-    for op in [item.get.as_mut(), item.post.as_mut()].into_iter().flatten() {
-        op.operation_id = op.operation_id.take().map(|id| format!("{id}Alias{suffix}"));
+    let suffix = alias
+        .trim_start_matches("/v1/")
+        .replace(['/', '{', '}'], "");
+    for op in [item.get.as_mut(), item.post.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        op.operation_id = op
+            .operation_id
+            .take()
+            .map(|id| format!("{id}Alias{suffix}"));
     }
     item
 }
@@ -404,16 +443,33 @@ mod tests {
         for e in hub_model::ENTITY_TYPES {
             let list = &json["paths"][format!("/v1/{}", e.route)]["get"];
             assert_eq!(list["operationId"], format!("list{}", e.name));
-            assert!(list["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "pagesize"));
-            assert!(!list["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "EntityType"));
+            assert!(list["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "pagesize"));
+            assert!(!list["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "EntityType"));
             assert!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["get"].is_object());
             if e.name == "GeoShape" {
                 // Served by the utility router (read-only), described there.
                 continue;
             }
-            assert_eq!(json["paths"][format!("/v1/{}", e.route)]["post"]["operationId"], format!("create{}", e.name));
-            assert_eq!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["put"]["operationId"], format!("update{}", e.name));
-            assert_eq!(json["paths"][format!("/v1/{}/{{id}}", e.route)]["delete"]["operationId"], format!("delete{}", e.name));
+            assert_eq!(
+                json["paths"][format!("/v1/{}", e.route)]["post"]["operationId"],
+                format!("create{}", e.name)
+            );
+            assert_eq!(
+                json["paths"][format!("/v1/{}/{{id}}", e.route)]["put"]["operationId"],
+                format!("update{}", e.name)
+            );
+            assert_eq!(
+                json["paths"][format!("/v1/{}/{{id}}", e.route)]["delete"]["operationId"],
+                format!("delete{}", e.name)
+            );
         }
         assert!(json["paths"].get("/v1/{EntityType}").is_none());
     }
@@ -425,17 +481,64 @@ mod tests {
         let params = |path: &str, method: &str| -> Vec<String> {
             let op = &json["paths"][path][method];
             assert!(op.is_object(), "{method} {path} is not described");
-            op["parameters"].as_array().map(|a| a.iter().map(|p| p["name"].as_str().unwrap().to_string()).collect()).unwrap_or_default()
+            op["parameters"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|p| p["name"].as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
         };
         for (path, method, expected) in [
             ("/v1", "get", &[][..]),
             ("/v1/HubTag", "get", &["pagesize", "validforentity"][..]),
             ("/v1/ODHTag", "get", &["pagesize"][..]),
-            ("/v1/Filter", "get", &["expression", "type", "limitto", "rawsort"][..]),
-            ("/v1/Find", "get", &["q", "term", "type", "language", "limitto", "searchbasetext", "filteronfields", "locfilter", "fields", "rawfilter", "rawsort"][..]),
-            ("/v1/Distinct", "get", &["type", "fields", "getasarray", "source", "rawfilter", "tagfilter", "rawsort"][..]),
-            ("/v1/Location", "get", &["language", "type", "showall", "locfilter"][..]),
-            ("/v1/Location/Skiarea", "get", &["language", "showall", "locfilter"][..]),
+            (
+                "/v1/Filter",
+                "get",
+                &["expression", "type", "limitto", "rawsort"][..],
+            ),
+            (
+                "/v1/Find",
+                "get",
+                &[
+                    "q",
+                    "term",
+                    "type",
+                    "language",
+                    "limitto",
+                    "searchbasetext",
+                    "filteronfields",
+                    "locfilter",
+                    "fields",
+                    "rawfilter",
+                    "rawsort",
+                ][..],
+            ),
+            (
+                "/v1/Distinct",
+                "get",
+                &[
+                    "type",
+                    "fields",
+                    "getasarray",
+                    "source",
+                    "rawfilter",
+                    "tagfilter",
+                    "rawsort",
+                ][..],
+            ),
+            (
+                "/v1/Location",
+                "get",
+                &["language", "type", "showall", "locfilter"][..],
+            ),
+            (
+                "/v1/Location/Skiarea",
+                "get",
+                &["language", "showall", "locfilter"][..],
+            ),
             ("/v1/Location/SkiArea", "get", &["language"][..]),
             ("/v1/GeoShapes", "get", &["pagesize", "srid"][..]),
             ("/v1/GeoShape", "get", &["srid"][..]),
@@ -451,7 +554,10 @@ mod tests {
         ] {
             let names = params(path, method);
             for p in expected {
-                assert!(names.iter().any(|n| n == p), "{method} {path} lacks parameter {p}: {names:?}");
+                assert!(
+                    names.iter().any(|n| n == p),
+                    "{method} {path} lacks parameter {p}: {names:?}"
+                );
             }
         }
         assert!(json["paths"]["/v1/GeoConverter/KmlToGeoJson"]["post"]["requestBody"].is_object());

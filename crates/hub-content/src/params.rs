@@ -21,7 +21,11 @@ pub struct RawQuery {
 impl RawQuery {
     pub fn parse(query: Option<&str>) -> Self {
         let pairs = query
-            .map(|q| form_urlencoded::parse(q.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+            .map(|q| {
+                form_urlencoded::parse(q.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect()
+            })
             .unwrap_or_default();
         RawQuery { pairs }
     }
@@ -41,7 +45,10 @@ impl RawQuery {
         let mut out = form_urlencoded::Serializer::new(String::new());
         let mut done = vec![false; replacements.len()];
         for (k, v) in &self.pairs {
-            match replacements.iter().position(|(name, _)| k.eq_ignore_ascii_case(name)) {
+            match replacements
+                .iter()
+                .position(|(name, _)| k.eq_ignore_ascii_case(name))
+            {
                 Some(i) if !done[i] => {
                     out.append_pair(k, &replacements[i].1);
                     done[i] = true;
@@ -62,7 +69,10 @@ impl RawQuery {
 }
 
 fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
-    ContentError::InvalidParameter { parameter: parameter.to_string(), detail: detail.into() }
+    ContentError::InvalidParameter {
+        parameter: parameter.to_string(),
+        detail: detail.into(),
+    }
 }
 
 pub fn parse_bool(q: &RawQuery, name: &str) -> Result<Option<bool>, ContentError> {
@@ -70,18 +80,33 @@ pub fn parse_bool(q: &RawQuery, name: &str) -> Result<Option<bool>, ContentError
         .map(|v| match v.to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(invalid(name, format!("'{v}' is not a boolean; use true or false"))),
+            _ => Err(invalid(
+                name,
+                format!("'{v}' is not a boolean; use true or false"),
+            )),
         })
         .transpose()
 }
 
-fn parse_u32(q: &RawQuery, name: &str, min: u32, max: u32, default: u32) -> Result<u32, ContentError> {
+fn parse_u32(
+    q: &RawQuery,
+    name: &str,
+    min: u32,
+    max: u32,
+    default: u32,
+) -> Result<u32, ContentError> {
     match q.get(name) {
         None => Ok(default),
         Some(v) => match v.parse::<i64>() {
             Ok(n) if (min as i64..=max as i64).contains(&n) => Ok(n as u32),
-            _ if max == u32::MAX => Err(invalid(name, format!("'{v}' is not accepted; use a whole number of at least {min}"))),
-            _ => Err(invalid(name, format!("'{v}' is not accepted; use a whole number from {min} to {max}"))),
+            _ if max == u32::MAX => Err(invalid(
+                name,
+                format!("'{v}' is not accepted; use a whole number of at least {min}"),
+            )),
+            _ => Err(invalid(
+                name,
+                format!("'{v}' is not accepted; use a whole number from {min} to {max}"),
+            )),
         },
     }
 }
@@ -100,13 +125,24 @@ pub struct Projection {
 
 impl Projection {
     pub fn parse(q: &RawQuery) -> Result<Self, ContentError> {
-        let language = q.get("language").map(|v| parse_language(v).ok_or_else(|| unknown_language("language", v))).transpose()?;
+        let language = q
+            .get("language")
+            .map(|v| parse_language(v).ok_or_else(|| unknown_language("language", v)))
+            .transpose()?;
         let fields = match q.get("fields") {
             None => Vec::new(),
-            Some(v) => parse_fields(v).map_err(|e| ContentError::Parse { parameter: "fields".into(), position: e.position, detail: e.message })?,
+            Some(v) => parse_fields(v).map_err(|e| ContentError::Parse {
+                parameter: "fields".into(),
+                position: e.position,
+                detail: e.message,
+            })?,
         };
         let remove_null_values = parse_bool(q, "removenullvalues")?.unwrap_or(false);
-        Ok(Projection { language, fields, remove_null_values })
+        Ok(Projection {
+            language,
+            fields,
+            remove_null_values,
+        })
     }
 
     /// True when documents can be returned exactly as stored.
@@ -116,7 +152,13 @@ impl Projection {
 }
 
 fn unknown_language(parameter: &str, value: &str) -> ContentError {
-    invalid(parameter, format!("'{value}' is not a known language; use one of {}", LANGUAGES.join(", ")))
+    invalid(
+        parameter,
+        format!(
+            "'{value}' is not a known language; use one of {}",
+            LANGUAGES.join(", ")
+        ),
+    )
 }
 
 /// A validated list request.
@@ -140,30 +182,49 @@ impl ListParams {
         let mut filters = Vec::new();
 
         if let Some(v) = q.get("idlist") {
-            filters.push(ContentFilter::IdIn(comma_list(v).map(str::to_lowercase).collect()));
+            filters.push(ContentFilter::IdIn(
+                comma_list(v).map(str::to_lowercase).collect(),
+            ));
         }
         if let Some(v) = q.get("source") {
-            filters.push(ContentFilter::SourceIn(comma_list(v).map(str::to_lowercase).collect()));
+            filters.push(ContentFilter::SourceIn(
+                comma_list(v).map(str::to_lowercase).collect(),
+            ));
         }
         if let Some(active) = parse_bool(q, "active")? {
             filters.push(ContentFilter::Active(active));
         }
         if let Some(v) = q.get("updatefrom") {
-            let ts = normalize_timestamp(v)
-                .ok_or_else(|| invalid("updatefrom", format!("'{v}' is not a date; use yyyy-MM-dd (or yyyy-MM-ddTHH:mm:ss)")))?;
+            let ts = normalize_timestamp(v).ok_or_else(|| {
+                invalid(
+                    "updatefrom",
+                    format!("'{v}' is not a date; use yyyy-MM-dd (or yyyy-MM-ddTHH:mm:ss)"),
+                )
+            })?;
             filters.push(ContentFilter::ChangedSince(ts));
         }
         let mut langfilter = None;
         if let Some(v) = q.get("langfilter") {
             let langs = comma_list(v)
-                .map(|l| parse_language(l).map(str::to_string).ok_or_else(|| unknown_language("langfilter", l)))
+                .map(|l| {
+                    parse_language(l)
+                        .map(str::to_string)
+                        .ok_or_else(|| unknown_language("langfilter", l))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             filters.push(ContentFilter::HasAllLanguages(langs.clone()));
             langfilter = Some(langs);
         }
         if let Some(term) = q.get("searchfilter") {
-            let languages = projection.language.map(|l| vec![l.to_string()]).or(langfilter);
-            filters.push(ContentFilter::Search { folded_term: fold(term), id_key: term.to_lowercase(), languages });
+            let languages = projection
+                .language
+                .map(|l| vec![l.to_string()])
+                .or(langfilter);
+            filters.push(ContentFilter::Search {
+                folded_term: fold(term),
+                id_key: term.to_lowercase(),
+                languages,
+            });
         }
 
         let seed = q.get("seed").map(normalize_seed).transpose()?;
@@ -173,7 +234,14 @@ impl ListParams {
         };
         let geo = crate::geo_params::GeoParams::parse(q)?;
         let order = geo.order().unwrap_or(order);
-        Ok(ListParams { page: hub_query::content::Page { size, number }, filters, order, seed, projection, geo })
+        Ok(ListParams {
+            page: hub_query::content::Page { size, number },
+            filters,
+            order,
+            seed,
+            projection,
+            geo,
+        })
     }
 }
 
@@ -181,7 +249,12 @@ impl ListParams {
 /// are divided by 10 until they are below 50, other integers are kept. A seed that is
 /// not an integer is an error (the reference silently ignored it).
 fn normalize_seed(value: &str) -> Result<String, ContentError> {
-    let mut n: i64 = value.parse().map_err(|_| invalid("seed", format!("'{value}' is not accepted; use a whole number (0 picks one at random)")))?;
+    let mut n: i64 = value.parse().map_err(|_| {
+        invalid(
+            "seed",
+            format!("'{value}' is not accepted; use a whole number (0 picks one at random)"),
+        )
+    })?;
     if n == 0 {
         n = rand::Rng::gen_range(&mut rand::thread_rng(), 1..50);
     }
@@ -210,13 +283,25 @@ mod tests {
     #[test]
     fn links_replace_in_place_or_append() {
         let query = q("pagesize=5&pagenumber=1&x=a%20b");
-        assert_eq!(query.with(&[("pagenumber", "2".into())]), "pagesize=5&pagenumber=2&x=a+b");
-        assert_eq!(q("pagesize=5").with(&[("pagenumber", "2".into()), ("seed", "7".into())]), "pagesize=5&pagenumber=2&seed=7");
+        assert_eq!(
+            query.with(&[("pagenumber", "2".into())]),
+            "pagesize=5&pagenumber=2&x=a+b"
+        );
+        assert_eq!(
+            q("pagesize=5").with(&[("pagenumber", "2".into()), ("seed", "7".into())]),
+            "pagesize=5&pagenumber=2&seed=7"
+        );
     }
 
     #[test]
     fn seed_normalisation_follows_the_reference() {
-        for (input, expected) in [("7", "7"), ("50", "50"), ("51", "5"), ("123", "12"), ("-3", "-3")] {
+        for (input, expected) in [
+            ("7", "7"),
+            ("50", "50"),
+            ("51", "5"),
+            ("123", "12"),
+            ("-3", "-3"),
+        ] {
             assert_eq!(normalize_seed(input).unwrap(), expected);
         }
         let random: i64 = normalize_seed("0").unwrap().parse().unwrap();
@@ -242,7 +327,8 @@ mod tests {
         ];
         for (input, parameter) in cases {
             match ListParams::parse(&q(input)) {
-                Err(ContentError::InvalidParameter { parameter: p, .. }) | Err(ContentError::Parse { parameter: p, .. }) => {
+                Err(ContentError::InvalidParameter { parameter: p, .. })
+                | Err(ContentError::Parse { parameter: p, .. }) => {
                     assert_eq!(p, parameter, "{input}")
                 }
                 other => panic!("{input}: expected an error, got {other:?}"),

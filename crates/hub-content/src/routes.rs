@@ -19,25 +19,44 @@ pub fn router(state: ContentState) -> Router {
     Router::new()
         .route("/v1", get(list_datasets))
         .route("/v1/", get(list_datasets))
-        .route("/v1/{*path}", get(entity_path).post(crate::writes::write_path).put(crate::writes::write_path).delete(crate::writes::write_path))
+        .route(
+            "/v1/{*path}",
+            get(entity_path)
+                .post(crate::writes::write_path)
+                .put(crate::writes::write_path)
+                .delete(crate::writes::write_path),
+        )
         .merge(crate::tags::routes())
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::formats::convert))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::formats::convert,
+        ))
         .with_state(state)
 }
 
 fn json_response(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "application/json; charset=utf-8")], body).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }
 
 /// `GET /v1`: the datasets, with their paths and number of records.
 #[utoipa::path(get, path = "/v1", tag = "Datasets",
     responses((status = 200, description = "Envelope whose Items are the datasets: Id, Shortname, Type, ApiUrl, PathParam, ApiDescription, RecordCount")))]
-pub(crate) async fn list_datasets(State(state): State<ContentState>) -> Result<Response, ContentError> {
+pub(crate) async fn list_datasets(
+    State(state): State<ContentState>,
+) -> Result<Response, ContentError> {
     let counts = state.store.content_counts().await?;
     let items: Vec<String> = ENTITY_TYPES
         .iter()
         .map(|e| {
-            let count = counts.iter().find(|(name, _)| name == e.name).map(|(_, n)| *n).unwrap_or(0);
+            let count = counts
+                .iter()
+                .find(|(name, _)| name == e.name)
+                .map(|(_, n)| *n)
+                .unwrap_or(0);
             json!({
                 "Id": e.name,
                 "Shortname": e.name,
@@ -51,7 +70,14 @@ pub(crate) async fn list_datasets(State(state): State<ContentState>) -> Result<R
             .to_string()
         })
         .collect();
-    let envelope = Envelope { total_results: items.len() as u64, total_pages: 1, current_page: 1, previous_page: None, next_page: None, seed: None };
+    let envelope = Envelope {
+        total_results: items.len() as u64,
+        total_pages: 1,
+        current_page: 1,
+        previous_page: None,
+        next_page: None,
+        seed: None,
+    };
     Ok(json_response(envelope.render(&items)))
 }
 
@@ -63,11 +89,16 @@ async fn entity_path(
     principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
     let principal = principal.map(|axum::Extension(p)| p);
-    if path.trim_end_matches('/').eq_ignore_ascii_case("deprecated") {
+    if path
+        .trim_end_matches('/')
+        .eq_ignore_ascii_case("deprecated")
+    {
         return crate::deprecated::handler(principal.as_ref());
     }
     let (entity, id) = EntityType::resolve_path(&path).ok_or_else(|| {
-        ContentError::NotFound(format!("/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"))
+        ContentError::NotFound(format!(
+            "/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"
+        ))
     })?;
     let query = RawQuery::parse(query.as_deref());
     let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
@@ -87,13 +118,23 @@ async fn entity_path(
         (status = 200, description = "The list envelope", body = crate::openapi::EnvelopeDoc),
         (status = 400, description = "A parameter was not accepted", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),
     ))]
-pub(crate) async fn list_entities(state: ContentState, entity: &'static EntityType, path: &str, raw: &RawQuery) -> Result<Response, ContentError> {
+pub(crate) async fn list_entities(
+    state: ContentState,
+    entity: &'static EntityType,
+    path: &str,
+    raw: &RawQuery,
+) -> Result<Response, ContentError> {
     let mut params = ListParams::parse(raw)?;
     crate::entity_filters::apply(raw, entity, &mut params)?;
     crate::closed::apply_availability(&state, entity, raw, &mut params.filters).await?;
     let mut filters = params.filters;
     params.geo.resolve(&state.store, &mut filters).await?;
-    let query = ContentQuery { entity: entity.name, filters, order: params.order.clone(), page: params.page };
+    let query = ContentQuery {
+        entity: entity.name,
+        filters,
+        order: params.order.clone(),
+        page: params.page,
+    };
     let page = state.store.list_content(query).await?;
     let page = crate::closed::visible_page(entity, page)?;
     let Page { size, number } = params.page;
@@ -113,7 +154,11 @@ pub(crate) async fn list_entities(state: ContentState, entity: &'static EntityTy
         next_page: ((number as u64) < total_pages).then(|| link(number + 1)),
         seed: params.seed.as_deref(),
     };
-    let items = page.docs.iter().map(|d| shape_document(d, &params.projection)).collect::<Result<Vec<_>, _>>()?;
+    let items = page
+        .docs
+        .iter()
+        .map(|d| shape_document(d, &params.projection))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(json_response(envelope.render(&items)))
 }
 
@@ -124,13 +169,20 @@ pub(crate) async fn list_entities(state: ContentState, entity: &'static EntityTy
         (status = 200, description = "The document"),
         (status = 404, description = "No document with this id", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),
     ))]
-pub(crate) async fn get_entity(state: ContentState, entity: &'static EntityType, id: &str, raw: &RawQuery) -> Result<Response, ContentError> {
+pub(crate) async fn get_entity(
+    state: ContentState,
+    entity: &'static EntityType,
+    id: &str,
+    raw: &RawQuery,
+) -> Result<Response, ContentError> {
     let projection = Projection::parse(raw)?;
     let stored = state
         .store
         .get_content(entity.name, id)
         .await?
-        .ok_or_else(|| ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route)))?;
+        .ok_or_else(|| {
+            ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
+        })?;
     let stored = crate::closed::visible(entity, stored)?;
     Ok(json_response(shape_document(&stored, &projection)?))
 }

@@ -107,7 +107,9 @@ impl Envelope<'_> {
 }
 
 fn json_string_or_null(value: Option<&str>) -> String {
-    value.map(|v| Value::String(v.to_string()).to_string()).unwrap_or_else(|| "null".into())
+    value
+        .map(|v| Value::String(v.to_string()).to_string())
+        .unwrap_or_else(|| "null".into())
 }
 
 #[cfg(test)]
@@ -123,28 +125,60 @@ mod tests {
     #[test]
     fn language_projection_prunes_every_language_map() {
         let doc = json!({"Id": "a", "Detail": {"de": {"Title": "Hütte"}, "it": {"Title": "Rifugio"}}, "ImageGallery": [{"ImageTitle": {"de": "x", "en": "y"}}]});
-        let out = shaped(doc, Projection { language: Some("it"), ..Default::default() });
-        assert_eq!(out, json!({"Id": "a", "Detail": {"it": {"Title": "Rifugio"}}, "ImageGallery": [{"ImageTitle": {}}]}));
+        let out = shaped(
+            doc,
+            Projection {
+                language: Some("it"),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            out,
+            json!({"Id": "a", "Detail": {"it": {"Title": "Rifugio"}}, "ImageGallery": [{"ImageTitle": {}}]})
+        );
     }
 
     #[test]
     fn fields_are_flat_keys_named_by_path_with_id_first() {
         let doc = json!({"Shortname": "s", "Id": "a", "Detail": {"de": {"Title": "T"}}});
         let fields = parse_fields("Detail.de.Title,Detail.en.Title").unwrap();
-        let out = shape_document(&doc.to_string(), &Projection { fields, ..Default::default() }).unwrap();
-        assert_eq!(out, r#"{"Id":"a","Detail.de.Title":"T","Detail.en.Title":null}"#);
+        let out = shape_document(
+            &doc.to_string(),
+            &Projection {
+                fields,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            r#"{"Id":"a","Detail.de.Title":"T","Detail.en.Title":null}"#
+        );
     }
 
     #[test]
     fn removenullvalues_drops_empty_values_at_any_depth() {
         let doc = json!({"Id": "a", "N": null, "E": "", "A": [], "O": {"x": null}, "K": [null, 1], "Z": 0, "F": false});
-        let out = shaped(doc, Projection { remove_null_values: true, ..Default::default() });
+        let out = shaped(
+            doc,
+            Projection {
+                remove_null_values: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(out, json!({"Id": "a", "K": [null, 1], "Z": 0, "F": false}));
     }
 
     #[test]
     fn envelope_keeps_nulls_and_escapes_links() {
-        let e = Envelope { total_results: 3, total_pages: 2, current_page: 1, previous_page: None, next_page: Some("http://h/v1/A?q=\"x\"".into()), seed: None };
+        let e = Envelope {
+            total_results: 3,
+            total_pages: 2,
+            current_page: 1,
+            previous_page: None,
+            next_page: Some("http://h/v1/A?q=\"x\"".into()),
+            seed: None,
+        };
         assert_eq!(
             e.render(&["{}".into(), "1".into()]),
             r#"{"TotalResults":3,"TotalPages":2,"CurrentPage":1,"PreviousPage":null,"NextPage":"http://h/v1/A?q=\"x\"","Seed":null,"Items":[{},1]}"#

@@ -26,12 +26,19 @@ pub fn routes() -> Router<ContentState> {
         .route("/v1/Filter/", get(crate::filter_endpoint::filter))
 }
 
-async fn hub_tags(State(state): State<ContentState>, uri: Uri, AxumRawQuery(query): AxumRawQuery) -> Result<Response, ContentError> {
+async fn hub_tags(
+    State(state): State<ContentState>,
+    uri: Uri,
+    AxumRawQuery(query): AxumRawQuery,
+) -> Result<Response, ContentError> {
     let tag = EntityType::by_name("Tag").expect("Tag is registered");
     let raw = RawQuery::parse(query.as_deref());
     let mut response = crate::routes::list_entities(state, tag, uri.path(), &raw).await?;
     let headers = response.headers_mut();
     headers.insert("deprecation", HeaderValue::from_static("true"));
-    headers.insert("link", HeaderValue::from_static("</v1/Tag>; rel=\"successor-version\""));
+    headers.insert(
+        "link",
+        HeaderValue::from_static("</v1/Tag>; rel=\"successor-version\""),
+    );
     Ok(response)
 }

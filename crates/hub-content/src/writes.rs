@@ -332,6 +332,30 @@ pub(crate) async fn delete(
     ))
 }
 
+/// `POST|PUT|DELETE /v1/{*path}`.
+pub(crate) async fn write_path(
+    axum::extract::State(state): axum::extract::State<ContentState>,
+    method: axum::http::Method,
+    axum::extract::Path(path): axum::extract::Path<String>,
+    principal: Option<axum::Extension<Principal>>,
+    body: axum::body::Bytes,
+) -> Result<Response, ContentError> {
+    let principal = principal.map(|axum::Extension(p)| p);
+    let (entity, id) = EntityType::resolve_path(&path).ok_or_else(|| {
+        ContentError::NotFound(format!(
+            "/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"
+        ))
+    })?;
+    match (method.as_str(), id) {
+        ("POST", None) => create(&state, entity, principal.as_ref(), &body).await,
+        ("PUT", Some(id)) => update(&state, entity, id, principal.as_ref(), &body).await,
+        ("DELETE", Some(id)) => delete(&state, entity, id, principal.as_ref()).await,
+        (m, _) => Err(ContentError::MethodNotAllowed(format!(
+            "{m} /v1/{path}: documents are created with POST /v1/{{EntityType}}, replaced with PUT and deleted with DELETE /v1/{{EntityType}}/{{id}}"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,29 +390,5 @@ mod tests {
             .as_str()
             .unwrap()
             .is_empty());
-    }
-}
-
-/// `POST|PUT|DELETE /v1/{*path}`.
-pub(crate) async fn write_path(
-    axum::extract::State(state): axum::extract::State<ContentState>,
-    method: axum::http::Method,
-    axum::extract::Path(path): axum::extract::Path<String>,
-    principal: Option<axum::Extension<Principal>>,
-    body: axum::body::Bytes,
-) -> Result<Response, ContentError> {
-    let principal = principal.map(|axum::Extension(p)| p);
-    let (entity, id) = EntityType::resolve_path(&path).ok_or_else(|| {
-        ContentError::NotFound(format!(
-            "/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"
-        ))
-    })?;
-    match (method.as_str(), id) {
-        ("POST", None) => create(&state, entity, principal.as_ref(), &body).await,
-        ("PUT", Some(id)) => update(&state, entity, id, principal.as_ref(), &body).await,
-        ("DELETE", Some(id)) => delete(&state, entity, id, principal.as_ref()).await,
-        (m, _) => Err(ContentError::MethodNotAllowed(format!(
-            "{m} /v1/{path}: documents are created with POST /v1/{{EntityType}}, replaced with PUT and deleted with DELETE /v1/{{EntityType}}/{{id}}"
-        ))),
     }
 }

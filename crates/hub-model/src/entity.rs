@@ -37,38 +37,195 @@ macro_rules! entity {
 
 /// Every entity type of the Content API, in the order `GET /v1` lists them.
 pub static ENTITY_TYPES: &[EntityType] = &[
-    entity!("Accommodation", "Accommodation", [], "accommodation", [],
-        &["AccoDetail.{lang}.Name", "Detail.{lang}.Title"], "Hotels, guesthouses, farm stays and camp sites."),
-    entity!("AccommodationRoom", "AccommodationRoom", [], "accommodationroom", [],
-        &["AccoRoomDetail.{lang}.Name"], "Rooms and apartments of accommodations (closed data)."),
-    entity!("HubActivityPoi", "HubActivityPoi", ["ODHActivityPoi"], "hubactivitypoi", ["odhactivitypoi", "smgpoi"],
-        DETAIL_TITLE, "Activities, points of interest and gastronomy."),
-    entity!("Event", "Event", [], "event", [], DETAIL_TITLE, "Cultural, sports and seasonal events."),
-    entity!("EventShort", "EventShort", [], "eventshort", [],
-        &["EventTitle.{lang}", "Detail.{lang}.Title"], "Short events and room bookings of venues."),
-    entity!("Article", "Article", [], "article", [], DETAIL_TITLE, "Editorial content: articles, recipes, press releases."),
-    entity!("WebcamInfo", "WebcamInfo", [], "webcam", ["webcaminfo"],
-        &["Webcamname.{lang}", "Detail.{lang}.Title"], "Webcam streams and their metadata."),
-    entity!("WeatherDistrict", "Weather/District", [], "weatherdistrict", [],
-        &["DistrictName.{lang}", "Detail.{lang}.Title"], "Weather forecast by district."),
-    entity!("WeatherForecast", "Weather/Forecast", [], "weatherforecast", [],
-        &["MunicipalityName.{lang}", "Detail.{lang}.Title"], "Weather forecast by municipality."),
-    entity!("WeatherRealtime", "Weather/Realtime", [], "weatherrealtime", [],
-        &["Detail.{lang}.Title"], "Real-time readings of weather stations."),
-    entity!("Region", "Region", [], "region", [], DETAIL_TITLE, "Tourism regions."),
-    entity!("Municipality", "Municipality", [], "municipality", [], DETAIL_TITLE, "Municipalities."),
-    entity!("District", "District", [], "district", [], DETAIL_TITLE, "Districts (fractions) of municipalities."),
-    entity!("Area", "Area", [], "area", [], DETAIL_TITLE, "Areas such as ski or hiking areas."),
-    entity!("SkiArea", "SkiArea", [], "skiarea", [], DETAIL_TITLE, "Ski resort areas."),
-    entity!("SkiRegion", "SkiRegion", [], "skiregion", [], DETAIL_TITLE, "Ski regions grouping ski areas."),
-    entity!("TourismAssociation", "TourismAssociation", [], "tourismassociation", ["tvs"],
-        DETAIL_TITLE, "Local tourism organisations."),
-    entity!("Tag", "Tag", [], "tag", [], &["TagName.{lang}"], "Tags used for categorisation."),
-    entity!("Source", "Source", [], "source", [], &["Name.{lang}"], "Identifiers of the data sources."),
-    entity!("GeoShape", "GeoShapes", ["GeoShape"], "geoshape", [], &["Name"],
-        "Geographic shapes (provinces, districts, municipalities) with GeoJSON geometry."),
-    entity!("Announcement", "Announcement", [], "announcement", [], DETAIL_TITLE,
-        "Traffic situations and other announcements."),
+    entity!(
+        "Accommodation",
+        "Accommodation",
+        [],
+        "accommodation",
+        [],
+        &["AccoDetail.{lang}.Name", "Detail.{lang}.Title"],
+        "Hotels, guesthouses, farm stays and camp sites."
+    ),
+    entity!(
+        "AccommodationRoom",
+        "AccommodationRoom",
+        [],
+        "accommodationroom",
+        [],
+        &["AccoRoomDetail.{lang}.Name"],
+        "Rooms and apartments of accommodations (closed data)."
+    ),
+    entity!(
+        "HubActivityPoi",
+        "HubActivityPoi",
+        ["ODHActivityPoi"],
+        "hubactivitypoi",
+        ["odhactivitypoi", "smgpoi"],
+        DETAIL_TITLE,
+        "Activities, points of interest and gastronomy."
+    ),
+    entity!(
+        "Event",
+        "Event",
+        [],
+        "event",
+        [],
+        DETAIL_TITLE,
+        "Cultural, sports and seasonal events."
+    ),
+    entity!(
+        "EventShort",
+        "EventShort",
+        [],
+        "eventshort",
+        [],
+        &["EventTitle.{lang}", "Detail.{lang}.Title"],
+        "Short events and room bookings of venues."
+    ),
+    entity!(
+        "Article",
+        "Article",
+        [],
+        "article",
+        [],
+        DETAIL_TITLE,
+        "Editorial content: articles, recipes, press releases."
+    ),
+    entity!(
+        "WebcamInfo",
+        "WebcamInfo",
+        [],
+        "webcam",
+        ["webcaminfo"],
+        &["Webcamname.{lang}", "Detail.{lang}.Title"],
+        "Webcam streams and their metadata."
+    ),
+    entity!(
+        "WeatherDistrict",
+        "Weather/District",
+        [],
+        "weatherdistrict",
+        [],
+        &["DistrictName.{lang}", "Detail.{lang}.Title"],
+        "Weather forecast by district."
+    ),
+    entity!(
+        "WeatherForecast",
+        "Weather/Forecast",
+        [],
+        "weatherforecast",
+        [],
+        &["MunicipalityName.{lang}", "Detail.{lang}.Title"],
+        "Weather forecast by municipality."
+    ),
+    entity!(
+        "WeatherRealtime",
+        "Weather/Realtime",
+        [],
+        "weatherrealtime",
+        [],
+        &["Detail.{lang}.Title"],
+        "Real-time readings of weather stations."
+    ),
+    entity!(
+        "Region",
+        "Region",
+        [],
+        "region",
+        [],
+        DETAIL_TITLE,
+        "Tourism regions."
+    ),
+    entity!(
+        "Municipality",
+        "Municipality",
+        [],
+        "municipality",
+        [],
+        DETAIL_TITLE,
+        "Municipalities."
+    ),
+    entity!(
+        "District",
+        "District",
+        [],
+        "district",
+        [],
+        DETAIL_TITLE,
+        "Districts (fractions) of municipalities."
+    ),
+    entity!(
+        "Area",
+        "Area",
+        [],
+        "area",
+        [],
+        DETAIL_TITLE,
+        "Areas such as ski or hiking areas."
+    ),
+    entity!(
+        "SkiArea",
+        "SkiArea",
+        [],
+        "skiarea",
+        [],
+        DETAIL_TITLE,
+        "Ski resort areas."
+    ),
+    entity!(
+        "SkiRegion",
+        "SkiRegion",
+        [],
+        "skiregion",
+        [],
+        DETAIL_TITLE,
+        "Ski regions grouping ski areas."
+    ),
+    entity!(
+        "TourismAssociation",
+        "TourismAssociation",
+        [],
+        "tourismassociation",
+        ["tvs"],
+        DETAIL_TITLE,
+        "Local tourism organisations."
+    ),
+    entity!(
+        "Tag",
+        "Tag",
+        [],
+        "tag",
+        [],
+        &["TagName.{lang}"],
+        "Tags used for categorisation."
+    ),
+    entity!(
+        "Source",
+        "Source",
+        [],
+        "source",
+        [],
+        &["Name.{lang}"],
+        "Identifiers of the data sources."
+    ),
+    entity!(
+        "GeoShape",
+        "GeoShapes",
+        ["GeoShape"],
+        "geoshape",
+        [],
+        &["Name"],
+        "Geographic shapes (provinces, districts, municipalities) with GeoJSON geometry."
+    ),
+    entity!(
+        "Announcement",
+        "Announcement",
+        [],
+        "announcement",
+        [],
+        DETAIL_TITLE,
+        "Traffic situations and other announcements."
+    ),
 ];
 
 impl EntityType {
@@ -76,7 +233,9 @@ impl EntityType {
     pub fn by_route(route: &str) -> Option<&'static EntityType> {
         ENTITY_TYPES.iter().find(|e| {
             e.route.eq_ignore_ascii_case(route)
-                || e.route_aliases.iter().any(|a| a.eq_ignore_ascii_case(route))
+                || e.route_aliases
+                    .iter()
+                    .any(|a| a.eq_ignore_ascii_case(route))
         })
     }
 
@@ -96,8 +255,13 @@ impl EntityType {
     }
 
     /// Title paths with `{lang}` replaced by each of `languages`.
-    pub fn title_paths_for<'a>(&'a self, languages: &'a [&'a str]) -> impl Iterator<Item = (&'a str, String)> + 'a {
-        self.title_paths.iter().flat_map(move |p| languages.iter().map(move |l| (*l, p.replace("{lang}", l))))
+    pub fn title_paths_for<'a>(
+        &'a self,
+        languages: &'a [&'a str],
+    ) -> impl Iterator<Item = (&'a str, String)> + 'a {
+        self.title_paths
+            .iter()
+            .flat_map(move |p| languages.iter().map(move |l| (*l, p.replace("{lang}", l))))
     }
 
     /// Splits a path below `/v1/` into entity type and optional id. Routes with a slash
@@ -106,7 +270,11 @@ impl EntityType {
         let path = path.trim_matches('/');
         ENTITY_TYPES
             .iter()
-            .flat_map(|e| std::iter::once(e.route).chain(e.route_aliases.iter().copied()).map(move |r| (e, r)))
+            .flat_map(|e| {
+                std::iter::once(e.route)
+                    .chain(e.route_aliases.iter().copied())
+                    .map(move |r| (e, r))
+            })
             .filter_map(|(e, r)| {
                 let head = path.get(..r.len())?;
                 if !head.eq_ignore_ascii_case(r) {
@@ -131,7 +299,9 @@ mod tests {
 
     #[test]
     fn resolves_routes_aliases_and_ids() {
-        let cases: &[(&str, Option<(&str, Option<&str>)>)] = &[
+        // (path, expected (entity name, rest of the path))
+        type Case<'a> = (&'a str, Option<(&'a str, Option<&'a str>)>);
+        let cases: &[Case] = &[
             ("Accommodation", Some(("Accommodation", None))),
             ("accommodation/", Some(("Accommodation", None))),
             ("Accommodation/ABC", Some(("Accommodation", Some("ABC")))),
@@ -151,8 +321,14 @@ mod tests {
 
     #[test]
     fn meta_type_accepts_odh_spellings() {
-        assert_eq!(EntityType::by_meta_type("odhactivitypoi").unwrap().name, "HubActivityPoi");
-        assert_eq!(EntityType::by_meta_type("HubActivityPoi").unwrap().name, "HubActivityPoi");
+        assert_eq!(
+            EntityType::by_meta_type("odhactivitypoi").unwrap().name,
+            "HubActivityPoi"
+        );
+        assert_eq!(
+            EntityType::by_meta_type("HubActivityPoi").unwrap().name,
+            "HubActivityPoi"
+        );
         assert!(EntityType::by_meta_type("nothing").is_none());
     }
 
@@ -160,10 +336,17 @@ mod tests {
     fn names_routes_and_meta_types_are_unique() {
         let mut owner = std::collections::HashMap::new();
         for e in ENTITY_TYPES {
-            let keys = [e.name, e.route, e.meta_type].into_iter().chain(e.route_aliases.iter().copied()).chain(e.meta_aliases.iter().copied());
+            let keys = [e.name, e.route, e.meta_type]
+                .into_iter()
+                .chain(e.route_aliases.iter().copied())
+                .chain(e.meta_aliases.iter().copied());
             for key in keys {
                 let previous = owner.insert(key.to_ascii_lowercase(), e.name);
-                assert!(previous.is_none() || previous == Some(e.name), "{key} names both {previous:?} and {}", e.name);
+                assert!(
+                    previous.is_none() || previous == Some(e.name),
+                    "{key} names both {previous:?} and {}",
+                    e.name
+                );
             }
         }
     }

@@ -6,7 +6,10 @@ pub const LANGUAGES: &[&str] = &["de", "it", "en", "cs", "fr", "nl", "pl", "ru",
 
 /// Returns the canonical (lower-case) code if `code` is a known language.
 pub fn parse_language(code: &str) -> Option<&'static str> {
-    LANGUAGES.iter().copied().find(|l| l.eq_ignore_ascii_case(code))
+    LANGUAGES
+        .iter()
+        .copied()
+        .find(|l| l.eq_ignore_ascii_case(code))
 }
 
 /// Case folding for search: lower case by Unicode rules, so `Hütte` matches `HÜTTE` and
@@ -26,7 +29,13 @@ mod tests {
 
     #[test]
     fn folding_handles_german_and_italian() {
-        for (input, expected) in [("Hütte", "hütte"), ("HÜTTE", "hütte"), ("CITTÀ", "città"), ("Straße", "strasse"), ("STRASSE", "strasse")] {
+        for (input, expected) in [
+            ("Hütte", "hütte"),
+            ("HÜTTE", "hütte"),
+            ("CITTÀ", "città"),
+            ("Straße", "strasse"),
+            ("STRASSE", "strasse"),
+        ] {
             assert_eq!(fold(input), expected);
         }
     }

@@ -34,7 +34,10 @@ impl Problem {
 
     /// 400 for a query parameter whose value is not accepted.
     pub fn invalid_parameter(parameter: &str, detail: impl Into<String>) -> Self {
-        Problem { parameter: Some(parameter.to_string()), ..Problem::new(400, "invalid-parameter", "Invalid parameter", detail) }
+        Problem {
+            parameter: Some(parameter.to_string()),
+            ..Problem::new(400, "invalid-parameter", "Invalid parameter", detail)
+        }
     }
 
     /// 400 for a value that failed to parse at a position (1-based, in characters).

@@ -13,12 +13,18 @@ pub fn normalize_timestamp(value: &str) -> Option<String> {
     if let Ok(t) = DateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S%.f%z") {
         return Some(t.naive_utc().format("%Y-%m-%dT%H:%M:%S").to_string());
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+    ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(value, fmt) {
             return Some(t.format("%Y-%m-%dT%H:%M:%S").to_string());
         }
     }
-    NaiveDate::parse_from_str(value, "%Y-%m-%d").ok().map(|d| format!("{}T00:00:00", d.format("%Y-%m-%d")))
+    NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .ok()
+        .map(|d| format!("{}T00:00:00", d.format("%Y-%m-%d")))
 }
 
 #[cfg(test)]
@@ -30,7 +36,10 @@ mod tests {
         let cases = [
             ("2023-09-20T11:39:23.7596045", Some("2023-09-20T11:39:23")),
             ("2024-01-02T09:30:00+01:00", Some("2024-01-02T08:30:00")),
-            ("2025-03-13T15:08:38.539863+00:00", Some("2025-03-13T15:08:38")),
+            (
+                "2025-03-13T15:08:38.539863+00:00",
+                Some("2025-03-13T15:08:38"),
+            ),
             ("2024-05-01", Some("2024-05-01T00:00:00")),
             ("2024-05-01 10:00:00", Some("2024-05-01T10:00:00")),
             ("yesterday", None),

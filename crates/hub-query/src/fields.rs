@@ -39,7 +39,10 @@ pub fn parse_fields(value: &str) -> Result<Vec<FieldPath>, FieldsError> {
         let leading = part.chars().take_while(|c| c.is_whitespace()).count();
         let trimmed = part.trim();
         if !trimmed.is_empty() {
-            let path = parse_path(trimmed).map_err(|e| FieldsError { position: e.position + offset + leading, ..e })?;
+            let path = parse_path(trimmed).map_err(|e| FieldsError {
+                position: e.position + offset + leading,
+                ..e
+            })?;
             if !paths.iter().any(|p: &FieldPath| p.text == path.text) {
                 paths.push(path);
             }
@@ -52,7 +55,10 @@ pub fn parse_fields(value: &str) -> Result<Vec<FieldPath>, FieldsError> {
 /// Parses one path; error positions are 1-based within `text`.
 pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
     let chars: Vec<char> = text.chars().collect();
-    let err = |i: usize, message: &str| FieldsError { position: i + 1, message: message.to_string() };
+    let err = |i: usize, message: &str| FieldsError {
+        position: i + 1,
+        message: message.to_string(),
+    };
     let mut segments = Vec::new();
     let mut i = 0;
     let mut expect_segment = true; // at start or after '.'
@@ -82,7 +88,10 @@ pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
                     }
                     Some(q @ ('\'' | '"')) => {
                         let quote = *q;
-                        let close = chars[i + 1..].iter().position(|c| *c == quote).ok_or_else(|| err(start, "unterminated quoted key"))?;
+                        let close = chars[i + 1..]
+                            .iter()
+                            .position(|c| *c == quote)
+                            .ok_or_else(|| err(start, "unterminated quoted key"))?;
                         let key: String = chars[i + 1..i + 1 + close].iter().collect();
                         i += close + 2;
                         if chars.get(i) != Some(&']') {
@@ -92,17 +101,27 @@ pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
                         i += 1;
                     }
                     Some(c) if c.is_ascii_digit() => {
-                        let digits: String = chars[i..].iter().take_while(|c| c.is_ascii_digit()).collect();
+                        let digits: String = chars[i..]
+                            .iter()
+                            .take_while(|c| c.is_ascii_digit())
+                            .collect();
                         i += digits.len();
                         if chars.get(i) != Some(&']') {
                             return Err(err(i, "expected ']' after an array index"));
                         }
-                        let index = digits.parse().map_err(|_| err(start + 1, "array index too large"))?;
+                        let index = digits
+                            .parse()
+                            .map_err(|_| err(start + 1, "array index too large"))?;
                         segments.push(Segment::Index(index));
                         i += 1;
                     }
                     None => return Err(err(start, "unterminated '['")),
-                    _ => return Err(err(i, "expected '*', an index or a quoted key inside '[ ]'")),
+                    _ => {
+                        return Err(err(
+                            i,
+                            "expected '*', an index or a quoted key inside '[ ]'",
+                        ))
+                    }
                 }
                 expect_segment = false;
             }
@@ -111,7 +130,10 @@ pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
                 if !expect_segment {
                     return Err(err(i, "expected '.' or '[' between path segments"));
                 }
-                let name: String = chars[i..].iter().take_while(|c| !matches!(c, '.' | '[' | ']' | '\'' | '"')).collect();
+                let name: String = chars[i..]
+                    .iter()
+                    .take_while(|c| !matches!(c, '.' | '[' | ']' | '\'' | '"'))
+                    .collect();
                 i += name.chars().count();
                 segments.push(Segment::Key(name));
                 expect_segment = false;
@@ -121,7 +143,10 @@ pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
     if segments.is_empty() {
         return Err(err(0, "empty field path"));
     }
-    Ok(FieldPath { text: text.to_string(), segments })
+    Ok(FieldPath {
+        text: text.to_string(),
+        segments,
+    })
 }
 
 impl FieldPath {
@@ -163,7 +188,9 @@ fn collect<'a>(value: &'a Value, segments: &[Segment], out: &mut Vec<&'a Value>)
                 collect(v, rest, out);
             }
         }
-        (Segment::Wildcard, Value::Array(items)) => items.iter().for_each(|v| collect(v, rest, out)),
+        (Segment::Wildcard, Value::Array(items)) => {
+            items.iter().for_each(|v| collect(v, rest, out))
+        }
         (Segment::Wildcard, Value::Object(map)) => map.values().for_each(|v| collect(v, rest, out)),
         _ => {}
     }
@@ -186,8 +213,14 @@ mod tests {
             ("ImageGallery[*]", vec![k("ImageGallery"), Wildcard]),
             ("ImageGallery.[]", vec![k("ImageGallery"), Wildcard]),
             ("HubTags.[*].Id", vec![k("HubTags"), Wildcard, k("Id")]),
-            ("Mapping['tirol.mapservices.eu']", vec![k("Mapping"), k("tirol.mapservices.eu")]),
-            ("GpsInfo.0.Altitude", vec![k("GpsInfo"), k("0"), k("Altitude")]),
+            (
+                "Mapping['tirol.mapservices.eu']",
+                vec![k("Mapping"), k("tirol.mapservices.eu")],
+            ),
+            (
+                "GpsInfo.0.Altitude",
+                vec![k("GpsInfo"), k("0"), k("Altitude")],
+            ),
         ];
         for (input, expected) in cases {
             assert_eq!(parse_path(input).unwrap().segments, expected, "{input}");

@@ -28,7 +28,11 @@ pub struct SqlBuilder {
 
 impl SqlBuilder {
     pub fn new(dialect: Dialect) -> Self {
-        SqlBuilder { dialect, sql: String::with_capacity(256), params: Vec::new() }
+        SqlBuilder {
+            dialect,
+            sql: String::with_capacity(256),
+            params: Vec::new(),
+        }
     }
 
     /// Appends trusted SQL text (never client input).

@@ -105,7 +105,10 @@ pub(crate) fn put_tracked(
         }
     }
     // Caches of whole collections (the traffic feed) must see single writes too.
-    crate::sqlite::bump_revisions(&tx, outcomes.iter().filter(|o| !o.existed).map(|o| o.entity))?;
+    crate::sqlite::bump_revisions(
+        &tx,
+        outcomes.iter().filter(|o| !o.existed).map(|o| o.entity),
+    )?;
     tx.commit()?;
     progress(outcomes.len() as u64);
     Ok(outcomes)

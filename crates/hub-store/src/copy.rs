@@ -46,7 +46,11 @@ pub const PROGRESS_TABLE: &str = "hub_copy_progress";
 #[derive(Debug, Clone)]
 pub enum CopyProgress {
     /// The plan: rows in all source tables, and how many an earlier run already copied.
-    Start { total_rows: u64, already_copied: u64, resuming: bool },
+    Start {
+        total_rows: u64,
+        already_copied: u64,
+        resuming: bool,
+    },
     /// Rows copied so far over all tables (earlier runs included), and the current table.
     Rows { table: String, copied: u64 },
     /// A closing step ("verifying row counts", "resetting sequences", "analyzing").
@@ -121,15 +125,33 @@ fn config(msg: impl Into<String>) -> StoreError {
 /// Copies every table of the SQLite store in `sqlite_dir` into the PostgreSQL database at
 /// `pg_url` (migrating both schemas first), resuming an interrupted copy of the same
 /// source. Refuses a target that holds other data. Blocking: call it from a plain thread.
-pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut dyn FnMut(CopyProgress)) -> Result<CopyReport> {
+pub fn copy_sqlite_to_postgres(
+    sqlite_dir: &Path,
+    pg_url: &str,
+    progress: &mut dyn FnMut(CopyProgress),
+) -> Result<CopyReport> {
     let started = Instant::now();
     let file = sqlite_dir.join(SQLITE_FILE);
     if !file.is_file() {
-        return Err(config(format!("{} holds no Hub SQLite store ({} is missing)", sqlite_dir.display(), SQLITE_FILE)));
+        return Err(config(format!(
+            "{} holds no Hub SQLite store ({} is missing)",
+            sqlite_dir.display(),
+            SQLITE_FILE
+        )));
     }
-    let source_id = std::fs::canonicalize(&file).map_err(|source| StoreError::DataDir { path: file.display().to_string(), source })?.display().to_string();
+    let source_id = std::fs::canonicalize(&file)
+        .map_err(|source| StoreError::DataDir {
+            path: file.display().to_string(),
+            source,
+        })?
+        .display()
+        .to_string();
     let stop_after = match std::env::var(STOP_AFTER_ROWS_VAR) {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().parse::<u64>().map_err(|_| config(format!("{STOP_AFTER_ROWS_VAR} must be a number of rows")))?),
+        Ok(v) if !v.trim().is_empty() => Some(
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| config(format!("{STOP_AFTER_ROWS_VAR} must be a number of rows")))?,
+        ),
         _ => None,
     };
 
@@ -190,7 +212,11 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
                 continue;
             }
             // `content.docb` is SQLite JSONB in the source; PostgreSQL's is `doc::jsonb`.
-            let from = if name == "content" && column == "docb" { "doc" } else { column.as_str() };
+            let from = if name == "content" && column == "docb" {
+                "doc"
+            } else {
+                column.as_str()
+            };
             if columns.iter().any(|c| c == from) {
                 used.insert(from.to_string());
                 let source = match source_columns.iter().position(|c| c == from) {
@@ -200,30 +226,50 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
                         source_columns.len() - 1
                     }
                 };
-                plan_target.push(TargetColumn { name: column.clone(), data_type: data_type.clone(), source });
+                plan_target.push(TargetColumn {
+                    name: column.clone(),
+                    data_type: data_type.clone(),
+                    source,
+                });
             } else if !optional {
                 mismatches.push(format!("PostgreSQL column {name}.{column} (NOT NULL, no default) has no SQLite counterpart"));
             }
         }
         for c in &columns {
-            if !used.contains(c) && !(name == "content" && c == "docb") {
-                mismatches.push(format!("SQLite column {name}.{c} has no PostgreSQL counterpart"));
+            if !(used.contains(c) || name == "content" && c == "docb") {
+                mismatches.push(format!(
+                    "SQLite column {name}.{c} has no PostgreSQL counterpart"
+                ));
             }
         }
-        plans.push(TablePlan { name, key, source_columns, target: plan_target, source_rows: 0, chunk_rows: CHUNK_ROWS });
+        plans.push(TablePlan {
+            name,
+            key,
+            source_columns,
+            target: plan_target,
+            source_rows: 0,
+            chunk_rows: CHUNK_ROWS,
+        });
     }
     if !mismatches.is_empty() {
-        return Err(config(format!("the schemas do not match: {}", mismatches.join("; "))));
+        return Err(config(format!(
+            "the schemas do not match: {}",
+            mismatches.join("; ")
+        )));
     }
     order_by_foreign_keys(&mut plans, &foreign_keys);
     for plan in &mut plans {
-        if foreign_keys.iter().any(|(child, parent)| child == &plan.name && parent == &plan.name) {
+        if foreign_keys
+            .iter()
+            .any(|(child, parent)| child == &plan.name && parent == &plan.name)
+        {
             plan.chunk_rows = usize::MAX;
         }
     }
     for plan in &mut plans {
         let sql = format!("SELECT count(*) FROM {}", quote(&plan.name));
-        plan.source_rows = src.write_blocking(|conn| Ok(conn.query_row(&sql, [], |r| r.get::<_, i64>(0))? as u64))?;
+        plan.source_rows = src
+            .write_blocking(|conn| Ok(conn.query_row(&sql, [], |r| r.get::<_, i64>(0))? as u64))?;
     }
 
     // Bookkeeping: what an earlier run did, and whether this target may be written.
@@ -272,7 +318,11 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
     let already: u64 = state.values().map(|s| s.1).sum();
     let resuming = state.values().any(|s| s.1 > 0 || s.2);
     let total_rows: u64 = plans.iter().map(|p| p.source_rows).sum();
-    progress(CopyProgress::Start { total_rows, already_copied: already, resuming });
+    progress(CopyProgress::Start {
+        total_rows,
+        already_copied: already,
+        resuming,
+    });
 
     // The copy.
     let mut copied_all = already;
@@ -286,7 +336,11 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
             let copy_sql = format!(
                 "COPY {} ({}) FROM STDIN",
                 quote(&plan.name),
-                plan.target.iter().map(|c| quote(&c.name)).collect::<Vec<_>>().join(", ")
+                plan.target
+                    .iter()
+                    .map(|c| quote(&c.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             loop {
                 let key = match &last_key {
@@ -298,7 +352,12 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
                 let finished = chunk.rows < plan.chunk_rows;
                 // A short chunk is the last: it also marks the table done (an empty one too).
                 let stop = stop_after.is_some_and(|n| copied_run + chunk.rows as u64 > n);
-                let (table, sql, expected, new_key) = (plan.name.clone(), copy_sql.clone(), last_key.clone(), chunk.last_key.clone().or(last_key.clone()));
+                let (table, sql, expected, new_key) = (
+                    plan.name.clone(),
+                    copy_sql.clone(),
+                    last_key.clone(),
+                    chunk.last_key.clone().or(last_key.clone()),
+                );
                 let (rows, data) = (chunk.rows as i64, chunk.data);
                 pg.write_blocking(move |mut conn| async move {
                     let tx = conn.transaction().await?;
@@ -330,13 +389,21 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
                 copied_now += chunk.rows as u64;
                 copied_run += chunk.rows as u64;
                 copied_all += chunk.rows as u64;
-                progress(CopyProgress::Rows { table: plan.name.clone(), copied: copied_all });
+                progress(CopyProgress::Rows {
+                    table: plan.name.clone(),
+                    copied: copied_all,
+                });
                 if finished {
                     break;
                 }
             }
         }
-        reports.push(TableReport { table: plan.name.clone(), rows: plan.source_rows, copied_now, seconds: table_started.elapsed().as_secs_f64() });
+        reports.push(TableReport {
+            table: plan.name.clone(),
+            rows: plan.source_rows,
+            copied_now,
+            seconds: table_started.elapsed().as_secs_f64(),
+        });
     }
 
     // Verification, sequences, statistics, and the finish mark.
@@ -344,28 +411,65 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
     let mut wrong = Vec::new();
     for plan in &plans {
         let sql = format!("SELECT count(*) FROM {}", quote(&plan.name));
-        let source_now = src.write_blocking(|conn| Ok(conn.query_row(&sql, [], |r| r.get::<_, i64>(0))? as u64))?;
-        let target = pg.write_blocking(move |conn| async move { Ok(conn.query_one(&sql, &[]).await?.get::<_, i64>(0) as u64) })?;
+        let source_now = src
+            .write_blocking(|conn| Ok(conn.query_row(&sql, [], |r| r.get::<_, i64>(0))? as u64))?;
+        let target = pg.write_blocking(move |conn| async move {
+            Ok(conn.query_one(&sql, &[]).await?.get::<_, i64>(0) as u64)
+        })?;
         if source_now != target || source_now != plan.source_rows {
-            wrong.push(format!("{}: {} rows in SQLite, {} in PostgreSQL", plan.name, source_now, target));
+            wrong.push(format!(
+                "{}: {} rows in SQLite, {} in PostgreSQL",
+                plan.name, source_now, target
+            ));
         }
     }
     if !wrong.is_empty() {
-        return Err(config(format!("row counts differ after the copy (was the source written meanwhile?): {}", wrong.join("; "))));
+        return Err(config(format!(
+            "row counts differ after the copy (was the source written meanwhile?): {}",
+            wrong.join("; ")
+        )));
     }
     progress(CopyProgress::Step("resetting sequences"));
-    let seq_tables: Vec<(String, Vec<String>)> = plans.iter().map(|p| (p.name.clone(), p.target.iter().map(|c| c.name.clone()).collect())).collect();
+    let seq_tables: Vec<(String, Vec<String>)> = plans
+        .iter()
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.target.iter().map(|c| c.name.clone()).collect(),
+            )
+        })
+        .collect();
     pg.write_blocking(move |conn| async move {
         for (table, columns) in seq_tables {
             for column in columns {
-                let seq: Option<String> = conn.query_one("SELECT pg_get_serial_sequence(quote_ident($1), $2)", &[&table, &column]).await?.get(0);
+                let seq: Option<String> = conn
+                    .query_one(
+                        "SELECT pg_get_serial_sequence(quote_ident($1), $2)",
+                        &[&table, &column],
+                    )
+                    .await?
+                    .get(0);
                 if let Some(seq) = seq {
-                    let max: Option<i64> = conn.query_one(&format!("SELECT max({})::int8 FROM {}", quote(&column), quote(&table)), &[]).await?.get(0);
+                    let max: Option<i64> = conn
+                        .query_one(
+                            &format!(
+                                "SELECT max({})::int8 FROM {}",
+                                quote(&column),
+                                quote(&table)
+                            ),
+                            &[],
+                        )
+                        .await?
+                        .get(0);
                     let (value, called) = match max {
                         Some(m) => (m, true),
                         None => (1, false),
                     };
-                    conn.execute("SELECT setval($1::text::regclass, $2, $3)", &[&seq, &value, &called]).await?;
+                    conn.execute(
+                        "SELECT setval($1::text::regclass, $2, $3)",
+                        &[&seq, &value, &called],
+                    )
+                    .await?;
                 }
             }
         }
@@ -376,32 +480,58 @@ pub fn copy_sqlite_to_postgres(sqlite_dir: &Path, pg_url: &str, progress: &mut d
     pg.write_blocking(move |conn| async move {
         for table in analyze {
             // VACUUM too: it fills the visibility map index-only scans need.
-            conn.batch_execute(&format!("VACUUM (ANALYZE) {}", quote(&table))).await?;
+            conn.batch_execute(&format!("VACUUM (ANALYZE) {}", quote(&table)))
+                .await?;
         }
-        conn.execute(&format!("UPDATE {PROGRESS_TABLE} SET finished_at = now()"), &[]).await?;
+        conn.execute(
+            &format!("UPDATE {PROGRESS_TABLE} SET finished_at = now()"),
+            &[],
+        )
+        .await?;
         Ok(())
     })?;
-    Ok(CopyReport { tables: reports, skipped_tables, resumed: resuming, resumed_rows: already, seconds: started.elapsed().as_secs_f64() })
+    Ok(CopyReport {
+        tables: reports,
+        skipped_tables,
+        resumed: resuming,
+        resumed_rows: already,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
+
+/// A table's name, key columns and columns.
+type TableColumns = (String, Vec<String>, Vec<String>);
 
 /// SQLite's tables (name, key columns, columns) without its own, `schema_version`,
 /// virtual tables and their shadow tables.
-fn sqlite_tables(conn: &Connection) -> Result<Vec<(String, Vec<String>, Vec<String>)>> {
+fn sqlite_tables(conn: &Connection) -> Result<Vec<TableColumns>> {
     let mut stmt = conn.prepare(
         "SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
          AND name <> 'schema_version' ORDER BY name",
     )?;
-    let all: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    let virtual_tables: Vec<&String> = all.iter().filter(|(_, sql)| sql.to_ascii_uppercase().starts_with("CREATE VIRTUAL")).map(|(n, _)| n).collect();
+    let all: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let virtual_tables: Vec<&String> = all
+        .iter()
+        .filter(|(_, sql)| sql.to_ascii_uppercase().starts_with("CREATE VIRTUAL"))
+        .map(|(n, _)| n)
+        .collect();
     let mut tables = Vec::new();
     for (name, sql) in &all {
-        if sql.to_ascii_uppercase().starts_with("CREATE VIRTUAL") || virtual_tables.iter().any(|v| name.starts_with(&format!("{v}_"))) {
+        if sql.to_ascii_uppercase().starts_with("CREATE VIRTUAL")
+            || virtual_tables
+                .iter()
+                .any(|v| name.starts_with(&format!("{v}_")))
+        {
             continue;
         }
         let mut columns = Vec::new();
         let mut pk: Vec<(i64, String)> = Vec::new();
         let mut info = conn.prepare("SELECT name, pk FROM pragma_table_info(?1) ORDER BY cid")?;
-        for row in info.query_map([name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        for row in info.query_map([name], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })? {
             let (column, pk_pos) = row?;
             if pk_pos > 0 {
                 pk.push((pk_pos, column.clone()));
@@ -410,10 +540,18 @@ fn sqlite_tables(conn: &Connection) -> Result<Vec<(String, Vec<String>, Vec<Stri
         }
         pk.sort();
         // A WITHOUT ROWID table has no `rowid` to select.
-        let has_rowid = conn.prepare(&format!("SELECT rowid FROM {} LIMIT 0", quote(name))).is_ok();
-        let key = if has_rowid { vec!["rowid".to_string()] } else { pk.into_iter().map(|(_, c)| c).collect() };
+        let has_rowid = conn
+            .prepare(&format!("SELECT rowid FROM {} LIMIT 0", quote(name)))
+            .is_ok();
+        let key = if has_rowid {
+            vec!["rowid".to_string()]
+        } else {
+            pk.into_iter().map(|(_, c)| c).collect()
+        };
         if key.is_empty() {
-            return Err(config(format!("SQLite table {name} has neither a rowid nor a primary key")));
+            return Err(config(format!(
+                "SQLite table {name} has neither a rowid nor a primary key"
+            )));
         }
         tables.push((name.clone(), key, columns));
     }
@@ -427,7 +565,9 @@ fn order_by_foreign_keys(plans: &mut Vec<TablePlan>, fks: &[(String, String)]) {
     let mut rest: Vec<TablePlan> = std::mem::take(plans);
     while !rest.is_empty() {
         let ready = rest.iter().position(|p| {
-            !fks.iter().any(|(child, parent)| child == &p.name && parent != &p.name && rest.iter().any(|q| &q.name == parent))
+            !fks.iter().any(|(child, parent)| {
+                child == &p.name && parent != &p.name && rest.iter().any(|q| &q.name == parent)
+            })
         });
         let next = rest.remove(ready.unwrap_or(0));
         ordered.push(next);
@@ -437,17 +577,33 @@ fn order_by_foreign_keys(plans: &mut Vec<TablePlan>, fks: &[(String, String)]) {
 
 /// The chunk query: the first chunk (`after_key` false) or the one after a key (`?1`...).
 fn select_sql(plan: &TablePlan, after_key: bool) -> String {
-    let key_list = plan.key.iter().map(|k| if k == "rowid" { k.clone() } else { quote(k) }).collect::<Vec<_>>();
-    let columns = key_list.iter().cloned().chain(plan.source_columns.iter().map(|c| quote(c))).collect::<Vec<_>>().join(", ");
+    let key_list = plan
+        .key
+        .iter()
+        .map(|k| if k == "rowid" { k.clone() } else { quote(k) })
+        .collect::<Vec<_>>();
+    let columns = key_list
+        .iter()
+        .cloned()
+        .chain(plan.source_columns.iter().map(|c| quote(c)))
+        .collect::<Vec<_>>()
+        .join(", ");
     let condition = if after_key {
-        let params = (1..=plan.key.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+        let params = (1..=plan.key.len())
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
         format!("WHERE ({}) > ({params}) ", key_list.join(", "))
     } else {
         String::new()
     };
     // LIMIT -1: no limit.
     let limit = i64::try_from(plan.chunk_rows).unwrap_or(-1);
-    format!("SELECT {columns} FROM {table} {condition}ORDER BY {order} LIMIT {limit}", table = quote(&plan.name), order = key_list.join(", "))
+    format!(
+        "SELECT {columns} FROM {table} {condition}ORDER BY {order} LIMIT {limit}",
+        table = quote(&plan.name),
+        order = key_list.join(", ")
+    )
 }
 
 struct Chunk {
@@ -474,13 +630,24 @@ fn read_chunk(conn: &Connection, plan: &TablePlan, after: Option<&[SqlValue]>) -
                 data.push(b'\t');
             }
             let value = row.get_ref(nkey + column.source)?;
-            encode(&mut data, value, &column.data_type).map_err(|detail| config(format!("{}.{} at key {}: {detail}", plan.name, column.name, encode_key(&key))))?;
+            encode(&mut data, value, &column.data_type).map_err(|detail| {
+                config(format!(
+                    "{}.{} at key {}: {detail}",
+                    plan.name,
+                    column.name,
+                    encode_key(&key)
+                ))
+            })?;
         }
         data.push(b'\n');
         count += 1;
         last = Some(key);
     }
-    Ok(Chunk { rows: count, data, last_key: last.map(|k| encode_key(&k)) })
+    Ok(Chunk {
+        rows: count,
+        data,
+        last_key: last.map(|k| encode_key(&k)),
+    })
 }
 
 /// A key as JSON text: integers as numbers, text as strings, reals and blobs tagged.
@@ -510,7 +677,10 @@ fn decode_key(text: &str) -> Result<Vec<SqlValue>> {
             Value::Null => Ok(SqlValue::Null),
             Value::Number(n) => n.as_i64().map(SqlValue::Integer).ok_or_else(bad),
             Value::String(s) => Ok(SqlValue::Text(s)),
-            Value::Object(o) => match (o.get("real").and_then(Value::as_f64), o.get("blob").and_then(Value::as_str)) {
+            Value::Object(o) => match (
+                o.get("real").and_then(Value::as_f64),
+                o.get("blob").and_then(Value::as_str),
+            ) {
                 (Some(f), _) => Ok(SqlValue::Real(f)),
                 (_, Some(h)) => unhex(h).map(SqlValue::Blob).ok_or_else(bad),
                 _ => Err(bad()),
@@ -529,10 +699,13 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Appends `text` escaped for COPY's text format.
@@ -552,7 +725,11 @@ fn float(f: f64) -> String {
     if f.is_nan() {
         "NaN".into()
     } else if f.is_infinite() {
-        if f > 0.0 { "Infinity".into() } else { "-Infinity".into() }
+        if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
     } else {
         // Rust prints the shortest text that reads back as the same double.
         format!("{f}")
@@ -560,7 +737,11 @@ fn float(f: f64) -> String {
 }
 
 /// Appends one SQLite value in COPY text form for a column of PostgreSQL type `data_type`.
-fn encode(out: &mut Vec<u8>, value: ValueRef<'_>, data_type: &str) -> std::result::Result<(), String> {
+fn encode(
+    out: &mut Vec<u8>,
+    value: ValueRef<'_>,
+    data_type: &str,
+) -> std::result::Result<(), String> {
     let kind = |v: &ValueRef<'_>| match v {
         ValueRef::Null => "NULL",
         ValueRef::Integer(_) => "integer",
@@ -568,17 +749,32 @@ fn encode(out: &mut Vec<u8>, value: ValueRef<'_>, data_type: &str) -> std::resul
         ValueRef::Text(_) => "text",
         ValueRef::Blob(_) => "blob",
     };
-    let refuse = |v: &ValueRef<'_>| Err(format!("cannot store a SQLite {} in a {data_type} column", kind(v)));
+    let refuse = |v: &ValueRef<'_>| {
+        Err(format!(
+            "cannot store a SQLite {} in a {data_type} column",
+            kind(v)
+        ))
+    };
     match (data_type, value) {
         (_, ValueRef::Null) => out.extend_from_slice(b"\\N"),
         ("boolean", ValueRef::Integer(i)) => out.push(if i != 0 { b't' } else { b'f' }),
         ("boolean", ValueRef::Real(f)) => out.push(if f != 0.0 { b't' } else { b'f' }),
         ("boolean", ValueRef::Text(t)) => escape(out, t),
-        ("smallint" | "integer" | "bigint", ValueRef::Integer(i)) => out.extend_from_slice(i.to_string().as_bytes()),
-        ("smallint" | "integer" | "bigint", ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => out.extend_from_slice((f as i64).to_string().as_bytes()),
+        ("smallint" | "integer" | "bigint", ValueRef::Integer(i)) => {
+            out.extend_from_slice(i.to_string().as_bytes())
+        }
+        ("smallint" | "integer" | "bigint", ValueRef::Real(f))
+            if f.fract() == 0.0 && f.abs() < 9.2e18 =>
+        {
+            out.extend_from_slice((f as i64).to_string().as_bytes())
+        }
         ("smallint" | "integer" | "bigint", ValueRef::Text(t)) => escape(out, t),
-        ("double precision" | "real" | "numeric", ValueRef::Integer(i)) => out.extend_from_slice(i.to_string().as_bytes()),
-        ("double precision" | "real" | "numeric", ValueRef::Real(f)) => out.extend_from_slice(float(f).as_bytes()),
+        ("double precision" | "real" | "numeric", ValueRef::Integer(i)) => {
+            out.extend_from_slice(i.to_string().as_bytes())
+        }
+        ("double precision" | "real" | "numeric", ValueRef::Real(f)) => {
+            out.extend_from_slice(float(f).as_bytes())
+        }
         ("double precision" | "real" | "numeric", ValueRef::Text(t)) => escape(out, t),
         ("bytea", ValueRef::Blob(b) | ValueRef::Text(b)) => {
             out.extend_from_slice(b"\\\\x");
@@ -586,8 +782,14 @@ fn encode(out: &mut Vec<u8>, value: ValueRef<'_>, data_type: &str) -> std::resul
         }
         ("jsonb" | "json", ValueRef::Text(t)) => escape(out, t),
         ("jsonb" | "json", ValueRef::Integer(i)) => out.extend_from_slice(i.to_string().as_bytes()),
-        ("jsonb" | "json", ValueRef::Real(f)) if f.is_finite() => out.extend_from_slice(float(f).as_bytes()),
-        ("boolean" | "smallint" | "integer" | "bigint" | "double precision" | "real" | "numeric" | "bytea" | "jsonb" | "json", v) => return refuse(&v),
+        ("jsonb" | "json", ValueRef::Real(f)) if f.is_finite() => {
+            out.extend_from_slice(float(f).as_bytes())
+        }
+        (
+            "boolean" | "smallint" | "integer" | "bigint" | "double precision" | "real" | "numeric"
+            | "bytea" | "jsonb" | "json",
+            v,
+        ) => return refuse(&v),
         // Text and every other type: PostgreSQL reads the value's text form.
         (_, ValueRef::Text(t)) => escape(out, t),
         (_, ValueRef::Integer(i)) => out.extend_from_slice(i.to_string().as_bytes()),
@@ -606,7 +808,13 @@ mod tests {
 
     #[test]
     fn keys_round_trip() {
-        let key = vec![SqlValue::Integer(-5), SqlValue::Text("a\"b".into()), SqlValue::Real(1.5), SqlValue::Blob(vec![0, 255]), SqlValue::Null];
+        let key = vec![
+            SqlValue::Integer(-5),
+            SqlValue::Text("a\"b".into()),
+            SqlValue::Real(1.5),
+            SqlValue::Blob(vec![0, 255]),
+            SqlValue::Null,
+        ];
         assert_eq!(decode_key(&encode_key(&key)).unwrap(), key);
     }
 
@@ -618,7 +826,10 @@ mod tests {
         encode(&mut out, ValueRef::Blob(&[1, 171]), "bytea").unwrap();
         encode(&mut out, ValueRef::Real(0.1), "double precision").unwrap();
         encode(&mut out, ValueRef::Null, "jsonb").unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "fa\\tb\\\\c\\n\\\\x01ab0.1\\N");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "fa\\tb\\\\c\\n\\\\x01ab0.1\\N"
+        );
         assert!(encode(&mut Vec::new(), ValueRef::Blob(&[1]), "jsonb").is_err());
     }
 }

@@ -44,18 +44,27 @@ fn f64_at(doc: &Value, path: &[&str]) -> Option<f64> {
 
 impl IndexedDocument {
     pub fn from_document(entity: &'static str, doc: &Value) -> Result<IndexedDocument> {
-        let entity_type = EntityType::by_name(entity).ok_or_else(|| StoreError::Invalid(format!("unknown entity type {entity}")))?;
+        let entity_type = EntityType::by_name(entity)
+            .ok_or_else(|| StoreError::Invalid(format!("unknown entity type {entity}")))?;
         if !doc.is_object() {
-            return Err(StoreError::Invalid("a document must be a JSON object".into()));
+            return Err(StoreError::Invalid(
+                "a document must be a JSON object".into(),
+            ));
         }
         let id = match doc.get("Id") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
-            _ => return Err(StoreError::Invalid("a document needs a non-empty \"Id\"".into())),
+            _ => {
+                return Err(StoreError::Invalid(
+                    "a document needs a non-empty \"Id\"".into(),
+                ))
+            }
         };
         let id_key = id.to_lowercase();
         let shortname = str_at(doc, &["Shortname"]).unwrap_or(&id);
-        let source = str_at(doc, &["_Meta", "Source"]).or_else(|| str_at(doc, &["Source"])).map(str::to_lowercase);
+        let source = str_at(doc, &["_Meta", "Source"])
+            .or_else(|| str_at(doc, &["Source"]))
+            .map(str::to_lowercase);
         let active = doc.get("Active").and_then(Value::as_bool);
         let last_change = str_at(doc, &["_Meta", "LastChange"])
             .or_else(|| str_at(doc, &["LastChange"]))
@@ -63,14 +72,19 @@ impl IndexedDocument {
             .and_then(normalize_timestamp);
         let (latitude, longitude) = coordinates(doc).unzip();
 
-        let mut languages: Vec<&'static str> = match doc.get("HasLanguage").and_then(Value::as_array) {
-            Some(list) => list.iter().filter_map(Value::as_str).filter_map(parse_language).collect(),
-            None => doc
-                .get("Detail")
-                .and_then(Value::as_object)
-                .map(|d| d.keys().filter_map(|k| parse_language(k)).collect())
-                .unwrap_or_default(),
-        };
+        let mut languages: Vec<&'static str> =
+            match doc.get("HasLanguage").and_then(Value::as_array) {
+                Some(list) => list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(parse_language)
+                    .collect(),
+                None => doc
+                    .get("Detail")
+                    .and_then(Value::as_object)
+                    .map(|d| d.keys().filter_map(|k| parse_language(k)).collect())
+                    .unwrap_or_default(),
+            };
         languages.sort_unstable();
         languages.dedup();
 
@@ -85,25 +99,40 @@ impl IndexedDocument {
 
         let mut tags = Vec::new();
         if let Some(list) = doc.get("TagIds").and_then(Value::as_array) {
-            tags.extend(list.iter().filter_map(Value::as_str).map(|t| (TAG_KIND, t.to_lowercase())));
+            tags.extend(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(|t| (TAG_KIND, t.to_lowercase())),
+            );
         }
         if let Some(list) = doc.get("Tags").and_then(Value::as_array) {
             for tag in list {
                 if let Some(tag_id) = tag.get("Id").and_then(Value::as_str) {
                     tags.push((TAG_KIND, tag_id.to_lowercase()));
                     if let Some(src) = tag.get("Source").and_then(Value::as_str) {
-                        tags.push((TAG_KIND, format!("{}.{}", src.to_lowercase(), tag_id.to_lowercase())));
+                        tags.push((
+                            TAG_KIND,
+                            format!("{}.{}", src.to_lowercase(), tag_id.to_lowercase()),
+                        ));
                     }
                 }
             }
         }
         for field in ["HubTags", "ODHTags"] {
             if let Some(list) = doc.get(field).and_then(Value::as_array) {
-                tags.extend(list.iter().filter_map(|t| t.get("Id").and_then(Value::as_str)).map(|t| (HUB_TAG_KIND, t.to_lowercase())));
+                tags.extend(
+                    list.iter()
+                        .filter_map(|t| t.get("Id").and_then(Value::as_str))
+                        .map(|t| (HUB_TAG_KIND, t.to_lowercase())),
+                );
             }
         }
         if let Some(list) = doc.get("SmgTags").and_then(Value::as_array) {
-            tags.extend(list.iter().filter_map(Value::as_str).map(|t| (HUB_TAG_KIND, t.to_lowercase())));
+            tags.extend(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(|t| (HUB_TAG_KIND, t.to_lowercase())),
+            );
         }
         tags.extend(crate::location_tags::location_tags(doc));
         tags.sort();
@@ -135,7 +164,10 @@ fn coordinates(doc: &Value) -> Option<(f64, f64)> {
         let chosen = list
             .iter()
             .find(|g| g.get("Default").and_then(Value::as_bool) == Some(true))
-            .or_else(|| list.iter().find(|g| str_at(g, &["Gpstype"]) == Some("position")))
+            .or_else(|| {
+                list.iter()
+                    .find(|g| str_at(g, &["Gpstype"]) == Some("position"))
+            })
             .or_else(|| list.first());
         if let Some(p) = chosen.and_then(pair) {
             return Some(p);
@@ -169,10 +201,20 @@ mod tests {
         assert_eq!(ix.last_change.as_deref(), Some("2024-01-02T08:30:00"));
         assert_eq!((ix.latitude, ix.longitude), (Some(46.5), Some(11.3)));
         assert_eq!(ix.languages, vec!["de", "it"]);
-        assert_eq!(ix.titles, vec![("de", "grosser hof".to_string()), ("it", "maso grande".to_string())]);
+        assert_eq!(
+            ix.titles,
+            vec![
+                ("de", "grosser hof".to_string()),
+                ("it", "maso grande".to_string())
+            ]
+        );
         assert_eq!(
             ix.tags,
-            vec![("hubtag", "wandern".to_string()), ("tag", "hiking".to_string()), ("tag", "idm.hiking".to_string())]
+            vec![
+                ("hubtag", "wandern".to_string()),
+                ("tag", "hiking".to_string()),
+                ("tag", "idm.hiking".to_string())
+            ]
         );
     }
 

@@ -12,11 +12,11 @@
 //! SQL from client text (all SQL comes from `hub-query` with bound parameters).
 
 pub mod auth;
-pub mod copy;
 mod content_write;
+pub mod copy;
 mod geo_functions;
-pub mod location_tags;
 pub mod index;
+pub mod location_tags;
 mod migrations;
 pub mod postgres;
 mod rawfilter_functions;
@@ -50,7 +50,10 @@ pub enum StoreError {
     #[error("stored document is not valid JSON: {0}")]
     Corrupt(#[from] serde_json::Error),
     #[error("cannot open the data directory {path}: {source}")]
-    DataDir { path: String, source: std::io::Error },
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("a storage task failed: {0}")]
     Task(String),
     #[error("the database schema is at version {found}, newer than this program knows ({known}); upgrade Hub")]
@@ -60,7 +63,11 @@ pub enum StoreError {
     /// The one client fault detected while a query runs: a `rawfilter` comparison whose
     /// value has another JSON type than the field (the API answers 400).
     #[error("{parameter}: {detail} (at position {position})")]
-    QueryRejected { parameter: String, position: usize, detail: String },
+    QueryRejected {
+        parameter: String,
+        position: usize,
+        detail: String,
+    },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -87,13 +94,20 @@ enum Backend {
 impl Store {
     /// Opens (creating if needed) the SQLite store in `dir` and migrates its schema.
     pub fn open_sqlite(dir: &Path) -> Result<Store> {
-        Ok(Store { backend: Arc::new(Backend::Sqlite(sqlite::SqliteBackend::open(dir)?)) })
+        Ok(Store {
+            backend: Arc::new(Backend::Sqlite(sqlite::SqliteBackend::open(dir)?)),
+        })
     }
 
     /// Connects to PostgreSQL at `url` (reads go to `replica_url` when given) and
     /// migrates its schema; several processes may do this at once.
     pub fn open_postgres(url: &str, replica_url: Option<&str>) -> Result<Store> {
-        Ok(Store { backend: Arc::new(Backend::Postgres(postgres::PgBackend::open(url, replica_url)?)) })
+        Ok(Store {
+            backend: Arc::new(Backend::Postgres(postgres::PgBackend::open(
+                url,
+                replica_url,
+            )?)),
+        })
     }
 
     /// The store an API test suite runs on: with `HUB_TEST_DATABASE` set to a PostgreSQL
@@ -104,7 +118,11 @@ impl Store {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         match std::env::var("HUB_TEST_DATABASE") {
             Ok(admin) if !admin.trim().is_empty() => {
-                let name = format!("hub_test_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+                let name = format!(
+                    "hub_test_{}_{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
+                );
                 let url = postgres::create_database(admin.trim(), &name, true)?;
                 Store::open_postgres(&url, None)
             }
@@ -119,7 +137,10 @@ impl Store {
     pub async fn refresh_statistics(&self) -> Result<()> {
         match &*self.backend {
             Backend::Sqlite(b) => b.write(|conn| Ok(conn.execute_batch("ANALYZE")?)).await,
-            Backend::Postgres(b) => b.write(|conn| async move { Ok(conn.batch_execute("VACUUM (ANALYZE)").await?) }).await,
+            Backend::Postgres(b) => {
+                b.write(|conn| async move { Ok(conn.batch_execute("VACUUM (ANALYZE)").await?) })
+                    .await
+            }
         }
     }
 
@@ -144,8 +165,14 @@ impl Store {
         let compiled = query.compile(self.dialect());
         // The SQL and its time, for `HUB_LOG=hub_store::sql=debug`: the backend benchmark
         // reads them to tell the database's share of a request from the API's own.
-        let sql_log = tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG)
-            .then(|| (std::time::Instant::now(), compiled.page.as_sql().to_string(), format!("{:?}", compiled.page.params())));
+        let sql_log =
+            tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG).then(|| {
+                (
+                    std::time::Instant::now(),
+                    compiled.page.as_sql().to_string(),
+                    format!("{:?}", compiled.page.params()),
+                )
+            });
         let page = match &*self.backend {
             Backend::Sqlite(b) => b.list_content(compiled).await,
             Backend::Postgres(b) => b.list_content(compiled).await,
@@ -171,7 +198,9 @@ impl Store {
             Backend::Sqlite(b) => b.all_content(entity).await?,
             Backend::Postgres(b) => b.all_content(entity).await?,
         };
-        docs.iter().map(|d| serde_json::from_str(d).map_err(StoreError::from)).collect()
+        docs.iter()
+            .map(|d| serde_json::from_str(d).map_err(StoreError::from))
+            .collect()
     }
 
     /// A number that grows with every write to documents of `entity` (0 before the
@@ -199,10 +228,26 @@ impl Store {
     /// Saves one document (insert or replace) atomically, stamping `_Meta.LastUpdate`
     /// with `now` and `_Meta.LastChange` only when the content really changed. With
     /// `create_only`, an existing id is left alone (`PutOutcome::existed`).
-    pub async fn put_content(&self, entity: &'static str, doc: Value, now: String, create_only: bool) -> Result<PutOutcome> {
+    pub async fn put_content(
+        &self,
+        entity: &'static str,
+        doc: Value,
+        now: String,
+        create_only: bool,
+    ) -> Result<PutOutcome> {
         match &*self.backend {
             Backend::Sqlite(b) => {
-                let mut out = b.write(move |conn| content_write::put_tracked(conn, vec![(entity, doc)], &now, create_only, &mut |_| {})).await?;
+                let mut out = b
+                    .write(move |conn| {
+                        content_write::put_tracked(
+                            conn,
+                            vec![(entity, doc)],
+                            &now,
+                            create_only,
+                            &mut |_| {},
+                        )
+                    })
+                    .await?;
                 Ok(out.pop().expect("one document in, one outcome out"))
             }
             Backend::Postgres(b) => {
@@ -214,9 +259,16 @@ impl Store {
 
     /// Like [`Store::put_content`] for many documents in one transaction (all or none);
     /// blocking, for `hub import`.
-    pub fn put_content_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
+    pub fn put_content_tracked_blocking(
+        &self,
+        docs: Vec<(&'static str, Value)>,
+        now: &str,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<PutOutcome>> {
         match &*self.backend {
-            Backend::Sqlite(b) => b.write_blocking(|conn| content_write::put_tracked(conn, docs, now, false, progress)),
+            Backend::Sqlite(b) => b.write_blocking(|conn| {
+                content_write::put_tracked(conn, docs, now, false, progress)
+            }),
             Backend::Postgres(b) => b.put_tracked_blocking(docs, now, progress),
         }
     }
@@ -225,15 +277,25 @@ impl Store {
     pub async fn delete_content(&self, entity: &'static str, id: &str) -> Result<bool> {
         let id_key = id.to_lowercase();
         match &*self.backend {
-            Backend::Sqlite(b) => b.write(move |conn| content_write::delete(conn, entity, &id_key)).await,
+            Backend::Sqlite(b) => {
+                b.write(move |conn| content_write::delete(conn, entity, &id_key))
+                    .await
+            }
             Backend::Postgres(b) => b.delete_content(entity, id_key).await,
         }
     }
 
     /// Inserts or replaces documents in one transaction; blocking (for bulk loads from
     /// a command or a blocking thread). `progress` is called with the number written so far.
-    pub fn put_content_batch(&self, docs: &[(&'static str, Value)], progress: &mut dyn FnMut(u64)) -> Result<()> {
-        let indexed = docs.iter().map(|(entity, doc)| IndexedDocument::from_document(entity, doc)).collect::<Result<Vec<_>>>()?;
+    pub fn put_content_batch(
+        &self,
+        docs: &[(&'static str, Value)],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let indexed = docs
+            .iter()
+            .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
+            .collect::<Result<Vec<_>>>()?;
         match &*self.backend {
             Backend::Sqlite(b) => b.put_content_batch(&indexed, progress),
             Backend::Postgres(b) => b.put_content_batch(indexed, progress),

@@ -7,10 +7,11 @@ pub struct Migration {
     pub sqlite: &'static str,
 }
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "content documents with indexed columns",
-    sqlite: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "content documents with indexed columns",
+        sqlite: r#"
 CREATE TABLE content (
     entity      TEXT NOT NULL,
     id_key      TEXT NOT NULL,
@@ -55,11 +56,11 @@ CREATE TABLE content_revision (
     revision INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
-},
-Migration {
-    version: 2,
-    name: "time series: stations, types, series, latest values, history, edges, events",
-    sqlite: r#"
+    },
+    Migration {
+        version: 2,
+        name: "time series: stations, types, series, latest values, history, edges, events",
+        sqlite: r#"
 CREATE TABLE ts_station (
     id            INTEGER PRIMARY KEY,
     stationcode   TEXT NOT NULL,
@@ -167,11 +168,11 @@ CREATE TABLE ts_event (
 );
 CREATE INDEX ts_event_series ON ts_event (origin, event_series_uuid);
 "#,
-},
-Migration {
-    version: 3,
-    name: "token service: users, clients, roles, refresh tokens, signing keys",
-    sqlite: r#"
+    },
+    Migration {
+        version: 3,
+        name: "token service: users, clients, roles, refresh tokens, signing keys",
+        sqlite: r#"
 CREATE TABLE auth_user (
     id            TEXT NOT NULL UNIQUE,
     username      TEXT PRIMARY KEY,
@@ -214,14 +215,14 @@ CREATE TABLE auth_signing_key (
     created_at  INTEGER NOT NULL
 );
 "#,
-},
-Migration {
-    version: 4,
-    name: "content: event date ranges for begindate/enddate and sort",
-    // Kept by triggers, so every write path (batch load, single put, delete) agrees.
-    // Ranges: EventDate[].From + Begin .. To + End (End missing or 00:00 = end of day),
-    // or DateBegin..DateEnd when there is no EventDate; as `YYYY-MM-DD HH:MM:SS`.
-    sqlite: r#"
+    },
+    Migration {
+        version: 4,
+        name: "content: event date ranges for begindate/enddate and sort",
+        // Kept by triggers, so every write path (batch load, single put, delete) agrees.
+        // Ranges: EventDate[].From + Begin .. To + End (End missing or 00:00 = end of day),
+        // or DateBegin..DateEnd when there is no EventDate; as `YYYY-MM-DD HH:MM:SS`.
+        sqlite: r#"
 CREATE TABLE content_date (
     entity     TEXT NOT NULL,
     id_key     TEXT NOT NULL,
@@ -262,14 +263,14 @@ END;
 -- Backfill: the update trigger indexes events stored before this migration.
 UPDATE content SET doc = doc WHERE entity = 'Event';
 "#,
-},
-Migration {
-    version: 5,
-    name: "content: R*Tree of document positions for geographic prefilters",
-    // The R*Tree needs integer keys and `content` has none, so `content_geo_key` numbers
-    // the (entity, id_key) pairs. Kept by triggers like `content_date`; a stale entry can
-    // only add a candidate, never a result: the exact test reads `content.latitude/longitude`.
-    sqlite: r#"
+    },
+    Migration {
+        version: 5,
+        name: "content: R*Tree of document positions for geographic prefilters",
+        // The R*Tree needs integer keys and `content` has none, so `content_geo_key` numbers
+        // the (entity, id_key) pairs. Kept by triggers like `content_date`; a stale entry can
+        // only add a candidate, never a result: the exact test reads `content.latitude/longitude`.
+        sqlite: r#"
 CREATE TABLE content_geo_key (
     geo_id INTEGER PRIMARY KEY,
     entity TEXT NOT NULL,
@@ -298,15 +299,15 @@ CREATE TRIGGER content_geo_delete AFTER DELETE ON content BEGIN
     DELETE FROM content_geo WHERE geo_id = (SELECT geo_id FROM content_geo_key WHERE entity = OLD.entity AND id_key = OLD.id_key);
 END;
 "#,
-},
-Migration {
-    version: 6,
-    name: "content: covering index of positions replaces the R*Tree",
-    // Measured on the 20,000-document demo: every R*Tree candidate still has to be looked
-    // up in `content` (for the entity and the other filters), which cost 20-75 ms for a
-    // wide radius; a range on (entity, latitude) with longitude and the exact test read
-    // from this covering index costs 0.2-4 ms. The R*Tree and its triggers go.
-    sqlite: r#"
+    },
+    Migration {
+        version: 6,
+        name: "content: covering index of positions replaces the R*Tree",
+        // Measured on the 20,000-document demo: every R*Tree candidate still has to be looked
+        // up in `content` (for the entity and the other filters), which cost 20-75 ms for a
+        // wide radius; a range on (entity, latitude) with longitude and the exact test read
+        // from this covering index costs 0.2-4 ms. The R*Tree and its triggers go.
+        sqlite: r#"
 DROP TRIGGER IF EXISTS content_geo_insert;
 DROP TRIGGER IF EXISTS content_geo_update;
 DROP TRIGGER IF EXISTS content_geo_delete;
@@ -314,14 +315,14 @@ DROP TABLE IF EXISTS content_geo;
 DROP TABLE IF EXISTS content_geo_key;
 CREATE INDEX content_position ON content (entity, latitude, longitude);
 "#,
-},
-Migration {
-    version: 7,
-    name: "content: binary JSON (JSONB) copy of each document for rawfilter",
-    // `rawfilter` reads `docb`: SQLite's JSON functions walk JSONB without parsing the
-    // text document first. The write paths fill it with `jsonb(doc)`; the triggers only
-    // cover a writer that does not (they never fire when `docb` is written).
-    sqlite: r#"
+    },
+    Migration {
+        version: 7,
+        name: "content: binary JSON (JSONB) copy of each document for rawfilter",
+        // `rawfilter` reads `docb`: SQLite's JSON functions walk JSONB without parsing the
+        // text document first. The write paths fill it with `jsonb(doc)`; the triggers only
+        // cover a writer that does not (they never fire when `docb` is written).
+        sqlite: r#"
 ALTER TABLE content ADD COLUMN docb BLOB;
 UPDATE content SET docb = jsonb(doc);
 CREATE TRIGGER content_docb_insert AFTER INSERT ON content WHEN NEW.docb IS NULL BEGIN
@@ -331,5 +332,5 @@ CREATE TRIGGER content_docb_update AFTER UPDATE OF doc ON content WHEN NEW.docb 
     UPDATE content SET docb = jsonb(NEW.doc) WHERE rowid = NEW.rowid;
 END;
 "#,
-},
+    },
 ];

@@ -57,13 +57,18 @@ fn contains(ctx: &Context) -> rusqlite::Result<Option<bool>> {
             other => Some(fold(other.as_str()?)),
         })
     })?;
-    let Some(needle) = needle.as_deref() else { return Ok(None) };
+    let Some(needle) = needle.as_deref() else {
+        return Ok(None);
+    };
     match ctx.get_raw(0) {
         ValueRef::Null => Ok(None),
         // ASCII text folds to its ASCII lower case.
-        ValueRef::Text(text) if text.is_ascii() => {
-            Ok(Some(needle.is_empty() || text.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))))
-        }
+        ValueRef::Text(text) if text.is_ascii() => Ok(Some(
+            needle.is_empty()
+                || text
+                    .windows(needle.len())
+                    .any(|w| w.eq_ignore_ascii_case(needle.as_bytes())),
+        )),
         _ => {
             let text: String = ctx.get(0)?;
             Ok(Some(fold(&text).contains(needle)))
@@ -76,10 +81,16 @@ fn check(ctx: &Context) -> rusqlite::Result<i64> {
     match (ctx.get_raw(0), ctx.get_raw(1)) {
         (ValueRef::Null, _) => return Ok(0),
         (ValueRef::Text(b"null"), _) => return Ok(0),
-        (ValueRef::Text(t), ValueRef::Text(kinds)) if kinds.split(|c| *c == b',').any(|k| k == t) => return Ok(1),
+        (ValueRef::Text(t), ValueRef::Text(kinds))
+            if kinds.split(|c| *c == b',').any(|k| k == t) =>
+        {
+            return Ok(1)
+        }
         _ => {}
     }
-    let Some(json_type) = ctx.get::<Option<String>>(0)? else { return Ok(0) };
+    let Some(json_type) = ctx.get::<Option<String>>(0)? else {
+        return Ok(0);
+    };
     if json_type == "null" {
         return Ok(0);
     }
@@ -117,9 +128,15 @@ pub(crate) fn client_error(e: StoreError) -> StoreError {
         StoreError::Sqlite(rusqlite::Error::UserFunctionError(inner)) => inner.to_string(),
         _ => return e,
     };
-    let Some(rest) = message.split_once(MISMATCH).map(|(_, r)| r) else { return e };
+    let Some(rest) = message.split_once(MISMATCH).map(|(_, r)| r) else {
+        return e;
+    };
     let mut parts = rest.trim_start_matches(SEP).splitn(3, SEP);
-    match (parts.next(), parts.next().and_then(|p| p.parse().ok()), parts.next()) {
+    match (
+        parts.next(),
+        parts.next().and_then(|p| p.parse().ok()),
+        parts.next(),
+    ) {
         (Some(parameter), Some(position), Some(detail)) => StoreError::QueryRejected {
             parameter: parameter.to_string(),
             position,
@@ -156,10 +173,18 @@ mod tests {
     fn a_mismatch_becomes_a_rejection_with_parameter_and_position() {
         let c = conn();
         let e = c
-            .query_row("SELECT hub_rf_check('true', 'integer,real', 11, 'rawfilter')", [], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT hub_rf_check('true', 'integer,real', 11, 'rawfilter')",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .unwrap_err();
         match client_error(StoreError::Sqlite(e)) {
-            StoreError::QueryRejected { parameter, position, detail } => {
+            StoreError::QueryRejected {
+                parameter,
+                position,
+                detail,
+            } => {
                 assert_eq!((parameter.as_str(), position), ("rawfilter", 11));
                 assert!(detail.contains("holds booleans"), "{detail}");
             }
@@ -183,12 +208,30 @@ mod tests {
     #[test]
     fn contains_agrees_with_folding_for_ascii_and_other_text() {
         let c = conn();
-        for (text, needle) in [("Alm", "ALM"), ("alm", ""), ("Strasse", "STRASSE"), ("Straße", "strasse"), ("Strasse", "ß"), ("abc", "Ü"), ("\u{212a}elvin", "k"), ("x", "xy")] {
-            let got: bool = c.query_row("SELECT hub_rf_contains(?1, ?2)", [text, needle], |r| r.get(0)).unwrap();
+        for (text, needle) in [
+            ("Alm", "ALM"),
+            ("alm", ""),
+            ("Strasse", "STRASSE"),
+            ("Straße", "strasse"),
+            ("Strasse", "ß"),
+            ("abc", "Ü"),
+            ("\u{212a}elvin", "k"),
+            ("x", "xy"),
+        ] {
+            let got: bool = c
+                .query_row("SELECT hub_rf_contains(?1, ?2)", [text, needle], |r| {
+                    r.get(0)
+                })
+                .unwrap();
             assert_eq!(got, fold(text).contains(&fold(needle)), "{text} {needle}");
         }
-        let nulls: (Option<bool>, Option<bool>) =
-            c.query_row("SELECT hub_rf_contains(NULL, 'a'), hub_rf_contains('a', NULL)", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        let nulls: (Option<bool>, Option<bool>) = c
+            .query_row(
+                "SELECT hub_rf_contains(NULL, 'a'), hub_rf_contains('a', NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
         assert_eq!(nulls, (None, None));
     }
 }

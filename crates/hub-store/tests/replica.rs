@@ -10,7 +10,10 @@ use serde_json::json;
 
 #[tokio::test]
 async fn reads_go_to_the_replica_and_writes_to_the_primary() {
-    let Some(admin) = std::env::var("HUB_TEST_DATABASE").ok().filter(|u| !u.trim().is_empty()) else {
+    let Some(admin) = std::env::var("HUB_TEST_DATABASE")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
         eprintln!("skipped: HUB_TEST_DATABASE is not set (needs a PostgreSQL server)");
         return;
     };
@@ -20,16 +23,53 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
     let primary = Store::open_postgres(&primary_url, None).unwrap();
     let replica = Store::open_postgres(&replica_url, None).unwrap();
     replica
-        .put_content_batch(&[("Article", json!({"Id": "ONLY-ON-REPLICA", "Shortname": "r"}))], &mut |_| {})
+        .put_content_batch(
+            &[(
+                "Article",
+                json!({"Id": "ONLY-ON-REPLICA", "Shortname": "r"}),
+            )],
+            &mut |_| {},
+        )
         .unwrap();
 
     let both = Store::open_postgres(&primary_url, Some(&replica_url)).unwrap();
-    assert!(both.get_content("Article", "only-on-replica").await.unwrap().is_some(), "read from the replica");
+    assert!(
+        both.get_content("Article", "only-on-replica")
+            .await
+            .unwrap()
+            .is_some(),
+        "read from the replica"
+    );
 
-    both.put_content("Article", json!({"Id": "WRITTEN", "Shortname": "w"}), "2026-01-01T00:00:00Z".into(), false)
-        .await
-        .unwrap();
-    assert!(primary.get_content("Article", "written").await.unwrap().is_some(), "written to the primary");
-    assert!(replica.get_content("Article", "written").await.unwrap().is_none(), "not written to the replica");
-    assert!(both.get_content("Article", "written").await.unwrap().is_none(), "reads still come from the replica");
+    both.put_content(
+        "Article",
+        json!({"Id": "WRITTEN", "Shortname": "w"}),
+        "2026-01-01T00:00:00Z".into(),
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(
+        primary
+            .get_content("Article", "written")
+            .await
+            .unwrap()
+            .is_some(),
+        "written to the primary"
+    );
+    assert!(
+        replica
+            .get_content("Article", "written")
+            .await
+            .unwrap()
+            .is_none(),
+        "not written to the replica"
+    );
+    assert!(
+        both.get_content("Article", "written")
+            .await
+            .unwrap()
+            .is_none(),
+        "reads still come from the replica"
+    );
 }

@@ -16,13 +16,21 @@ use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let dir = std::path::PathBuf::from(args.get(1).map(String::as_str).unwrap_or("target/bench-ts-data"));
+    let dir = std::path::PathBuf::from(
+        args.get(1)
+            .map(String::as_str)
+            .unwrap_or("target/bench-ts-data"),
+    );
     let port: u16 = args.get(2).and_then(|p| p.parse().ok()).unwrap_or(18089);
     let scale: u32 = args.get(3).and_then(|p| p.parse().ok()).unwrap_or(10);
     let (store, fresh) = match std::env::var("HUB_DATABASE") {
         Ok(url) if !url.trim().is_empty() => {
             let store = Store::open_postgres(url.trim(), None).expect("open PostgreSQL store");
-            let empty = store.ts_type_list(TypeList::StationTypes).await.expect("read station types").is_empty();
+            let empty = store
+                .ts_type_list(TypeList::StationTypes)
+                .await
+                .expect("read station types")
+                .is_empty();
             (store, empty)
         }
         _ => {
@@ -48,7 +56,9 @@ async fn main() {
         ..Default::default()
     };
     let app = router(TimeseriesState::new(store, config));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind");
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .expect("bind");
     eprintln!("listening on 127.0.0.1:{port}");
     axum::serve(listener, app).await.expect("serve");
 }

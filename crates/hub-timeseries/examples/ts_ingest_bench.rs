@@ -21,7 +21,12 @@ use tower::ServiceExt;
 fn fresh_store(dir: &std::path::Path, n: u32) -> Store {
     match std::env::var("HUB_DATABASE") {
         Ok(url) if !url.trim().is_empty() => {
-            let db = hub_store::postgres::create_database(url.trim(), &format!("hub_ts_ingest_bench_{n}"), true).expect("create database");
+            let db = hub_store::postgres::create_database(
+                url.trim(),
+                &format!("hub_ts_ingest_bench_{n}"),
+                true,
+            )
+            .expect("create database");
             Store::open_postgres(&db, None).expect("open PostgreSQL store")
         }
         _ => Store::open_sqlite(dir).expect("open SQLite store"),
@@ -48,11 +53,19 @@ async fn main() {
         }
     };
     let stations = 1000;
-    post("/v2/json/syncDataTypes".into(), json!([{"name": "free"}, {"name": "occupied"}])).await;
+    post(
+        "/v2/json/syncDataTypes".into(),
+        json!([{"name": "free"}, {"name": "occupied"}]),
+    )
+    .await;
     let dtos: Vec<Value> = (0..stations)
         .map(|i| json!({"id": format!("S{i}"), "name": format!("station {i}"), "origin": "BENCH", "latitude": 46.5, "longitude": 11.3}))
         .collect();
-    post("/v2/json/syncStations/ParkingStation".into(), Value::Array(dtos)).await;
+    post(
+        "/v2/json/syncStations/ParkingStation".into(),
+        Value::Array(dtos),
+    )
+    .await;
     let t0 = 1_700_000_000_000i64;
     let per_push_steps = 10; // 1000 stations x 2 types x 10 steps = 20,000 records per push
     let pushes = 25;
@@ -71,7 +84,11 @@ async fn main() {
             }
             root.insert(format!("S{i}"), Value::Object(types));
         }
-        post("/v2/json/pushRecords/ParkingStation".into(), Value::Object(root)).await;
+        post(
+            "/v2/json/pushRecords/ParkingStation".into(),
+            Value::Object(root),
+        )
+        .await;
     }
     let secs = started.elapsed().as_secs_f64();
     println!(
@@ -84,7 +101,9 @@ async fn main() {
     let dir2 = tempfile::tempdir().unwrap();
     let store2 = fresh_store(dir2.path(), 2);
     let started = Instant::now();
-    let sum = hub_timeseries::load_demo(&store2, 1, chrono::Utc::now()).await.unwrap();
+    let sum = hub_timeseries::load_demo(&store2, 1, chrono::Utc::now())
+        .await
+        .unwrap();
     let secs = started.elapsed().as_secs_f64();
     println!(
         "demo loader (scale 1): {} records in {secs:.2} s = {:.0} records/s",

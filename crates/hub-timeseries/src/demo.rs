@@ -6,7 +6,9 @@
 //! (scale 10 = 1,000 parking stations and about 2.8 million history rows).
 
 use chrono::{DateTime, Utc};
-use hub_store::timeseries::{DataTypeInput, EdgeInput, EventInput, ProvenanceInput, RecordInput, RecordValue, StationInput};
+use hub_store::timeseries::{
+    DataTypeInput, EdgeInput, EventInput, ProvenanceInput, RecordInput, RecordValue, StationInput,
+};
 use hub_store::{Store, StoreError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -32,7 +34,14 @@ fn dtype(name: &str, unit: &str, desc: &str, rtype: &str) -> DataTypeInput {
     }
 }
 
-fn station(code: String, name: String, origin: &str, x: f64, y: f64, meta: serde_json::Value) -> StationInput {
+fn station(
+    code: String,
+    name: String,
+    origin: &str,
+    x: f64,
+    y: f64,
+    meta: serde_json::Value,
+) -> StationInput {
     StationInput {
         code,
         name,
@@ -49,7 +58,11 @@ fn uuid_from(rng: &mut ChaCha8Rng) -> String {
 }
 
 /// Loads the demo data set; `anchor` is the end of the history (e.g. now).
-pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Result<DemoSummary, StoreError> {
+pub async fn load_demo(
+    store: &Store,
+    scale: u32,
+    anchor: DateTime<Utc>,
+) -> Result<DemoSummary, StoreError> {
     let s = scale.max(1) as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(0x0d11_2024);
     let mut sum = DemoSummary::default();
@@ -67,23 +80,51 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
         .ts_sync_data_types(vec![
             dtype("free", "", "free parking slots", "Instantaneous"),
             dtype("occupied", "", "occupied parking slots", "Instantaneous"),
-            dtype("number-available", "", "available charging points", "Instantaneous"),
-            dtype("echarging-plug-status", "", "state of the plug", "Instantaneous"),
+            dtype(
+                "number-available",
+                "",
+                "available charging points",
+                "Instantaneous",
+            ),
+            dtype(
+                "echarging-plug-status",
+                "",
+                "state of the plug",
+                "Instantaneous",
+            ),
             dtype("air-temperature", "°C", "air temperature", "Mean"),
             dtype("air-humidity", "%", "relative humidity", "Mean"),
             dtype("wind-speed", "m/s", "wind speed", "Mean"),
             dtype("precipitation", "mm", "precipitation", "Total"),
-            dtype("weather-report", "", "sky and forecast as JSON", "Instantaneous"),
+            dtype(
+                "weather-report",
+                "",
+                "sky and forecast as JSON",
+                "Instantaneous",
+            ),
             dtype("Nr. Light Vehicles", "", "light vehicles counted", "Count"),
-            dtype("Average Speed Light Vehicles", "km/h", "average speed of light vehicles", "Mean"),
+            dtype(
+                "Average Speed Light Vehicles",
+                "km/h",
+                "average speed of light vehicles",
+                "Mean",
+            ),
         ])
         .await?;
-    let steps = |period: i64| (0..(7 * DAY_MS / (period * 1000))).map(move |k| start + (k + 1) * period * 1000);
-    let day_wave = |t: i64, phase: f64| ((t % DAY_MS) as f64 / DAY_MS as f64 * std::f64::consts::TAU + phase).sin();
+    let steps = |period: i64| {
+        (0..(7 * DAY_MS / (period * 1000))).map(move |k| start + (k + 1) * period * 1000)
+    };
+    let day_wave = |t: i64, phase: f64| {
+        ((t % DAY_MS) as f64 / DAY_MS as f64 * std::f64::consts::TAU + phase).sin()
+    };
     let push = |stype: &'static str, recs: Vec<RecordInput>| {
         let store = store.clone();
         let prov = prov.clone();
-        async move { store.ts_push_records(stype.to_string(), Some(prov), recs).await }
+        async move {
+            store
+                .ts_push_records(stype.to_string(), Some(prov), recs)
+                .await
+        }
     };
 
     // Parking.
@@ -93,7 +134,10 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
     for i in 0..n {
         let cap: i64 = rng.gen_range(40..600);
         caps.push(cap);
-        let (x, y) = (11.25 + rng.gen::<f64>() * 0.25, 46.40 + rng.gen::<f64>() * 0.25);
+        let (x, y) = (
+            11.25 + rng.gen::<f64>() * 0.25,
+            46.40 + rng.gen::<f64>() * 0.25,
+        );
         let muni = ["Bolzano - Bozen", "Merano - Meran", "Bressanone - Brixen"][i % 3];
         st.push(station(
             format!("P{i:04}"),
@@ -105,7 +149,9 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
         ));
     }
     sum.stations += st.len() as u64;
-    store.ts_sync_stations("ParkingStation".into(), st, false, false).await?;
+    store
+        .ts_sync_stations("ParkingStation".into(), st, false, false)
+        .await?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
         let mut recs = Vec::new();
         for &i in chunk {
@@ -155,8 +201,12 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
         }
     }
     sum.stations += (stations.len() + plugs.len()) as u64;
-    store.ts_sync_stations("EChargingStation".into(), stations, false, false).await?;
-    store.ts_sync_stations("EChargingPlug".into(), plugs, false, false).await?;
+    store
+        .ts_sync_stations("EChargingStation".into(), stations, false, false)
+        .await?;
+    store
+        .ts_sync_stations("EChargingPlug".into(), plugs, false, false)
+        .await?;
     let (mut rs, mut rp) = (Vec::new(), Vec::new());
     for i in 0..n {
         for t in steps(900) {
@@ -181,7 +231,8 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
             });
         }
     }
-    sum.records += push("EChargingStation", rs).await?.inserted + push("EChargingPlug", rp).await?.inserted;
+    sum.records +=
+        push("EChargingStation", rs).await?.inserted + push("EChargingPlug", rp).await?.inserted;
 
     // Meteo.
     let n = 5 * s;
@@ -198,7 +249,9 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
         ));
     }
     sum.stations += st.len() as u64;
-    store.ts_sync_stations("MeteoStation".into(), st, false, false).await?;
+    store
+        .ts_sync_stations("MeteoStation".into(), st, false, false)
+        .await?;
     let mut recs = Vec::new();
     for i in 0..n {
         for t in steps(600) {
@@ -258,7 +311,10 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
     let mut st = Vec::new();
     let mut pos = Vec::new();
     for i in 0..n {
-        let (x, y) = (11.10 + i as f64 * 0.01, 46.45 + (i as f64 * 0.3).sin() * 0.02);
+        let (x, y) = (
+            11.10 + i as f64 * 0.01,
+            46.45 + (i as f64 * 0.3).sin() * 0.02,
+        );
         pos.push((x, y));
         let origin = if i % 2 == 0 { "A22" } else { "FAMAS-traffic" };
         st.push(station(
@@ -271,11 +327,15 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
         ));
     }
     sum.stations += st.len() as u64;
-    store.ts_sync_stations("TrafficSensor".into(), st, false, false).await?;
+    store
+        .ts_sync_stations("TrafficSensor".into(), st, false, false)
+        .await?;
     let mut recs = Vec::new();
     for i in 0..n {
         for t in steps(600) {
-            let flow = (120.0 + 100.0 * day_wave(t, -2.0 + i as f64 * 0.1)).max(0.0).round();
+            let flow = (120.0 + 100.0 * day_wave(t, -2.0 + i as f64 * 0.1))
+                .max(0.0)
+                .round();
             recs.push(RecordInput {
                 station_code: format!("T{i:03}"),
                 data_type: "Nr. Light Vehicles".into(),
@@ -288,7 +348,9 @@ pub async fn load_demo(store: &Store, scale: u32, anchor: DateTime<Utc>) -> Resu
                 data_type: "Average Speed Light Vehicles".into(),
                 period: 600,
                 timestamp: t,
-                value: RecordValue::Double(((95.0 - flow / 10.0 + rng.gen::<f64>() * 5.0) * 10.0).round() / 10.0),
+                value: RecordValue::Double(
+                    ((95.0 - flow / 10.0 + rng.gen::<f64>() * 5.0) * 10.0).round() / 10.0,
+                ),
             });
         }
     }

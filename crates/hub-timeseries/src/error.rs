@@ -49,7 +49,8 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, m, None, None),
             ApiError::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
-                "Authentication required: send a bearer token of a client with the writer role".into(),
+                "Authentication required: send a bearer token of a client with the writer role"
+                    .into(),
                 None,
                 None,
             ),
@@ -99,7 +100,10 @@ impl IntoResponse for ApiError {
             json!(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         );
         body.insert("code".into(), json!(status.as_u16()));
-        body.insert("error".into(), json!(status.canonical_reason().unwrap_or("")));
+        body.insert(
+            "error".into(),
+            json!(status.canonical_reason().unwrap_or("")),
+        );
         if let Some(d) = description {
             body.insert("description".into(), json!(d));
         }
@@ -108,8 +112,10 @@ impl IntoResponse for ApiError {
         }
         let mut resp = (status, axum::Json(Value::Object(body))).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            resp.headers_mut()
-                .insert("www-authenticate", axum::http::HeaderValue::from_static("Bearer"));
+            resp.headers_mut().insert(
+                "www-authenticate",
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
         }
         resp
     }

@@ -24,9 +24,15 @@ pub struct ImportSummary {
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path} is not valid JSON: {source}")]
-    Json { path: String, source: serde_json::Error },
+    Json {
+        path: String,
+        source: serde_json::Error,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -41,8 +47,12 @@ impl From<ApiError> for ImportError {
 
 pub async fn import_file(store: &Store, path: &Path) -> Result<ImportSummary, ImportError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io { path: p.clone(), source })?;
-    let v: Value = serde_json::from_str(&text).map_err(|source| ImportError::Json { path: p, source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|source| ImportError::Json { path: p, source })?;
     import_value(store, &v).await
 }
 
@@ -52,7 +62,11 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
         .ok_or_else(|| ImportError::Invalid("$: must be a JSON object".into()))?;
     let mut sum = ImportSummary::default();
     let provenance = match o.get("provenance") {
-        Some(p) => Some(store.ts_provenance(parse_provenance(p, "$.provenance")?).await?),
+        Some(p) => Some(
+            store
+                .ts_provenance(parse_provenance(p, "$.provenance")?)
+                .await?,
+        ),
         None => None,
     };
     if let Some(t) = o.get("dataTypes") {
@@ -67,7 +81,9 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
         for (stype, list) in map {
             let stations = parse_stations(list, &format!("$.stations.{stype}"), stype)?;
             sum.stations += stations.len() as u64;
-            store.ts_sync_stations(stype.clone(), stations, false, false).await?;
+            store
+                .ts_sync_stations(stype.clone(), stations, false, false)
+                .await?;
         }
     }
     if let Some(r) = o.get("records") {
@@ -76,7 +92,9 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
             .ok_or_else(|| ImportError::Invalid("$.records: must be a JSON object".into()))?;
         for (stype, inner) in map {
             let (records, prov) = parse_records(inner, &format!("$.records.{stype}"))?;
-            let s = store.ts_push_records(stype.clone(), prov.or(provenance.clone()), records).await?;
+            let s = store
+                .ts_push_records(stype.clone(), prov.or(provenance.clone()), records)
+                .await?;
             sum.records += s.inserted;
             sum.skipped_records += s.skipped_older;
         }

@@ -42,7 +42,9 @@ pub struct Roles(pub Vec<String>);
 
 impl Roles {
     fn has(&self, role: &str) -> bool {
-        self.0.iter().any(|r| r == role || r.strip_prefix("BDP_") == Some(role))
+        self.0
+            .iter()
+            .any(|r| r == role || r.strip_prefix("BDP_") == Some(role))
     }
 }
 
@@ -151,7 +153,10 @@ pub fn router(state: TimeseriesState) -> Router {
         .route("/v2/json/syncDataTypes", post(writer::sync_data_types))
         .route("/v2/json/pushRecords", post(writer::push_records_all))
         .route("/v2/json/pushRecords/{stype}", post(writer::push_records))
-        .route("/v2/json/getDateOfLastRecord/{stype}", get(writer::date_of_last_record))
+        .route(
+            "/v2/json/getDateOfLastRecord/{stype}",
+            get(writer::date_of_last_record),
+        )
         .route("/v2/{*rest}", get(read::dispatch))
         .with_state(state)
 }

@@ -39,15 +39,17 @@ pub async fn apispec(State(st): State<TimeseriesState>) -> Json<Value> {
             json!({"type": "string"})
         ),
     ]);
-    let seg =
-        |name: &str, desc: &str| json!({"name": name, "in": "path", "required": true, "description": desc, "schema": {"type": "string"}});
+    let seg = |name: &str, desc: &str| json!({"name": name, "in": "path", "required": true, "description": desc, "schema": {"type": "string"}});
     let repr = seg(
         "representation",
         "flat or tree, optionally with node (default), edge or event, comma-separated in any order",
     );
     let st_ = seg("stationTypes", "Comma-separated station types, * = all");
     let dt = seg("dataTypes", "Comma-separated data types, * = all");
-    let from = seg("from", "yyyy-MM-dd[THH[:mm[:ss[.SSS]]]][offset|zone], included");
+    let from = seg(
+        "from",
+        "yyyy-MM-dd[THH[:mm[:ss[.SSS]]]][offset|zone], included",
+    );
     let to = seg("to", "Same format, excluded (half-open range)");
     let ok = json!({"200": {"description": "Envelope {offset, limit, data}"}, "400": {"description": "{message, timestamp, code, error, description?, info?}"}});
     let op = |summary: &str, path_params: Vec<Value>| {

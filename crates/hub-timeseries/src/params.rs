@@ -35,7 +35,8 @@ impl Representation {
 }
 
 pub fn parse_representation(raw: &str) -> Result<Representation, ApiError> {
-    let parts: std::collections::BTreeSet<String> = raw.split(',').map(|p| p.trim().to_lowercase()).collect();
+    let parts: std::collections::BTreeSet<String> =
+        raw.split(',').map(|p| p.trim().to_lowercase()).collect();
     let dataset = |parts: &std::collections::BTreeSet<String>| {
         if parts.contains("edge") {
             Some(Dataset::Edge)
@@ -87,7 +88,11 @@ pub fn csv_set(raw: &str) -> Option<Vec<String>> {
 pub fn parse_path_date(raw: &str) -> Result<i64, ApiError> {
     parse_datetime(raw)
         .map(|d| d.timestamp_millis())
-        .map_err(|e| ApiError::bad(format!("PARSING ERROR: Invalid date given. {DATE_FORMAT_HELP} Error message: {e}.")))
+        .map_err(|e| {
+            ApiError::bad(format!(
+                "PARSING ERROR: Invalid date given. {DATE_FORMAT_HELP} Error message: {e}."
+            ))
+        })
 }
 
 /// Output time zone.
@@ -122,14 +127,18 @@ fn zone(s: &str) -> Option<Zone> {
     let body = &rest[1..];
     let (h, m) = match body.len() {
         1 | 2 if body.bytes().all(|b| b.is_ascii_digit()) => (body.parse::<i32>().ok()?, 0),
-        4 if body.bytes().all(|b| b.is_ascii_digit()) => (body[..2].parse().ok()?, body[2..].parse().ok()?),
+        4 if body.bytes().all(|b| b.is_ascii_digit()) => {
+            (body[..2].parse().ok()?, body[2..].parse().ok()?)
+        }
         5 if &body[2..3] == ":" => (body[..2].parse().ok()?, body[3..].parse().ok()?),
         _ => return None,
     };
     if h > 18 || m > 59 {
         return None;
     }
-    Some(Zone::Fixed(FixedOffset::east_opt(sign * (h * 3600 + m * 60))?))
+    Some(Zone::Fixed(FixedOffset::east_opt(
+        sign * (h * 3600 + m * 60),
+    )?))
 }
 
 /// `yyyy-MM-dd HH:mm:ss.SSS+HHMM` in `zone`.

@@ -10,7 +10,9 @@ use hub_store::timeseries::TypeList;
 use serde_json::{json, Map, Value};
 
 use crate::access::rules_for;
-use crate::params::{csv_set, parse_params, parse_path_date, parse_representation, parse_timezone, Dataset, Zone};
+use crate::params::{
+    csv_set, parse_params, parse_path_date, parse_representation, parse_timezone, Dataset, Zone,
+};
 use crate::shape;
 use crate::{ApiError, Roles, TimeseriesState};
 
@@ -59,12 +61,19 @@ pub async fn dispatch(
     if segs.len() == 1 {
         return type_list(&st, &repr).await;
     }
-    let not_found = || ApiError::NotFound(format!("Route does not exist for representation {}", repr.enum_name()));
+    let not_found = || {
+        ApiError::NotFound(format!(
+            "Route does not exist for representation {}",
+            repr.enum_name()
+        ))
+    };
     let types = csv_set(segs[1]);
     let (route, data_types) = match (repr.dataset, &segs[2..]) {
         (Dataset::Node, []) => (Route::Stations, None),
         (Dataset::Node, [dt]) => (Route::StationsTypes, csv_set(dt)),
-        (Dataset::Node, [dt, l]) if l.eq_ignore_ascii_case("latest") => (Route::Latest, csv_set(dt)),
+        (Dataset::Node, [dt, l]) if l.eq_ignore_ascii_case("latest") => {
+            (Route::Latest, csv_set(dt))
+        }
         (Dataset::Node, [m, from, to]) if m.eq_ignore_ascii_case("metadata") => (
             Route::MetadataHistory {
                 from: parse_path_date(from)?,
@@ -81,9 +90,17 @@ pub async fn dispatch(
         ),
         (Dataset::Edge, []) => (Route::Edges, None),
         (Dataset::Event, []) => (Route::Events(EventScope::All), None),
-        (Dataset::Event, [l]) if l.eq_ignore_ascii_case("latest") => (Route::Events(EventScope::Latest), None),
+        (Dataset::Event, [l]) if l.eq_ignore_ascii_case("latest") => {
+            (Route::Events(EventScope::Latest), None)
+        }
         (Dataset::Event, [t]) => (Route::Events(EventScope::At(parse_path_date(t)?)), None),
-        (Dataset::Event, [from, to]) => (Route::Events(EventScope::Range(parse_path_date(from)?, parse_path_date(to)?)), None),
+        (Dataset::Event, [from, to]) => (
+            Route::Events(EventScope::Range(
+                parse_path_date(from)?,
+                parse_path_date(to)?,
+            )),
+            None,
+        ),
         _ => return Err(not_found()),
     };
     let p = parse_params(query.as_deref())?;
@@ -141,14 +158,18 @@ pub async fn dispatch(
         #[cfg(debug_assertions)]
         debug_assert_eq!(
             String::from_utf8_lossy(&body[data_start..]),
-            serde_json::to_string(&shape::tree_reference(&route, &columns, &rows, zone, p.shownull)).unwrap_or_default(),
+            serde_json::to_string(&shape::tree_reference(
+                &route, &columns, &rows, zone, p.shownull
+            ))
+            .unwrap_or_default(),
             "streamed tree differs from the value tree"
         );
     } else if shape::flat_into(&columns, &rows, zone, p.shownull, &mut body) {
         #[cfg(debug_assertions)]
         debug_assert_eq!(
             String::from_utf8_lossy(&body[data_start..]),
-            serde_json::to_string(&shape::flat(&columns, &rows, zone, p.shownull)).unwrap_or_default(),
+            serde_json::to_string(&shape::flat(&columns, &rows, zone, p.shownull))
+                .unwrap_or_default(),
             "streamed flat rows differ from the value tree"
         );
     } else {
@@ -168,12 +189,17 @@ fn json_response(v: Value) -> Response {
 
 fn bytes_response(body: Vec<u8>) -> Response {
     let mut r = body.into_response();
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json;charset=UTF-8"),
+    );
     r
 }
 
-async fn type_list(st: &TimeseriesState, repr: &crate::params::Representation) -> Result<Response, ApiError> {
+async fn type_list(
+    st: &TimeseriesState,
+    repr: &crate::params::Representation,
+) -> Result<Response, ApiError> {
     let what = match repr.dataset {
         Dataset::Node => TypeList::StationTypes,
         Dataset::Edge => TypeList::EdgeTypes,
@@ -191,7 +217,10 @@ async fn type_list(st: &TimeseriesState, repr: &crate::params::Representation) -
                 Dataset::Node => vec![
                     ("stations", format!("{base}/{id}")),
                     ("stations+datatypes", format!("{base}/{id}/*")),
-                    ("stations+datatypes+measurements", format!("{base}/{id}/*/latest")),
+                    (
+                        "stations+datatypes+measurements",
+                        format!("{base}/{id}/*/latest"),
+                    ),
                 ],
                 Dataset::Edge => vec![("edges", format!("{base}/{id}"))],
                 Dataset::Event => vec![("events", format!("{base}/{id}"))],

@@ -22,7 +22,9 @@ fn render(kind: Kind, cells: &[Cell], zone: Zone) -> Value {
         (Kind::Int, [Cell::Int(i)]) => json!(i),
         (Kind::Int, [Cell::Real(r)]) => number(*r),
         (Kind::Time, [Cell::Int(ms)]) => Value::String(format_time(*ms, zone)),
-        (Kind::Json, [Cell::Text(t)]) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone())),
+        (Kind::Json, [Cell::Text(t)]) => {
+            serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone()))
+        }
         (Kind::Json, [Cell::Int(i)]) => json!(i),
         (Kind::Json, [Cell::Real(r)]) => number(*r),
         (Kind::Geometry, [Cell::Text(t)]) => geometry(t),
@@ -49,7 +51,9 @@ pub fn number(x: f64) -> Value {
     if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
         json!(x as i64)
     } else {
-        serde_json::Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null)
+        serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -62,12 +66,21 @@ fn geometry(text: &str) -> Value {
     collect(g.get("coordinates").unwrap_or(&Value::Null), &mut pts);
     let mut out = Map::new();
     out.insert("type".into(), g.get("type").cloned().unwrap_or(Value::Null));
-    out.insert("crs".into(), json!({"type": "name", "properties": {"name": "EPSG:4326"}}));
+    out.insert(
+        "crs".into(),
+        json!({"type": "name", "properties": {"name": "EPSG:4326"}}),
+    );
     if !pts.is_empty() {
         let f = |sel: fn(&(f64, f64)) -> f64, max: bool| {
             pts.iter()
                 .map(sel)
-                .fold(if max { f64::MIN } else { f64::MAX }, |a, b| if max { a.max(b) } else { a.min(b) })
+                .fold(if max { f64::MIN } else { f64::MAX }, |a, b| {
+                    if max {
+                        a.max(b)
+                    } else {
+                        a.min(b)
+                    }
+                })
         };
         out.insert(
             "bbox".into(),
@@ -79,13 +92,19 @@ fn geometry(text: &str) -> Value {
             ]),
         );
     }
-    out.insert("coordinates".into(), g.get("coordinates").cloned().unwrap_or(Value::Null));
+    out.insert(
+        "coordinates".into(),
+        g.get("coordinates").cloned().unwrap_or(Value::Null),
+    );
     Value::Object(out)
 }
 
 fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
     if let Some(a) = c.as_array() {
-        if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
+        if let (Some(x), Some(y)) = (
+            a.first().and_then(Value::as_f64),
+            a.get(1).and_then(Value::as_f64),
+        ) {
             out.push((x, y));
         } else {
             a.iter().for_each(|v| collect(v, out));
@@ -198,7 +217,9 @@ fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache:
             }
         }
         (Kind::Value, [Cell::Real(r), _, _]) => w(out, &number(*r)),
-        (Kind::Value, [Cell::Int(i), _, _]) => serde_json::to_writer(out, i).expect("writing to a Vec"),
+        (Kind::Value, [Cell::Int(i), _, _]) => {
+            serde_json::to_writer(out, i).expect("writing to a Vec")
+        }
         (Kind::Value, [Cell::Null, Cell::Text(t), _]) => s(out, t),
         _ => w(out, &render(kind, cells, zone)),
     }
@@ -207,9 +228,19 @@ fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache:
 /// Flat rows written straight into `out` as a JSON array, byte-identical to serializing
 /// [`flat`]'s value. Returns false (writing nothing) when two visible columns share a key;
 /// the caller then uses [`flat`].
-pub fn flat_into(columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zone, shownull: bool, out: &mut Vec<u8>) -> bool {
+pub fn flat_into(
+    columns: &[OutColumn],
+    rows: &[Vec<Cell>],
+    zone: Zone,
+    shownull: bool,
+    out: &mut Vec<u8>,
+) -> bool {
     let mut seen = std::collections::HashSet::new();
-    if !columns.iter().filter(|c| !c.hidden).all(|c| seen.insert(c.key.as_str())) {
+    if !columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .all(|c| seen.insert(c.key.as_str()))
+    {
         return false;
     }
     // `"key":` of each column, and the first cell of each column.
@@ -244,7 +275,13 @@ pub fn flat_into(columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zone, shownull
             }
             out.extend_from_slice(&prefixes[ci]);
             let vstart = out.len();
-            render_into(c.kind, &row[offsets[ci]..offsets[ci] + c.kind.width()], zone, out, &mut cache);
+            render_into(
+                c.kind,
+                &row[offsets[ci]..offsets[ci] + c.kind.width()],
+                zone,
+                out,
+                &mut cache,
+            );
             let null = &out[vstart..] == b"null";
             if !null && c.key != "_timestamp" {
                 any = true;
@@ -284,7 +321,10 @@ enum Item {
 
 impl Obj {
     fn obj(&mut self, key: &str) -> &mut Obj {
-        let n = self.0.entry(key.to_string()).or_insert_with(|| Node::Obj(Obj::default()));
+        let n = self
+            .0
+            .entry(key.to_string())
+            .or_insert_with(|| Node::Obj(Obj::default()));
         if !matches!(n, Node::Obj(_)) {
             *n = Node::Obj(Obj::default());
         }
@@ -294,7 +334,10 @@ impl Obj {
         }
     }
     fn list(&mut self, key: &str) -> &mut Vec<Item> {
-        let n = self.0.entry(key.to_string()).or_insert_with(|| Node::List(Vec::new()));
+        let n = self
+            .0
+            .entry(key.to_string())
+            .or_insert_with(|| Node::List(Vec::new()));
         if !matches!(n, Node::List(_)) {
             *n = Node::List(Vec::new());
         }
@@ -396,11 +439,24 @@ fn text(v: &Value) -> String {
 
 /// Writes the tree of a route from ordered rows into `out`, byte-identical to serializing
 /// [`tree_reference`]'s value.
-pub fn tree_into(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zone, shownull: bool, out: &mut Vec<u8>) {
+pub fn tree_into(
+    route: &Route,
+    columns: &[OutColumn],
+    rows: &[Vec<Cell>],
+    zone: Zone,
+    shownull: bool,
+    out: &mut Vec<u8>,
+) {
     build_tree(route, columns, rows, zone, shownull).write(shownull, out);
 }
 
-fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zone, shownull: bool) -> Obj {
+fn build_tree(
+    route: &Route,
+    columns: &[OutColumn],
+    rows: &[Vec<Cell>],
+    zone: Zone,
+    shownull: bool,
+) -> Obj {
     let mut root = Obj::default();
     let level3 = !matches!(route, Route::Stations | Route::MetadataHistory { .. });
     let mut offsets = Vec::with_capacity(columns.len());
@@ -414,8 +470,13 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
     // previous row's cells there, setting them again would change nothing.
     let station_cols: Vec<usize> = (0..columns.len())
         .filter(|&ci| {
-            matches!(columns[ci].list, Some(DefList::Station | DefList::Parent | DefList::Datatype))
-                || matches!(columns[ci].key.as_str(), "_stationtype" | "_stationcode" | "_datatypename")
+            matches!(
+                columns[ci].list,
+                Some(DefList::Station | DefList::Parent | DefList::Datatype)
+            ) || matches!(
+                columns[ci].key.as_str(),
+                "_stationtype" | "_stationcode" | "_datatypename"
+            )
         })
         .collect();
     let layout = measurement_layout(route, columns);
@@ -425,8 +486,16 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
         match route {
             Route::Edges => {
                 let vals = fields(columns, row, zone);
-                let hidden = |k: &str| vals.iter().find(|(c, _)| c.key == k).map(|(_, v)| text(v)).unwrap_or_default();
-                let edge = root.obj(&hidden("_edgetype")).obj("edges").obj(&hidden("_edgecode"));
+                let hidden = |k: &str| {
+                    vals.iter()
+                        .find(|(c, _)| c.key == k)
+                        .map(|(_, v)| text(v))
+                        .unwrap_or_default()
+                };
+                let edge = root
+                    .obj(&hidden("_edgetype"))
+                    .obj("edges")
+                    .obj(&hidden("_edgecode"));
                 for (c, v) in &vals {
                     let (key, path) = split(c);
                     match c.list {
@@ -439,7 +508,12 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
             }
             Route::Events(_) => {
                 let vals = fields(columns, row, zone);
-                let hidden = |k: &str| vals.iter().find(|(c, _)| c.key == k).map(|(_, v)| text(v)).unwrap_or_default();
+                let hidden = |k: &str| {
+                    vals.iter()
+                        .find(|(c, _)| c.key == k)
+                        .map(|(_, v)| text(v))
+                        .unwrap_or_default()
+                };
                 let ev = root
                     .obj(&hidden("_eventorigin"))
                     .obj("eventseries")
@@ -450,7 +524,9 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
                     let (key, path) = split(c);
                     match c.list {
                         Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
-                        Some(DefList::Provenance) => ev.obj("evprovenance").set(key, path, v.clone()),
+                        Some(DefList::Provenance) => {
+                            ev.obj("evprovenance").set(key, path, v.clone())
+                        }
                         Some(_) => ev.set(key, path, v.clone()),
                         None => {}
                     }
@@ -458,7 +534,13 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
             }
             _ => {
                 let col = |ci: usize| render(columns[ci].kind, &row[cells(ci)], zone);
-                let hidden = |k: &str| columns.iter().position(|c| c.key == k).map(|ci| text(&col(ci))).unwrap_or_default();
+                let hidden = |k: &str| {
+                    columns
+                        .iter()
+                        .position(|c| c.key == k)
+                        .map(|ci| text(&col(ci)))
+                        .unwrap_or_default()
+                };
                 let same = prev.is_some_and(|p| {
                     station_cols
                         .iter()
@@ -466,7 +548,10 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
                 });
                 prev = Some(row);
                 let dtname = hidden("_datatypename");
-                let station = root.obj(&hidden("_stationtype")).obj("stations").obj(&hidden("_stationcode"));
+                let station = root
+                    .obj(&hidden("_stationtype"))
+                    .obj("stations")
+                    .obj(&hidden("_stationcode"));
                 let mut measurement = Obj::default();
                 let mut history = Obj::default();
                 let mut has_m = false;
@@ -474,11 +559,21 @@ fn build_tree(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zo
                     let (key, path) = split(c);
                     match c.list {
                         Some(DefList::Station) if !same => station.set(key, path, col(ci)),
-                        Some(DefList::Parent) if !same && (level3 || matches!(route, Route::MetadataHistory { .. })) => {
+                        Some(DefList::Parent)
+                            if !same
+                                && (level3 || matches!(route, Route::MetadataHistory { .. })) =>
+                        {
                             station.obj("sparent").set(key, path, col(ci))
                         }
-                        Some(DefList::Datatype) if !same => station.obj("sdatatypes").obj(&dtname).set(key, path, col(ci)),
-                        Some(DefList::Measurement | DefList::Value | DefList::Provenance) if layout.is_some() => has_m = true,
+                        Some(DefList::Datatype) if !same => station
+                            .obj("sdatatypes")
+                            .obj(&dtname)
+                            .set(key, path, col(ci)),
+                        Some(DefList::Measurement | DefList::Value | DefList::Provenance)
+                            if layout.is_some() =>
+                        {
+                            has_m = true
+                        }
                         Some(DefList::Measurement | DefList::Value) => {
                             has_m = true;
                             measurement.set(key, path, col(ci));
@@ -533,7 +628,9 @@ fn measurement_layout(route: &Route, columns: &[OutColumn]) -> Option<Measuremen
     for (ci, c) in columns.iter().enumerate() {
         let (key, path) = split(c);
         match c.list {
-            Some(DefList::Measurement | DefList::Value) if path.is_none() => top.push((key, Some(ci))),
+            Some(DefList::Measurement | DefList::Value) if path.is_none() => {
+                top.push((key, Some(ci)))
+            }
             Some(DefList::Provenance) if path.is_none() => provenance.push((key, ci)),
             Some(DefList::Measurement | DefList::Value | DefList::Provenance) => return None,
             _ => {}
@@ -554,17 +651,35 @@ fn measurement_layout(route: &Route, columns: &[OutColumn]) -> Option<Measuremen
     };
     Some(MeasurementLayout {
         top: top.into_iter().map(|(k, ci)| (prefix(k), ci)).collect(),
-        provenance: provenance.into_iter().map(|(k, ci)| (prefix(k), ci)).collect(),
+        provenance: provenance
+            .into_iter()
+            .map(|(k, ci)| (prefix(k), ci))
+            .collect(),
     })
 }
 
 impl MeasurementLayout {
     /// Writes one measurement as [`Obj::write`] writes the object the tree would build.
     #[allow(clippy::too_many_arguments)]
-    fn write(&self, columns: &[OutColumn], offsets: &[usize], row: &[Cell], zone: Zone, shownull: bool, cache: &mut RenderCache, out: &mut Vec<u8>) {
+    fn write(
+        &self,
+        columns: &[OutColumn],
+        offsets: &[usize],
+        row: &[Cell],
+        zone: Zone,
+        shownull: bool,
+        cache: &mut RenderCache,
+        out: &mut Vec<u8>,
+    ) {
         let field = |ci: usize, out: &mut Vec<u8>, cache: &mut RenderCache| {
             let c = &columns[ci];
-            render_into(c.kind, &row[offsets[ci]..offsets[ci] + c.kind.width()], zone, out, cache);
+            render_into(
+                c.kind,
+                &row[offsets[ci]..offsets[ci] + c.kind.width()],
+                zone,
+                out,
+                cache,
+            );
         };
         out.push(b'{');
         let mut first = true;
@@ -614,15 +729,29 @@ impl MeasurementLayout {
 }
 
 #[cfg(debug_assertions)]
-pub fn tree_reference(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], zone: Zone, shownull: bool) -> Value {
+pub fn tree_reference(
+    route: &Route,
+    columns: &[OutColumn],
+    rows: &[Vec<Cell>],
+    zone: Zone,
+    shownull: bool,
+) -> Value {
     let mut root = Obj::default();
     let level3 = !matches!(route, Route::Stations | Route::MetadataHistory { .. });
     for row in rows {
         let vals = fields(columns, row, zone);
-        let hidden = |k: &str| vals.iter().find(|(c, _)| c.key == k).map(|(_, v)| text(v)).unwrap_or_default();
+        let hidden = |k: &str| {
+            vals.iter()
+                .find(|(c, _)| c.key == k)
+                .map(|(_, v)| text(v))
+                .unwrap_or_default()
+        };
         match route {
             Route::Edges => {
-                let edge = root.obj(&hidden("_edgetype")).obj("edges").obj(&hidden("_edgecode"));
+                let edge = root
+                    .obj(&hidden("_edgetype"))
+                    .obj("edges")
+                    .obj(&hidden("_edgecode"));
                 for (c, v) in &vals {
                     let (key, path) = split(c);
                     match c.list {
@@ -644,14 +773,19 @@ pub fn tree_reference(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], 
                     let (key, path) = split(c);
                     match c.list {
                         Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
-                        Some(DefList::Provenance) => ev.obj("evprovenance").set(key, path, v.clone()),
+                        Some(DefList::Provenance) => {
+                            ev.obj("evprovenance").set(key, path, v.clone())
+                        }
                         Some(_) => ev.set(key, path, v.clone()),
                         None => {}
                     }
                 }
             }
             _ => {
-                let station = root.obj(&hidden("_stationtype")).obj("stations").obj(&hidden("_stationcode"));
+                let station = root
+                    .obj(&hidden("_stationtype"))
+                    .obj("stations")
+                    .obj(&hidden("_stationcode"));
                 let mut measurement = Obj::default();
                 let mut history = Obj::default();
                 let mut has_m = false;
@@ -659,10 +793,15 @@ pub fn tree_reference(route: &Route, columns: &[OutColumn], rows: &[Vec<Cell>], 
                     let (key, path) = split(c);
                     match c.list {
                         Some(DefList::Station) => station.set(key, path, v.clone()),
-                        Some(DefList::Parent) if level3 || matches!(route, Route::MetadataHistory { .. }) => {
+                        Some(DefList::Parent)
+                            if level3 || matches!(route, Route::MetadataHistory { .. }) =>
+                        {
                             station.obj("sparent").set(key, path, v.clone())
                         }
-                        Some(DefList::Datatype) => station.obj("sdatatypes").obj(&hidden("_datatypename")).set(key, path, v.clone()),
+                        Some(DefList::Datatype) => station
+                            .obj("sdatatypes")
+                            .obj(&hidden("_datatypename"))
+                            .set(key, path, v.clone()),
                         Some(DefList::Measurement | DefList::Value) => {
                             has_m = true;
                             measurement.set(key, path, v.clone());

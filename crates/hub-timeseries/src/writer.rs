@@ -8,7 +8,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::{Extensions, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use hub_store::timeseries::{DataTypeInput, ProvenanceInput, RecordInput, RecordValue, StationInput};
+use hub_store::timeseries::{
+    DataTypeInput, ProvenanceInput, RecordInput, RecordValue, StationInput,
+};
 use serde_json::{json, Map, Value};
 
 use crate::{ApiError, Roles, TimeseriesState};
@@ -26,7 +28,8 @@ fn authorize(st: &TimeseriesState, ext: &Extensions) -> Result<(), ApiError> {
 }
 
 fn body(bytes: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("The request body is not valid JSON: {e}")))
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad(format!("The request body is not valid JSON: {e}")))
 }
 
 fn at(path: &str, what: &str) -> ApiError {
@@ -48,7 +51,8 @@ fn req_str(o: &Map<String, Value>, key: &str, path: &str) -> Result<String, ApiE
 }
 
 fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ApiError> {
-    v.as_object().ok_or_else(|| at(path, "must be a JSON object"))
+    v.as_object()
+        .ok_or_else(|| at(path, "must be a JSON object"))
 }
 
 fn arr<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, ApiError> {
@@ -71,7 +75,8 @@ pub fn parse_stations(v: &Value, path: &str, stype: &str) -> Result<Vec<StationI
         let (lat, lon) = (num("latitude")?, num("longitude")?);
         let coordinate = match (lon, lat) {
             (Some(x), Some(y)) => {
-                let crs = opt_str(o, "coordinateReferenceSystem", &p)?.unwrap_or_else(|| "EPSG:4326".into());
+                let crs = opt_str(o, "coordinateReferenceSystem", &p)?
+                    .unwrap_or_else(|| "EPSG:4326".into());
                 match crs.as_str() {
                     "EPSG:4326" => Some((x, y)),
                     "EPSG:3857" => {
@@ -98,7 +103,10 @@ pub fn parse_stations(v: &Value, path: &str, stype: &str) -> Result<Vec<StationI
             Some(_) => return Err(at(&format!("{p}.metaData"), "must be a JSON object")),
         };
         let parent = match opt_str(o, "parentStation", &p)? {
-            Some(code) => Some((opt_str(o, "parentStationType", &p)?.unwrap_or_else(|| stype.to_string()), code)),
+            Some(code) => Some((
+                opt_str(o, "parentStationType", &p)?.unwrap_or_else(|| stype.to_string()),
+                code,
+            )),
             None => None,
         };
         if let Some(t) = opt_str(o, "stationType", &p)? {
@@ -143,14 +151,22 @@ pub fn parse_data_types(v: &Value, path: &str) -> Result<Vec<DataTypeInput>, Api
     Ok(out)
 }
 
-fn parse_record_list(v: &Value, path: &str, code: &str, dtype: &str, out: &mut Vec<RecordInput>) -> Result<(), ApiError> {
+fn parse_record_list(
+    v: &Value,
+    path: &str,
+    code: &str,
+    dtype: &str,
+    out: &mut Vec<RecordInput>,
+) -> Result<(), ApiError> {
     for (i, r) in arr(v, path)?.iter().enumerate() {
         let p = format!("{path}[{i}]");
         let o = obj(r, &p)?;
-        let timestamp = o
-            .get("timestamp")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| at(&format!("{p}.timestamp"), "is required (epoch milliseconds, an integer)"))?;
+        let timestamp = o.get("timestamp").and_then(Value::as_i64).ok_or_else(|| {
+            at(
+                &format!("{p}.timestamp"),
+                "is required (epoch milliseconds, an integer)",
+            )
+        })?;
         let period = o
             .get("period")
             .and_then(Value::as_i64)
@@ -159,7 +175,12 @@ fn parse_record_list(v: &Value, path: &str, code: &str, dtype: &str, out: &mut V
             Some(Value::Number(n)) => RecordValue::Double(n.as_f64().unwrap_or(f64::NAN)),
             Some(Value::String(s)) => RecordValue::Text(s.clone()),
             Some(j @ Value::Object(_)) => RecordValue::Json(j.to_string()),
-            _ => return Err(at(&format!("{p}.value"), "is required: a number, a string or a JSON object")),
+            _ => {
+                return Err(at(
+                    &format!("{p}.value"),
+                    "is required: a number, a string or a JSON object",
+                ))
+            }
         };
         out.push(RecordInput {
             station_code: code.to_string(),
@@ -175,7 +196,10 @@ fn parse_record_list(v: &Value, path: &str, code: &str, dtype: &str, out: &mut V
 /// Records of one station type: either the reference's DataMap (`{provenance, branch:
 /// {code: {branch: {type: {data: [...]}}}}}`) or the plain `{code: {type: [...]}}`.
 /// Returns the records and the DataMap's provenance uuid.
-pub fn parse_records(v: &Value, path: &str) -> Result<(Vec<RecordInput>, Option<String>), ApiError> {
+pub fn parse_records(
+    v: &Value,
+    path: &str,
+) -> Result<(Vec<RecordInput>, Option<String>), ApiError> {
     let o = obj(v, path)?;
     let mut out = Vec::new();
     if let Some(branch) = o.get("branch") {
@@ -183,10 +207,15 @@ pub fn parse_records(v: &Value, path: &str) -> Result<(Vec<RecordInput>, Option<
         let bp = format!("{path}.branch");
         for (code, st) in obj(branch, &bp)? {
             let sp = format!("{bp}.{code}");
-            let types = obj(st, &sp)?.get("branch").map(|b| obj(b, &format!("{sp}.branch"))).transpose()?;
+            let types = obj(st, &sp)?
+                .get("branch")
+                .map(|b| obj(b, &format!("{sp}.branch")))
+                .transpose()?;
             for (dtype, t) in types.into_iter().flatten() {
                 let tp = format!("{sp}.branch.{dtype}");
-                let data = obj(t, &tp)?.get("data").ok_or_else(|| at(&tp, "has no 'data' array"))?;
+                let data = obj(t, &tp)?
+                    .get("data")
+                    .ok_or_else(|| at(&tp, "has no 'data' array"))?;
                 parse_record_list(data, &format!("{tp}.data"), code, dtype, &mut out)?;
             }
         }
@@ -225,7 +254,11 @@ fn yes() -> bool {
     true
 }
 
-pub async fn provenance(State(st): State<TimeseriesState>, ext: Extensions, bytes: Bytes) -> Result<Response, ApiError> {
+pub async fn provenance(
+    State(st): State<TimeseriesState>,
+    ext: Extensions,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let p = parse_provenance(&body(&bytes)?, "$")?;
     let uuid = st.store.ts_provenance(p).await?;
@@ -241,11 +274,18 @@ pub async fn sync_stations(
 ) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let stations = parse_stations(&body(&bytes)?, "$", &stype)?;
-    let sum = st.store.ts_sync_stations(stype, stations, f.sync_state, f.only_activation).await?;
+    let sum = st
+        .store
+        .ts_sync_stations(stype, stations, f.sync_state, f.only_activation)
+        .await?;
     Ok((StatusCode::CREATED, Json(json!(sum))).into_response())
 }
 
-pub async fn sync_data_types(State(st): State<TimeseriesState>, ext: Extensions, bytes: Bytes) -> Result<Response, ApiError> {
+pub async fn sync_data_types(
+    State(st): State<TimeseriesState>,
+    ext: Extensions,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let types = parse_data_types(&body(&bytes)?, "$")?;
     let sum = st.store.ts_sync_data_types(types).await?;
@@ -261,7 +301,10 @@ pub async fn push_records(
 ) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let (records, prov) = parse_records(&body(&bytes)?, "$")?;
-    let sum = st.store.ts_push_records(stype, prov.or(f.provenance), records).await?;
+    let sum = st
+        .store
+        .ts_push_records(stype, prov.or(f.provenance), records)
+        .await?;
     Ok((StatusCode::CREATED, Json(json!(sum))).into_response())
 }
 
@@ -276,11 +319,17 @@ pub async fn push_records_all(
     let v = body(&bytes)?;
     let mut parsed = Vec::new();
     for (stype, inner) in obj(&v, "$")? {
-        parsed.push((stype.clone(), parse_records(inner, &format!("$.{stype}"))?.0));
+        parsed.push((
+            stype.clone(),
+            parse_records(inner, &format!("$.{stype}"))?.0,
+        ));
     }
     let mut total = hub_store::timeseries::PushSummary::default();
     for (stype, records) in parsed {
-        let s = st.store.ts_push_records(stype, f.provenance.clone(), records).await?;
+        let s = st
+            .store
+            .ts_push_records(stype, f.provenance.clone(), records)
+            .await?;
         total.inserted += s.inserted;
         total.skipped_older += s.skipped_older;
         total.unknown_stations += s.unknown_stations;
@@ -308,6 +357,9 @@ pub async fn date_of_last_record(
     let code = q
         .station_id
         .ok_or_else(|| ApiError::bad("Query parameter 'stationId' is required"))?;
-    let ms = st.store.ts_last_record(stype, code, q.type_id, q.period).await?;
+    let ms = st
+        .store
+        .ts_last_record(stype, code, q.type_id, q.period)
+        .await?;
     Ok(Json(json!(ms)).into_response())
 }

@@ -80,7 +80,7 @@ async fn env() -> &'static Env {
         w("/v2/json/syncStations/EChargingStation", json!([{"id": "E1", "name": "Charger", "origin": "ALPERIA", "latitude": 46.5, "longitude": 11.3, "metaData": {"outlets": [{"id": "1", "maxPower": 22.5}], "state": "ACTIVE"}}])).await;
         w("/v2/json/syncStations/EChargingPlug", json!([{"id": "E1-1", "name": "Charger plug", "origin": "ALPERIA", "latitude": 46.5, "longitude": 11.3, "parentStation": "E1", "parentStationType": "EChargingStation"}])).await;
         let rec = |t: i64, v: Value| json!({"timestamp": t, "value": v, "period": 600});
-        w(&format!("/v2/json/pushRecords/ParkingStation"), json!({"name": "(default)", "provenance": prov, "data": [], "branch": {
+        w("/v2/json/pushRecords/ParkingStation", json!({"name": "(default)", "provenance": prov, "data": [], "branch": {
             "103": {"data": [], "branch": {
                 "free": {"data": [rec(T0, json!(192)), rec(T0 + MIN10, json!(190.5)), rec(T0 + 2 * MIN10, json!(188))]},
                 "occupied": {"data": [rec(T0, json!(211)), rec(T0 + MIN10, json!(212.5)), rec(T0 + 2 * MIN10, json!(215))]}}},
@@ -112,21 +112,37 @@ async fn env() -> &'static Env {
     .await
 }
 
-async fn call_state(state: &TimeseriesState, method: &str, uri: &str, body: Option<Value>, roles: Option<&[&str]>) -> (StatusCode, Value) {
+async fn call_state(
+    state: &TimeseriesState,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+    roles: Option<&[&str]>,
+) -> (StatusCode, Value) {
     let mut req = Request::builder().method(method).uri(uri);
     if body.is_some() {
         req = req.header("content-type", "application/json");
     }
     let mut req = req
-        .body(body.map(|b| Body::from(b.to_string())).unwrap_or_else(Body::empty))
+        .body(
+            body.map(|b| Body::from(b.to_string()))
+                .unwrap_or_else(Body::empty),
+        )
         .unwrap();
     if let Some(r) = roles {
-        req.extensions_mut().insert(Roles(r.iter().map(|s| s.to_string()).collect()));
+        req.extensions_mut()
+            .insert(Roles(r.iter().map(|s| s.to_string()).collect()));
     }
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body()).await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let bytes = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 async fn get(uri: &str) -> (StatusCode, Value) {
@@ -144,7 +160,9 @@ async fn ok(uri: &str) -> Value {
 }
 
 fn keys(v: &Value) -> Vec<String> {
-    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    v.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -153,7 +171,12 @@ async fn root_and_type_lists() {
     assert_eq!(root.as_array().unwrap().len(), 7);
     assert_eq!(root[0]["self"], "http://hub.test/v2/tree,node");
     let flat = ok("/v2/flat").await;
-    let ids: Vec<&str> = flat.as_array().unwrap().iter().map(|x| x["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = flat
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
     assert_eq!(
         ids,
         [
@@ -170,7 +193,10 @@ async fn root_and_type_lists() {
     );
     assert!(flat[3]["description"].is_null() && flat[3].get("description").is_some());
     let tree = ok("/v2/Node,TREE").await;
-    assert_eq!(tree[3]["self"]["stations"], "http://hub.test/v2/Node,TREE/ParkingStation");
+    assert_eq!(
+        tree[3]["self"]["stations"],
+        "http://hub.test/v2/Node,TREE/ParkingStation"
+    );
     assert_eq!(
         ok("/v2/flat,edge").await[0]["self.edges"],
         "http://hub.test/v2/flat,edge/LinkStation"
@@ -182,7 +208,10 @@ async fn root_and_type_lists() {
 #[tokio::test]
 async fn stations_flat_and_tree() {
     let v = ok("/v2/flat/ParkingStation").await;
-    assert_eq!((v["offset"].clone(), v["limit"].clone()), (json!(0), json!(200)));
+    assert_eq!(
+        (v["offset"].clone(), v["limit"].clone()),
+        (json!(0), json!(200))
+    );
     let d = v["data"].as_array().unwrap();
     assert_eq!(d.len(), 3);
     assert_eq!(
@@ -195,7 +224,9 @@ async fn stations_flat_and_tree() {
     assert_eq!(plug["data"][0]["pmetadata"]["state"], "ACTIVE");
     let t = ok("/v2/tree/EChargingPlug").await;
     assert!(
-        t["data"]["EChargingPlug"]["stations"]["E1-1"].get("sparent").is_none(),
+        t["data"]["EChargingPlug"]["stations"]["E1-1"]
+            .get("sparent")
+            .is_none(),
         "no sparent at level 2"
     );
     let t3 = ok("/v2/tree/EChargingPlug/*").await;
@@ -231,8 +262,20 @@ async fn latest_and_history() {
     let t = &tree["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"];
     assert_eq!(keys(t), ["free", "occupied"]);
     let m = &t["free"]["tmeasurements"][0];
-    assert_eq!(keys(m), ["mperiod", "mprovenance", "mtransactiontime", "mvalidtime", "mvalue"]);
-    assert_eq!(keys(&m["mprovenance"]), ["prlineage", "prname", "prversion"]);
+    assert_eq!(
+        keys(m),
+        [
+            "mperiod",
+            "mprovenance",
+            "mtransactiontime",
+            "mvalidtime",
+            "mvalue"
+        ]
+    );
+    assert_eq!(
+        keys(&m["mprovenance"]),
+        ["prlineage", "prname", "prversion"]
+    );
     let th = ok("/v2/tree/ParkingStation/free/2024-01-15/2024-01-16").await;
     let ms = th["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"]["free"]["tmeasurements"]
         .as_array()
@@ -243,14 +286,20 @@ async fn latest_and_history() {
         [json!(192), json!(190.5), json!(188)]
     );
     let s = ok("/v2/flat/EChargingPlug,EChargingStation/*/latest").await;
-    let vals: Vec<Value> = s["data"].as_array().unwrap().iter().map(|r| r["mvalue"].clone()).collect();
+    let vals: Vec<Value> = s["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mvalue"].clone())
+        .collect();
     assert!(
         vals.contains(&json!("OCCUPIED")) && vals.contains(&json!({"sky": "sunny", "n": 3})),
         "{vals:?}"
     );
     let md = ok("/v2/tree/ParkingStation/metadata/2000-01-01/2100-01-01").await;
     assert_eq!(
-        md["data"]["ParkingStation"]["stations"]["103"]["smetadatahistory"][0]["mhmetadata"]["capacity"],
+        md["data"]["ParkingStation"]["stations"]["103"]["smetadatahistory"][0]["mhmetadata"]
+            ["capacity"],
         403
     );
 }
@@ -271,11 +320,17 @@ async fn edges_and_events() {
     assert_eq!(w["data"].as_array().unwrap().len(), 1);
     let w = ok("/v2/flat,edge/LinkStation?where=egeometry.bbi.(11.09,46.0,11.11,46.1)").await;
     assert_eq!(w["data"], json!([]));
-    assert_eq!(get("/v2/flat,edge/LinkStation/x").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get("/v2/flat,edge/LinkStation/x").await.0,
+        StatusCode::NOT_FOUND
+    );
     let ev = ok("/v2/tree,event/PROVINCE_BZ/latest").await;
     let series = &ev["data"]["PROVINCE_BZ"]["eventseries"];
     assert_eq!(keys(&series["s1"]["events"]), ["ev2"]);
-    assert_eq!(series["s1"]["events"]["ev2"]["evlocation"]["evldescription"], "km 3");
+    assert_eq!(
+        series["s1"]["events"]["ev2"]["evlocation"]["evldescription"],
+        "km 3"
+    );
     let all = ok("/v2/flat,event/*").await;
     assert_eq!(all["data"].as_array().unwrap().len(), 3);
     let at = ok("/v2/flat,event/PROVINCE_BZ/2024-01-15T10:05").await;
@@ -291,19 +346,40 @@ async fn edges_and_events() {
 #[tokio::test]
 async fn parameters() {
     let v = ok("/v2/flat/ParkingStation?limit=1&offset=1").await;
-    assert_eq!((v["limit"].clone(), v["offset"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (v["limit"].clone(), v["offset"].clone()),
+        (json!(1), json!(1))
+    );
     assert_eq!(v["data"][0]["scode"], "104");
-    assert_eq!(ok("/v2/flat/ParkingStation?limit=-1").await["data"].as_array().unwrap().len(), 3);
-    assert_eq!(ok("/v2/flat/ParkingStation?limit=0").await["data"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        ok("/v2/flat/ParkingStation?limit=-1").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        ok("/v2/flat/ParkingStation?limit=0").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     let s = ok("/v2/flat/ParkingStation?select=scode,smetadata.capacity").await;
-    assert_eq!(s["data"][0], json!({"scode": "103", "smetadata.capacity": 403}));
+    assert_eq!(
+        s["data"][0],
+        json!({"scode": "103", "smetadata.capacity": 403})
+    );
     let s = ok("/v2/tree/ParkingStation?select=smetadata.municipality").await;
     assert_eq!(
         s["data"]["ParkingStation"]["stations"]["103"],
         json!({"smetadata": {"municipality": "Bolzano - Bozen"}})
     );
     assert_eq!(
-        ok("/v2/flat/ParkingStation?select=sorigin").await["data"].as_array().unwrap().len(),
+        ok("/v2/flat/ParkingStation?select=sorigin").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
         2
     );
     assert_eq!(
@@ -315,7 +391,10 @@ async fn parameters() {
     );
     let n = ok("/v2/flat/ParkingStation?select=scode,pcode&shownull=true").await;
     assert_eq!(n["data"][0], json!({"pcode": null, "scode": "103"}));
-    assert_eq!(ok("/v2/flat/ParkingStation?select=pcode").await["data"], json!([]));
+    assert_eq!(
+        ok("/v2/flat/ParkingStation?select=pcode").await["data"],
+        json!([])
+    );
     for (w, n) in [
         ("scode.eq.\"103\"", 1),
         ("scode.in.(\"103\",\"104\")", 2),
@@ -327,7 +406,10 @@ async fn parameters() {
         ("scoordinate.bbc.(11.35,46.49,11.37,46.50,4326)", 2),
         ("scoordinate.dlt.(1000,11.355,46.4978)", 2),
         ("or(scode.eq.\"103\",sorigin.eq.SECRET)", 2),
-        ("and(sactive.eq.true,or(scode.eq.\"103\",scode.eq.\"104\"))", 2),
+        (
+            "and(sactive.eq.true,or(scode.eq.\"103\",scode.eq.\"104\"))",
+            2,
+        ),
         ("pcode.eq.null", 3),
     ] {
         let v = ok(&format!("/v2/flat/ParkingStation?where={}", urlenc(w))).await;
@@ -353,7 +435,11 @@ async fn parameters() {
     ))
     .await;
     assert_eq!(j["data"].as_array().unwrap().len(), 1);
-    let st = ok(&format!("/v2/flat/EChargingPlug/*/latest?where={}", urlenc("mvalue.eq.OCCUPIED"))).await;
+    let st = ok(&format!(
+        "/v2/flat/EChargingPlug/*/latest?where={}",
+        urlenc("mvalue.eq.OCCUPIED")
+    ))
+    .await;
     assert_eq!(st["data"].as_array().unwrap().len(), 1);
     let tz = ok("/v2/flat/ParkingStation/free/latest?timezone=UTC%2B2&select=mvalidtime&where=scode.eq.%22103%22").await;
     assert_eq!(tz["data"][0]["mvalidtime"], "2024-01-15 12:20:00.000+0200");
@@ -377,7 +463,11 @@ fn form_urlencoded_encode(s: &str) -> String {
 
 #[tokio::test]
 async fn errors() {
-    let (s, v) = get(&format!("/v2/flat/ParkingStation?where={}", urlenc("a.eq.1)"))).await;
+    let (s, v) = get(&format!(
+        "/v2/flat/ParkingStation?where={}",
+        urlenc("a.eq.1)")
+    ))
+    .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert_eq!(
         v["message"],
@@ -385,12 +475,29 @@ async fn errors() {
     );
     assert_eq!(v["description"], "Syntax error in WHERE-clause");
     assert_eq!(v["info"]["input_marked"], "a.eq.1--->)<---");
-    assert_eq!((v["code"].clone(), v["error"].clone()), (json!(400), json!("Bad Request")));
+    assert_eq!(
+        (v["code"].clone(), v["error"].clone()),
+        (json!(400), json!("Bad Request"))
+    );
     assert!(v["timestamp"].as_str().unwrap().ends_with('Z'));
-    let (s, v) = get(&format!("/v2/flat/ParkingStation?where={}", urlenc("scode.eq.103"))).await;
+    let (s, v) = get(&format!(
+        "/v2/flat/ParkingStation?where={}",
+        urlenc("scode.eq.103")
+    ))
+    .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    assert!(v["message"].as_str().unwrap().contains("must be quoted: scode.eq.'103'"), "{v}");
-    let (s, v) = get(&format!("/v2/flat/ParkingStation?where={}", urlenc("scoordinate.bbi(11,46,12,47)"))).await;
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("must be quoted: scode.eq.'103'"),
+        "{v}"
+    );
+    let (s, v) = get(&format!(
+        "/v2/flat/ParkingStation?where={}",
+        urlenc("scoordinate.bbi(11,46,12,47)")
+    ))
+    .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     let (s, v) = get("/v2/flat/ParkingStation?where=tname.eq.x").await;
     assert_eq!(
@@ -401,31 +508,61 @@ async fn errors() {
         )
     );
     let (s, v) = get("/v2/flat/ParkingStation?select=foo").await;
-    assert_eq!((s, v["info"]["targetName"].clone()), (StatusCode::BAD_REQUEST, json!("foo")));
+    assert_eq!(
+        (s, v["info"]["targetName"].clone()),
+        (StatusCode::BAD_REQUEST, json!("foo"))
+    );
     let (s, v) = get("/v2/flat,foo/ParkingStation").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    assert!(v["message"].as_str().unwrap().contains("'flat,foo' is not allowed"));
+    assert!(v["message"]
+        .as_str()
+        .unwrap()
+        .contains("'flat,foo' is not allowed"));
     let (s, v) = get("/v2/flat/ParkingStation/free/2024-13-01/2024-01-02").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert!(
-        v["message"].as_str().unwrap().starts_with("PARSING ERROR: Invalid date given."),
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("PARSING ERROR: Invalid date given."),
         "{v}"
     );
     let (s, v) = get("/v2/flat/ParkingStation/free/newest").await;
     assert_eq!(
         (s, v["message"].as_str().unwrap()),
-        (StatusCode::NOT_FOUND, "Route does not exist for representation FLAT_NODE")
+        (
+            StatusCode::NOT_FOUND,
+            "Route does not exist for representation FLAT_NODE"
+        )
     );
     assert_eq!(get("/v2/flat/a/b/c/d/e/f").await.0, StatusCode::NOT_FOUND);
-    assert_eq!(get("/v2/flat/ParkingStation?limit=ten").await.0, StatusCode::BAD_REQUEST);
-    assert_eq!(get("/v2/flat/ParkingStation?distinct=maybe").await.0, StatusCode::BAD_REQUEST);
     assert_eq!(
-        get("/v2/flat/ParkingStation/free/latest?timezone=Mars/Base").await.0,
+        get("/v2/flat/ParkingStation?limit=ten").await.0,
         StatusCode::BAD_REQUEST
     );
-    let (s, v) = get(&format!("/v2/flat/ParkingStation?where={}", urlenc("sname.re.[a-"))).await;
+    assert_eq!(
+        get("/v2/flat/ParkingStation?distinct=maybe").await.0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        get("/v2/flat/ParkingStation/free/latest?timezone=Mars/Base")
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
+    let (s, v) = get(&format!(
+        "/v2/flat/ParkingStation?where={}",
+        urlenc("sname.re.[a-")
+    ))
+    .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    assert!(v["message"].as_str().unwrap().starts_with("Invalid regular expression"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid regular expression"),
+        "{v}"
+    );
     let (s, v) = get("/v2/flat/ParkingStation/*/latest?where=mvalue.eq.true").await;
     assert_eq!(
         (s, v["message"].as_str().unwrap()),
@@ -435,7 +572,11 @@ async fn errors() {
         )
     );
     let (s, _) = get("/v2/flat/ParkingStation/*?where=mvalue.gt.50").await;
-    assert_eq!(s, StatusCode::BAD_REQUEST, "mvalue is out of scope at level 3");
+    assert_eq!(
+        s,
+        StatusCode::BAD_REQUEST,
+        "mvalue is out of scope at level 3"
+    );
 }
 
 #[tokio::test]
@@ -450,19 +591,40 @@ async fn closed_data_rules() {
             .collect::<BTreeSet<_>>()
     };
     assert_eq!(codes(&anon), ["103", "104"].map(String::from).into());
-    let (_, secret) = get_as("/v2/flat/ParkingStation/free/latest?select=scode", &["SECRET"]).await;
-    assert_eq!(codes(&secret), ["103", "104", "200"].map(String::from).into());
-    let (_, admin) = get_as("/v2/flat/ParkingStation/free/2024-01-01/2025-01-01?select=scode", &["BDP_ADMIN"]).await;
+    let (_, secret) = get_as(
+        "/v2/flat/ParkingStation/free/latest?select=scode",
+        &["SECRET"],
+    )
+    .await;
+    assert_eq!(
+        codes(&secret),
+        ["103", "104", "200"].map(String::from).into()
+    );
+    let (_, admin) = get_as(
+        "/v2/flat/ParkingStation/free/2024-01-01/2025-01-01?select=scode",
+        &["BDP_ADMIN"],
+    )
+    .await;
     assert!(codes(&admin).contains("200"));
-    let (_, other) = get_as("/v2/flat/ParkingStation/free/latest?select=scode", &["OTHER"]).await;
+    let (_, other) = get_as(
+        "/v2/flat/ParkingStation/free/latest?select=scode",
+        &["OTHER"],
+    )
+    .await;
     assert_eq!(codes(&other).len(), 2);
     // Metadata stays open.
     assert_eq!(
-        ok("/v2/flat/ParkingStation?select=scode").await["data"].as_array().unwrap().len(),
+        ok("/v2/flat/ParkingStation?select=scode").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
         3
     );
     assert_eq!(
-        ok("/v2/flat/ParkingStation/*?select=scode").await["data"].as_array().unwrap().len(),
+        ok("/v2/flat/ParkingStation/*?select=scode").await["data"]
+            .as_array()
+            .unwrap()
+            .len(),
         3
     );
 }
@@ -472,7 +634,14 @@ async fn writer_rules() {
     let st = &env().await.state;
     let (s, _) = call_state(st, "POST", "/v2/json/syncDataTypes", Some(json!([])), None).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
-    let (s, _) = call_state(st, "POST", "/v2/json/syncDataTypes", Some(json!([])), Some(&["READER"])).await;
+    let (s, _) = call_state(
+        st,
+        "POST",
+        "/v2/json/syncDataTypes",
+        Some(json!([])),
+        Some(&["READER"]),
+    )
+    .await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     let (s, v) = call_state(
         st,
@@ -497,7 +666,10 @@ async fn writer_rules() {
     .await;
     assert_eq!(
         (s, v["message"].as_str().unwrap()),
-        (StatusCode::BAD_REQUEST, "$[0].name: is required (a non-empty string)")
+        (
+            StatusCode::BAD_REQUEST,
+            "$[0].name: is required (a non-empty string)"
+        )
     );
     // Older and duplicate records are ignored; a new one is stored once.
     let body = json!({"104": {"occupied": [{"timestamp": T0 + 5 * MIN10, "value": 1, "period": 600}, {"timestamp": T0 + 5 * MIN10, "value": 1, "period": 600}]}});
@@ -513,8 +685,18 @@ async fn writer_rules() {
         (s, v["inserted"].clone(), v["skipped_older"].clone()),
         (StatusCode::CREATED, json!(1), json!(1))
     );
-    let (_, v) = call_state(st, "POST", "/v2/json/pushRecords/ParkingStation", Some(body), Some(&["WRITER"])).await;
-    assert_eq!((v["inserted"].clone(), v["skipped_older"].clone()), (json!(0), json!(2)));
+    let (_, v) = call_state(
+        st,
+        "POST",
+        "/v2/json/pushRecords/ParkingStation",
+        Some(body),
+        Some(&["WRITER"]),
+    )
+    .await;
+    assert_eq!(
+        (v["inserted"].clone(), v["skipped_older"].clone()),
+        (json!(0), json!(2))
+    );
     let (_, v) = call_state(
         st,
         "GET",
@@ -556,7 +738,8 @@ async fn writer_rules() {
 #[tokio::test]
 async fn tree_latest_snapshot() {
     let mut v = ok("/v2/tree/EChargingPlug/*/latest").await;
-    let m = &mut v["data"]["EChargingPlug"]["stations"]["E1-1"]["sdatatypes"]["status"]["tmeasurements"][0];
+    let m = &mut v["data"]["EChargingPlug"]["stations"]["E1-1"]["sdatatypes"]["status"]
+        ["tmeasurements"][0];
     m["mtransactiontime"] = json!("<now>");
     m["mprovenance"]["prversion"] = json!("f4f0");
     insta::assert_json_snapshot!(v);
@@ -565,7 +748,8 @@ async fn tree_latest_snapshot() {
 /// Ingests data equivalent to the reference fixture and compares the tree's keys.
 #[tokio::test]
 async fn fixture_tree_has_the_reference_structure() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/timeseries/echargingtree.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/timeseries/echargingtree.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
         println!("skipped: fixture {} not found", path.display());
         return;
@@ -574,7 +758,9 @@ async fn fixture_tree_has_the_reference_structure() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
     let state = TimeseriesState::new(store.clone(), TimeseriesConfig::default());
-    let stations = fixture["data"]["EChargingStation"]["stations"].as_object().unwrap();
+    let stations = fixture["data"]["EChargingStation"]["stations"]
+        .as_object()
+        .unwrap();
     let sample: Vec<(&String, &Value)> = stations.iter().take(5).collect();
     let mut dtos = Vec::new();
     let mut types = serde_json::Map::new();
@@ -610,7 +796,14 @@ async fn fixture_tree_has_the_reference_structure() {
         "records": {"EChargingStation": records},
     });
     hub_timeseries::import_value(&store, &file).await.unwrap();
-    let (s, ours) = call_state(&state, "GET", "/v2/tree/EChargingStation/*/latest?limit=-1", None, None).await;
+    let (s, ours) = call_state(
+        &state,
+        "GET",
+        "/v2/tree/EChargingStation/*/latest?limit=-1",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(s, StatusCode::OK);
     let ours_st = &ours["data"]["EChargingStation"]["stations"];
     assert_eq!(
@@ -649,11 +842,19 @@ fn same_structure(ours: &Value, theirs: &Value, path: &str) {
 
 /// Status and raw body of a GET.
 async fn raw_get(state: &TimeseriesState, uri: &str, roles: &[&str]) -> (StatusCode, Vec<u8>) {
-    let mut req = Request::builder().method("GET").uri(uri).body(Body::empty()).unwrap();
-    req.extensions_mut().insert(Roles(roles.iter().map(|s| s.to_string()).collect()));
+    let mut req = Request::builder()
+        .method("GET")
+        .uri(uri)
+        .body(Body::empty())
+        .unwrap();
+    req.extensions_mut()
+        .insert(Roles(roles.iter().map(|s| s.to_string()).collect()));
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body()).await.unwrap().to_bytes();
+    let bytes = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
     (status, bytes.to_vec())
 }
 
@@ -700,24 +901,37 @@ async fn compare_answers(sa: &TimeseriesState, sb: &TimeseriesState, mask_times:
     // Error bodies carry the clock.
     let error_time = regex::Regex::new(r#""timestamp":"[^"]*""#).unwrap();
     // Anonymous (closed data hidden) and as an administrator (everything).
-    for (uri, roles) in requests.iter().flat_map(|u| [(u, &[][..]), (u, &["ADMIN"][..])]) {
-        let (s1, b1) = raw_get(&sa, uri, roles).await;
-        let (s2, b2) = raw_get(&sb, uri, roles).await;
+    for (uri, roles) in requests
+        .iter()
+        .flat_map(|u| [(u, &[][..]), (u, &["ADMIN"][..])])
+    {
+        let (s1, b1) = raw_get(sa, uri, roles).await;
+        let (s2, b2) = raw_get(sb, uri, roles).await;
         let text = |b: Vec<u8>| {
             let mut t = String::from_utf8(b).unwrap();
             if s1 != StatusCode::OK {
-                t = error_time.replace_all(&t, "\"timestamp\":\"-\"").into_owned();
+                t = error_time
+                    .replace_all(&t, "\"timestamp\":\"-\"")
+                    .into_owned();
             }
             if mask_times {
-                mask.replace_all(&t, "\"${1}transactiontime\":\"-\"").into_owned()
+                mask.replace_all(&t, "\"${1}transactiontime\":\"-\"")
+                    .into_owned()
             } else {
                 t
             }
         };
         let (b1, b2) = (text(b1), text(b2));
-        assert_eq!(s1, s2, "{uri} {roles:?}: status differs\nsqlite: {b1:.400}\npostgres: {b2:.400}");
+        assert_eq!(
+            s1, s2,
+            "{uri} {roles:?}: status differs\nsqlite: {b1:.400}\npostgres: {b2:.400}"
+        );
         if b1 != b2 {
-            let at = b1.bytes().zip(b2.bytes()).position(|(x, y)| x != y).unwrap_or(b1.len().min(b2.len()));
+            let at = b1
+                .bytes()
+                .zip(b2.bytes())
+                .position(|(x, y)| x != y)
+                .unwrap_or(b1.len().min(b2.len()));
             let from = at.saturating_sub(200);
             panic!(
                 "{uri} {roles:?}: bodies differ at byte {at} (lengths {} / {})\nsqlite:   {}\npostgres: {}",
@@ -727,7 +941,10 @@ async fn compare_answers(sa: &TimeseriesState, sb: &TimeseriesState, mask_times:
                 &b2[from..(at + 200).min(b2.len())]
             );
         }
-        assert!(roles.is_empty() || s1 != StatusCode::OK || b1.len() > 40, "{uri}: suspiciously empty answer {b1}");
+        assert!(
+            roles.is_empty() || s1 != StatusCode::OK || b1.len() > 40,
+            "{uri}: suspiciously empty answer {b1}"
+        );
     }
 }
 
@@ -735,7 +952,10 @@ async fn compare_answers(sa: &TimeseriesState, sb: &TimeseriesState, mask_times:
 /// alike (transaction times, which are the clock at ingestion, are masked).
 #[tokio::test]
 async fn sqlite_and_postgres_answer_alike() {
-    if std::env::var("HUB_TEST_DATABASE").map(|v| v.trim().is_empty()).unwrap_or(true) {
+    if std::env::var("HUB_TEST_DATABASE")
+        .map(|v| v.trim().is_empty())
+        .unwrap_or(true)
+    {
         println!("skipped: HUB_TEST_DATABASE not set");
         return;
     }
@@ -745,11 +965,20 @@ async fn sqlite_and_postgres_answer_alike() {
     let dir_pg = tempfile::tempdir().unwrap();
     let sqlite = Store::open_sqlite(dir_sqlite.path()).unwrap();
     let pg = Store::open_for_tests(dir_pg.path()).unwrap();
-    assert_eq!((sqlite.backend_name(), pg.backend_name()), ("sqlite", "postgres"));
+    assert_eq!(
+        (sqlite.backend_name(), pg.backend_name()),
+        ("sqlite", "postgres")
+    );
     let a = hub_timeseries::load_demo(&sqlite, 1, anchor).await.unwrap();
     let b = hub_timeseries::load_demo(&pg, 1, anchor).await.unwrap();
-    assert_eq!((a.stations, a.records, a.edges, a.events), (b.stations, b.records, b.edges, b.events));
-    let (sa, sb) = (TimeseriesState::new(sqlite, config()), TimeseriesState::new(pg, config()));
+    assert_eq!(
+        (a.stations, a.records, a.edges, a.events),
+        (b.stations, b.records, b.edges, b.events)
+    );
+    let (sa, sb) = (
+        TimeseriesState::new(sqlite, config()),
+        TimeseriesState::new(pg, config()),
+    );
     compare_answers(&sa, &sb, true).await;
 }
 
@@ -766,13 +995,26 @@ async fn concurrent_writers_on_postgres() {
         }
     };
     use hub_store::timeseries::{DataTypeInput, RecordInput, RecordValue};
-    let url = hub_store::postgres::create_database(&admin, &format!("hub_test_{}_concurrent", std::process::id()), true).unwrap();
-    let stores = [Store::open_postgres(&url, None).unwrap(), Store::open_postgres(&url, None).unwrap()];
+    let url = hub_store::postgres::create_database(
+        &admin,
+        &format!("hub_test_{}_concurrent", std::process::id()),
+        true,
+    )
+    .unwrap();
+    let stores = [
+        Store::open_postgres(&url, None).unwrap(),
+        Store::open_postgres(&url, None).unwrap(),
+    ];
     let mut tasks = Vec::new();
     for k in 0..8i64 {
         let store = stores[(k % 2) as usize].clone();
         tasks.push(tokio::spawn(async move {
-            store.ts_sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await?;
+            store
+                .ts_sync_data_types(vec![DataTypeInput {
+                    name: "free".into(),
+                    ..Default::default()
+                }])
+                .await?;
             let stations: Vec<StationInput> = (0..20)
                 .map(|i| StationInput {
                     code: format!("S{i:02}"),
@@ -783,7 +1025,9 @@ async fn concurrent_writers_on_postgres() {
                     ..Default::default()
                 })
                 .collect();
-            store.ts_sync_stations("ParkingStation".into(), stations, true, false).await?;
+            store
+                .ts_sync_stations("ParkingStation".into(), stations, true, false)
+                .await?;
             // Overlapping windows: writer k pushes steps k*5 .. k*5+20.
             let records: Vec<RecordInput> = (0..20)
                 .flat_map(|i| {
@@ -796,23 +1040,46 @@ async fn concurrent_writers_on_postgres() {
                     })
                 })
                 .collect();
-            store.ts_push_records("ParkingStation".into(), None, records).await
+            store
+                .ts_push_records("ParkingStation".into(), None, records)
+                .await
         }));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
     }
     let state = TimeseriesState::new(stores[0].clone(), TimeseriesConfig::default());
-    let (s, v) = call_state(&state, "GET", "/v2/flat/ParkingStation/free/latest?limit=-1&select=scode,mvalue", None, Some(&["ADMIN"])).await;
+    let (s, v) = call_state(
+        &state,
+        "GET",
+        "/v2/flat/ParkingStation/free/latest?limit=-1&select=scode,mvalue",
+        None,
+        Some(&["ADMIN"]),
+    )
+    .await;
     assert_eq!(s, StatusCode::OK);
     let data = v["data"].as_array().unwrap();
     assert_eq!(data.len(), 20);
     assert!(data.iter().all(|r| r["mvalue"] == json!(7 * 5 + 19)), "{v}");
-    let (_, v) = call_state(&state, "GET", "/v2/flat/ParkingStation/free/2020-01-01/2100-01-01?limit=-1&select=scode", None, Some(&["ADMIN"])).await;
+    let (_, v) = call_state(
+        &state,
+        "GET",
+        "/v2/flat/ParkingStation/free/2020-01-01/2100-01-01?limit=-1&select=scode",
+        None,
+        Some(&["ADMIN"]),
+    )
+    .await;
     let n = v["data"].as_array().unwrap().len();
     // Every station has at most one record per step (0 ..= 54), none duplicated.
-    assert!(n <= 20 * 55 && n >= 20 * 20, "{n}");
-    let (_, v) = call_state(&state, "GET", "/v2/flat/ParkingStation?limit=-1&select=scode", None, None).await;
+    assert!((20 * 20..=20 * 55).contains(&n), "{n}");
+    let (_, v) = call_state(
+        &state,
+        "GET",
+        "/v2/flat/ParkingStation?limit=-1&select=scode",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(v["data"].as_array().unwrap().len(), 20);
 }
 
@@ -832,17 +1099,36 @@ async fn sqlite_copied_to_postgres_answers_alike() {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open_sqlite(dir.path()).unwrap();
     hub_timeseries::load_demo(&sqlite, 1, anchor).await.unwrap();
-    let url = hub_store::postgres::create_database(&admin, &format!("hub_test_{}_copy", std::process::id()), true).unwrap();
+    let url = hub_store::postgres::create_database(
+        &admin,
+        &format!("hub_test_{}_copy", std::process::id()),
+        true,
+    )
+    .unwrap();
     let (path, target) = (dir.path().to_path_buf(), url.clone());
-    std::thread::spawn(move || hub_store::copy::copy_sqlite_to_postgres(&path, &target, &mut |_| {}))
-        .join()
-        .unwrap()
-        .unwrap();
+    std::thread::spawn(move || {
+        hub_store::copy::copy_sqlite_to_postgres(&path, &target, &mut |_| {})
+    })
+    .join()
+    .unwrap()
+    .unwrap();
     let pg = Store::open_postgres(&url, None).unwrap();
     // Sequences continue after the copied ids.
     for store in [&sqlite, &pg] {
-        let new = StationInput { code: "NEW".into(), name: "new".into(), ..Default::default() };
-        store.ts_sync_stations("ParkingStation".into(), vec![new], false, false).await.unwrap();
+        let new = StationInput {
+            code: "NEW".into(),
+            name: "new".into(),
+            ..Default::default()
+        };
+        store
+            .ts_sync_stations("ParkingStation".into(), vec![new], false, false)
+            .await
+            .unwrap();
     }
-    compare_answers(&TimeseriesState::new(sqlite, config()), &TimeseriesState::new(pg, config()), false).await;
+    compare_answers(
+        &TimeseriesState::new(sqlite, config()),
+        &TimeseriesState::new(pg, config()),
+        false,
+    )
+    .await;
 }

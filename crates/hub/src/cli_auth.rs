@@ -2,7 +2,7 @@
 //! users and confidential clients, and bulk-loading content documents.
 
 use std::io::{BufRead, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
@@ -327,7 +327,7 @@ pub fn import(store: &Store, file: &Path, entity: Option<&str>) -> anyhow::Resul
 }
 
 /// `hub import FILE`: prints the summary; exits non-zero when documents were rejected.
-pub fn run_import(store: &Store, file: &PathBuf, entity: Option<&str>) -> anyhow::Result<()> {
+pub fn run_import(store: &Store, file: &Path, entity: Option<&str>) -> anyhow::Result<()> {
     let summary = import(store, file, entity)?;
     println!(
         "wrote {} documents ({} new or changed), rejected {}",

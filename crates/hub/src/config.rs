@@ -96,16 +96,25 @@ impl Default for Config {
 impl Config {
     /// Reads a TOML file; unknown keys are an error so typos do not pass silently.
     pub fn from_file(path: &std::path::Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))
     }
 
     pub fn content_base_url(&self) -> String {
-        self.content_base_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
+        self.content_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
     }
 
     pub fn auth_url(&self) -> String {
-        self.auth_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
+        self.auth_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
     }
 
     /// The token service's settings.
@@ -116,23 +125,36 @@ impl Config {
             access_token_lifetime: self.access_token_lifetime,
             refresh_token_lifetime: self.refresh_token_lifetime,
             session_lifetime: self.session_lifetime,
-            external: self.external_issuer.as_ref().map(|issuer| hub_auth::ExternalIssuer {
-                issuer: issuer.clone(),
-                jwks_url: self
-                    .external_jwks_url
-                    .clone()
-                    .unwrap_or_else(|| format!("{}/protocol/openid-connect/certs", issuer.trim_end_matches('/'))),
-            }),
+            external: self
+                .external_issuer
+                .as_ref()
+                .map(|issuer| hub_auth::ExternalIssuer {
+                    issuer: issuer.clone(),
+                    jwks_url: self.external_jwks_url.clone().unwrap_or_else(|| {
+                        format!(
+                            "{}/protocol/openid-connect/certs",
+                            issuer.trim_end_matches('/')
+                        )
+                    }),
+                }),
             ..hub_auth::AuthConfig::default()
         }
     }
 
     pub fn mobility_base_url(&self) -> String {
-        self.mobility_base_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
+        self.mobility_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
     }
 
     pub fn datex_base_url(&self) -> String {
-        self.datex_base_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
+        self.datex_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
     }
 }
 
@@ -151,6 +173,9 @@ mod tests {
         assert_eq!(config.demo_scale, 1);
         assert_eq!(config.content_base_url(), "http://0.0.0.0:9000");
         std::fs::write(&file, "listne = \"0.0.0.0:9000\"\n").unwrap();
-        assert!(Config::from_file(&file).unwrap_err().to_string().contains("listne"));
+        assert!(Config::from_file(&file)
+            .unwrap_err()
+            .to_string()
+            .contains("listne"));
     }
 }

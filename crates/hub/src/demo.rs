@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use hub_demo::{content_document_count, content_documents, shape_document_count, shape_documents, DemoOptions};
+use hub_demo::{
+    content_document_count, content_documents, shape_document_count, shape_documents, DemoOptions,
+};
 use hub_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -21,11 +23,19 @@ pub fn load_demo(store: &Store, scale: u32) -> anyhow::Result<DemoSummary> {
 
 /// [`load_demo`] with the dataset's time anchor given (tests pin it, so dates in the
 /// documents do not depend on the day the test runs).
-pub fn load_demo_at(store: &Store, scale: u32, anchor: chrono::DateTime<chrono::Utc>) -> anyhow::Result<DemoSummary> {
+pub fn load_demo_at(
+    store: &Store,
+    scale: u32,
+    anchor: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<DemoSummary> {
     let started = Instant::now();
     let expected = content_document_count(scale) + shape_document_count();
     let bar = ProgressBar::new(expected);
-    bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} documents ({eta} left)").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} documents ({eta} left)")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     bar.set_message("loading demo data");
     // Hidden unless loading takes longer than a moment.
     bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -45,7 +55,10 @@ pub fn load_demo_at(store: &Store, scale: u32, anchor: chrono::DateTime<chrono::
         }
         *written += batch.len() as u64;
         batch.clear();
-        if started.elapsed() > Duration::from_millis(700) && bar.is_hidden() && console_is_terminal() {
+        if started.elapsed() > Duration::from_millis(700)
+            && bar.is_hidden()
+            && console_is_terminal()
+        {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
     };
@@ -64,7 +77,10 @@ pub fn load_demo_at(store: &Store, scale: u32, anchor: chrono::DateTime<chrono::
     }
     // The demo user `demo`/`demo` (reads closed data) and the demo writer client.
     hub_auth::demo::create_demo_principals(store, &hub_auth::demo::DEMO_WRITABLE)?;
-    Ok(DemoSummary { documents: written, elapsed: started.elapsed() })
+    Ok(DemoSummary {
+        documents: written,
+        elapsed: started.elapsed(),
+    })
 }
 
 fn console_is_terminal() -> bool {

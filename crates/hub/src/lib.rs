@@ -30,33 +30,69 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 struct StoreAnnouncements(Store);
 
 impl hub_datex::AnnouncementSource for StoreAnnouncements {
-    fn announcements(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<serde_json::Value>, String>> + Send + '_>> {
-        Box::pin(async move { self.0.all_content("Announcement").await.map_err(|e| e.to_string()) })
+    fn announcements(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Vec<serde_json::Value>, String>> + Send + '_>,
+    > {
+        Box::pin(async move {
+            self.0
+                .all_content("Announcement")
+                .await
+                .map_err(|e| e.to_string())
+        })
     }
 
-    fn revision(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, String>> + Send + '_>> {
-        Box::pin(async move { self.0.content_revision("Announcement").await.map(|r| Some(r.to_string())).map_err(|e| e.to_string()) })
+    fn revision(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Option<String>, String>> + Send + '_>,
+    > {
+        Box::pin(async move {
+            self.0
+                .content_revision("Announcement")
+                .await
+                .map(|r| Some(r.to_string()))
+                .map_err(|e| e.to_string())
+        })
     }
 }
 
 /// The whole HTTP surface of Hub over one store.
 pub fn router(store: Store, config: &Config) -> Router {
-    router_with_auth(store.clone(), config, hub_auth::AuthService::new(store, config.auth_config()))
+    router_with_auth(
+        store.clone(),
+        config,
+        hub_auth::AuthService::new(store, config.auth_config()),
+    )
 }
 
 /// [`router`] with a given token service (tests pass one with a manual clock).
 pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthService) -> Router {
-    let content = hub_content::router(hub_content::ContentState { store: store.clone(), base_url: config.content_base_url() });
+    let content = hub_content::router(hub_content::ContentState {
+        store: store.clone(),
+        base_url: config.content_base_url(),
+    });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
         store: store.clone(),
         base_url: config.content_base_url(),
         geoconverter: config.geoconverter.clone(),
     });
-    let timeseries_config = hub_timeseries::TimeseriesConfig { base_url: format!("{}/v2", config.mobility_base_url()), ..config.timeseries.clone() };
-    let timeseries = hub_timeseries::router(hub_timeseries::TimeseriesState::new(store.clone(), timeseries_config));
-    let datex_config = hub_datex::DatexConfig { base_url: config.datex_base_url(), ..config.datex.clone() };
+    let timeseries_config = hub_timeseries::TimeseriesConfig {
+        base_url: format!("{}/v2", config.mobility_base_url()),
+        ..config.timeseries.clone()
+    };
+    let timeseries = hub_timeseries::router(hub_timeseries::TimeseriesState::new(
+        store.clone(),
+        timeseries_config,
+    ));
+    let datex_config = hub_datex::DatexConfig {
+        base_url: config.datex_base_url(),
+        ..config.datex.clone()
+    };
     let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store)));
-    let openapi = serde_json::to_string(&hub_content::openapi::openapi()).expect("the OpenAPI document serializes");
+    let openapi = serde_json::to_string(&hub_content::openapi::openapi())
+        .expect("the OpenAPI document serializes");
 
     Router::new()
         .route("/health", get(|| async { ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#) }))

@@ -1,9 +1,9 @@
 //! `hub`: one server for the Content API, the Time Series API, the DATEX II traffic feed
 //! and the token service. `hub serve --help` lists the options.
 
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::future::IntoFuture;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -15,7 +15,11 @@ use tracing_subscriber::EnvFilter;
 mod migrate;
 
 #[derive(Parser)]
-#[command(name = "hub", version, about = "Open-data server: tourism content, mobility time series, traffic situations")]
+#[command(
+    name = "hub",
+    version,
+    about = "Open-data server: tourism content, mobility time series, traffic situations"
+)]
 struct Cli {
     /// TOML configuration file (flags and HUB_* variables override its keys).
     #[arg(long, env = "HUB_CONFIG", global = true)]
@@ -191,8 +195,11 @@ impl ServeArgs {
 }
 
 fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_env("HUB_LOG").unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = EnvFilter::try_from_env("HUB_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -202,27 +209,42 @@ fn init_logging(format: LogFormat) {
 fn open_store(config: &Config) -> anyhow::Result<Store> {
     if let Some(url) = &config.database {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            anyhow::bail!("--database {}: expected a postgres:// or postgresql:// URL", redact(url));
+            anyhow::bail!(
+                "--database {}: expected a postgres:// or postgresql:// URL",
+                redact(url)
+            );
         }
         let replica = config.database_replica.as_deref();
         return Store::open_postgres(url, replica).with_context(|| match replica {
-            Some(r) => format!("opening PostgreSQL at {} (reads from {})", redact(url), redact(r)),
+            Some(r) => format!(
+                "opening PostgreSQL at {} (reads from {})",
+                redact(url),
+                redact(r)
+            ),
             None => format!("opening PostgreSQL at {}", redact(url)),
         });
     }
     if config.database_replica.is_some() {
         anyhow::bail!("--database-replica needs --database: the embedded store has no replicas");
     }
-    Store::open_sqlite(&config.data).with_context(|| format!("opening the store in {}", config.data.display()))
+    Store::open_sqlite(&config.data)
+        .with_context(|| format!("opening the store in {}", config.data.display()))
 }
 
 use hub_store::postgres::redact;
 
 async fn shutdown_signal() {
-    let ctrl_c = async { tokio::signal::ctrl_c().await.expect("installing the SIGINT handler") };
+    let ctrl_c = async {
+        tokio::signal::ctrl_c()
+            .await
+            .expect("installing the SIGINT handler")
+    };
     #[cfg(unix)]
     let terminate = async {
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("installing the SIGTERM handler").recv().await;
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler")
+            .recv()
+            .await;
     };
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
@@ -237,10 +259,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let store = open_store(&config)?;
     if config.demo && store.is_empty().await? {
         let (s, scale) = (store.clone(), config.demo_scale);
-        let summary = tokio::task::spawn_blocking(move || hub::demo::load_demo(&s, scale)).await??;
-        tracing::info!(documents = summary.documents, seconds = summary.elapsed.as_secs_f64(), "loaded the demo dataset into an empty store");
+        let summary =
+            tokio::task::spawn_blocking(move || hub::demo::load_demo(&s, scale)).await??;
+        tracing::info!(
+            documents = summary.documents,
+            seconds = summary.elapsed.as_secs_f64(),
+            "loaded the demo dataset into an empty store"
+        );
         let mobility = hub_timeseries::load_demo(&store, scale, chrono::Utc::now()).await?;
-        tracing::info!(stations = mobility.stations, records = mobility.records, "loaded the demo mobility time series");
+        tracing::info!(
+            stations = mobility.stations,
+            records = mobility.records,
+            "loaded the demo mobility time series"
+        );
         store.refresh_statistics().await?;
     }
     hub_auth::ensure_signing_keys(&store).await?;
@@ -252,7 +283,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     let app = hub::router(store, &config);
-    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("binding {}", config.listen))?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
     tracing::info!(address = %config.listen, data = %config.data.display(), "serving: /v1 content, /datex/2 traffic feed, /swagger/v1/swagger.json, /health");
     let grace = Duration::from_secs(config.shutdown_grace);
     let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);
@@ -260,7 +293,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_signal().await;
         let _ = stopping_tx.send(true);
     };
-    let server = axum::serve(listener, app).with_graceful_shutdown(signal).into_future();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(signal)
+        .into_future();
     // Once the signal arrives, requests in flight get `grace` seconds to finish.
     let deadline = async move {
         let _ = stopping_rx.wait_for(|stopping| *stopping).await;
@@ -295,10 +330,19 @@ fn main() -> anyhow::Result<()> {
             init_logging(config.log_format);
             let store = open_store(&config)?;
             let summary = hub::demo::load_demo(&store, config.demo_scale)?;
-            println!("wrote {} demo documents to {} in {:.1} s", summary.documents, config.data.display(), summary.elapsed.as_secs_f64());
+            println!(
+                "wrote {} demo documents to {} in {:.1} s",
+                summary.documents,
+                config.data.display(),
+                summary.elapsed.as_secs_f64()
+            );
             let started = std::time::Instant::now();
             let runtime = tokio::runtime::Runtime::new()?;
-            let mobility = runtime.block_on(hub_timeseries::load_demo(&store, config.demo_scale, chrono::Utc::now()))?;
+            let mobility = runtime.block_on(hub_timeseries::load_demo(
+                &store,
+                config.demo_scale,
+                chrono::Utc::now(),
+            ))?;
             runtime.block_on(store.refresh_statistics())?;
             println!(
                 "wrote {} stations and {} measurements of demo time series in {:.1} s",
@@ -316,7 +360,11 @@ fn main() -> anyhow::Result<()> {
             store.apply(&mut config);
             hub::cli_auth::run_client(&open_store(&config)?, command)
         }
-        Command::Import { store, entity, file } => {
+        Command::Import {
+            store,
+            entity,
+            file,
+        } => {
             store.apply(&mut config);
             init_logging(config.log_format);
             hub::cli_auth::run_import(&open_store(&config)?, &file, entity.as_deref())

@@ -164,7 +164,12 @@ async fn loopback_store_with_user(
     username: &str,
     password: &str,
     role: &str,
-) -> (tokio::net::TcpListener, String, hub_store::Store, tempfile::TempDir) {
+) -> (
+    tokio::net::TcpListener,
+    String,
+    hub_store::Store,
+    tempfile::TempDir,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (store, dir) = support::backend();
@@ -377,7 +382,9 @@ async fn client_credentials_issue_an_access_token_only() {
 #[tokio::test]
 async fn token_errors_follow_rfc6749_section_5_2() {
     let app = app().await;
-    let cases: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
+    // (form fields, expected status, expected OAuth error code)
+    type Case<'a> = (Vec<(&'a str, &'a str)>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         (
             vec![
                 ("grant_type", "client_credentials"),
@@ -703,7 +710,8 @@ async fn bad_tokens_are_401_with_an_invalid_token_challenge() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_external_issuer_is_trusted_by_its_jwks() {
     // A second token service on loopback plays the Keycloak realm.
-    let (listener, base, store, _dir) = loopback_store_with_user(&keys().1, "kc-reader", "kc-pw", "AccoReader").await;
+    let (listener, base, store, _dir) =
+        loopback_store_with_user(&keys().1, "kc-reader", "kc-pw", "AccoReader").await;
     let external = AuthService::new(
         store,
         AuthConfig {
@@ -1111,7 +1119,8 @@ async fn pyjwt_verifies_issued_tokens_against_the_jwks() {
             return;
         }
     }
-    let (listener, base, store, _dir) = loopback_store_with_user(&keys().0, "py", "py-pw", "DataReader").await;
+    let (listener, base, store, _dir) =
+        loopback_store_with_user(&keys().0, "py", "py-pw", "DataReader").await;
     let config = hub::Config {
         auth_url: Some(base.clone()),
         ..support::test_config()
@@ -1237,16 +1246,40 @@ async fn bearer_roles_open_closed_time_series() {
     )
     .await
     .expect("importing a closed series");
-    let a22 = login(&app, "a22", PLAIN_PASSWORD).await["access_token"].as_str().unwrap().to_string();
-    let plain = login(&app, "plain", PLAIN_PASSWORD).await["access_token"].as_str().unwrap().to_string();
-    for (who, token, visible) in [("anonymous", None, 0), ("no role", Some(plain.as_str()), 0), ("A22 role", Some(a22.as_str()), 1)] {
+    let a22 = login(&app, "a22", PLAIN_PASSWORD).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let plain = login(&app, "plain", PLAIN_PASSWORD).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (who, token, visible) in [
+        ("anonymous", None, 0),
+        ("no role", Some(plain.as_str()), 0),
+        ("A22 role", Some(a22.as_str()), 1),
+    ] {
         let (status, body, _) = get_as(&app, "/v2/flat/TrafficSensor/flow/latest", token).await;
         assert_eq!(status, 200, "{who}");
-        assert_eq!(body["data"].as_array().unwrap().len(), visible, "{who}: {body}");
+        assert_eq!(
+            body["data"].as_array().unwrap().len(),
+            visible,
+            "{who}: {body}"
+        );
     }
     let (status, body, _) = get_as(&app, "/v2/flat/TrafficSensor", None).await;
     assert_eq!(status, 200);
-    assert_eq!(body["data"][0]["scode"], "A22-1", "station metadata is open");
-    let (status, _) = send(&app, "POST", "/v2/json/syncDataTypes", &[("content-type", "application/json")], Some("[]".to_string())).await;
+    assert_eq!(
+        body["data"][0]["scode"], "A22-1",
+        "station metadata is open"
+    );
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/v2/json/syncDataTypes",
+        &[("content-type", "application/json")],
+        Some("[]".to_string()),
+    )
+    .await;
     assert_eq!(status, 401);
 }

@@ -13,27 +13,54 @@ fn app() -> &'static TestApp {
 }
 
 fn ids(body: &Value) -> Vec<String> {
-    body["Items"].as_array().unwrap().iter().map(|i| i["Id"].as_str().unwrap().to_string()).collect()
+    body["Items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["Id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[tokio::test]
 async fn list_envelope_has_every_key_and_pages() {
     let (status, body) = get(app(), "/v1/HubActivityPoi?pagesize=2").await;
     assert_eq!(status, 200);
-    let keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["TotalResults", "TotalPages", "CurrentPage", "PreviousPage", "NextPage", "Seed", "Items"]);
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "TotalResults",
+            "TotalPages",
+            "CurrentPage",
+            "PreviousPage",
+            "NextPage",
+            "Seed",
+            "Items"
+        ]
+    );
     assert_eq!(body["TotalResults"], 5);
     assert_eq!(body["TotalPages"], 3);
     assert_eq!(body["CurrentPage"], 1);
     assert_eq!(body["PreviousPage"], Value::Null);
-    assert_eq!(body["NextPage"], "http://hub.test/v1/HubActivityPoi?pagesize=2&pagenumber=2");
+    assert_eq!(
+        body["NextPage"],
+        "http://hub.test/v1/HubActivityPoi?pagesize=2&pagenumber=2"
+    );
     assert_eq!(body["Seed"], Value::Null);
     // Default order: Shortname (case-folded), then id.
     assert_eq!(ids(&body), ["poi-alm", "poi-b"]);
 
     let (_, last) = get(app(), "/v1/HubActivityPoi?pagesize=2&pagenumber=3").await;
     assert_eq!(ids(&last), ["poi-e"]);
-    assert_eq!(last["PreviousPage"], "http://hub.test/v1/HubActivityPoi?pagesize=2&pagenumber=2");
+    assert_eq!(
+        last["PreviousPage"],
+        "http://hub.test/v1/HubActivityPoi?pagesize=2&pagenumber=2"
+    );
     assert_eq!(last["NextPage"], Value::Null);
 
     let (_, beyond) = get(app(), "/v1/HubActivityPoi?pagesize=2&pagenumber=9").await;
@@ -63,7 +90,10 @@ async fn alias_route_and_case_insensitive_names() {
     let (status, body) = get(app(), "/v1/odhactivitypoi/?PageSize=1").await;
     assert_eq!(status, 200);
     assert_eq!(body["TotalResults"], 5);
-    assert_eq!(body["NextPage"], "http://hub.test/v1/odhactivitypoi/?PageSize=1&pagenumber=2");
+    assert_eq!(
+        body["NextPage"],
+        "http://hub.test/v1/odhactivitypoi/?PageSize=1&pagenumber=2"
+    );
 }
 
 #[tokio::test]
@@ -71,7 +101,12 @@ async fn single_document_by_id_is_case_insensitive_and_key_order_is_kept() {
     let (status, body) = get(app(), "/v1/Accommodation/ACCO-1").await;
     assert_eq!(status, 200);
     assert_eq!(body["Id"], "acco-1");
-    let keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys[..3], ["Id", "_Meta", "Shortname"]);
     let (status, body) = get(app(), "/v1/Weather/District/3").await;
     assert_eq!(status, 200);
@@ -87,7 +122,10 @@ async fn unknown_ids_and_paths_are_404_problems() {
     assert!(body["detail"].as_str().unwrap().contains("'nope'"));
     let (status, body) = get(app(), "/v1/Nothing").await;
     assert_eq!(status, 404);
-    assert!(body["detail"].as_str().unwrap().contains("GET /v1 lists the datasets"));
+    assert!(body["detail"]
+        .as_str()
+        .unwrap()
+        .contains("GET /v1 lists the datasets"));
     let (status, _) = get(app(), "/v1/Weather").await;
     assert_eq!(status, 404);
 }
@@ -100,8 +138,16 @@ async fn bad_parameters_are_400_problems_naming_the_parameter() {
         ("/v1/Event?pagesize=0", "pagesize", "from 1 to 1000"),
         ("/v1/Event?pagenumber=0", "pagenumber", "at least 1"),
         ("/v1/Event?pagenumber=x", "pagenumber", "at least 1"),
-        ("/v1/Event?updatefrom=2024-13-45", "updatefrom", "yyyy-MM-dd"),
-        ("/v1/Event?removenullvalues=maybe", "removenullvalues", "true or false"),
+        (
+            "/v1/Event?updatefrom=2024-13-45",
+            "updatefrom",
+            "yyyy-MM-dd",
+        ),
+        (
+            "/v1/Event?removenullvalues=maybe",
+            "removenullvalues",
+            "true or false",
+        ),
         ("/v1/Event?active=yes", "active", "true or false"),
         ("/v1/Event?language=xx", "language", "de, it, en"),
         ("/v1/Event?langfilter=de,klingon", "langfilter", "'klingon'"),
@@ -114,14 +160,21 @@ async fn bad_parameters_are_400_problems_naming_the_parameter() {
         assert_eq!(body["parameter"], parameter, "{uri}");
         assert_eq!(body["status"], 400);
         assert_eq!(body["type"], "urn:hub:problem:invalid-parameter");
-        assert!(body["detail"].as_str().unwrap().contains(phrase), "{uri}: {}", body["detail"]);
+        assert!(
+            body["detail"].as_str().unwrap().contains(phrase),
+            "{uri}: {}",
+            body["detail"]
+        );
     }
 }
 
 #[tokio::test]
 async fn problem_bodies_use_the_problem_media_type() {
     let response = support::request(app(), "/v1/Event?pagesize=abc").await;
-    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
 }
 
 #[tokio::test]
@@ -135,13 +188,30 @@ async fn fields_syntax_errors_give_the_position() {
 
 #[tokio::test]
 async fn fields_select_flat_keys_named_by_path() {
-    let (_, body) = get(app(), "/v1/HubActivityPoi?fields=Detail.de.Title,HubTags.[*].Id,GpsInfo[0].Altitude&pagesize=1").await;
+    let (_, body) = get(
+        app(),
+        "/v1/HubActivityPoi?fields=Detail.de.Title,HubTags.[*].Id,GpsInfo[0].Altitude&pagesize=1",
+    )
+    .await;
     assert_eq!(
         body["Items"][0],
         json!({"Id": "poi-alm", "Detail.de.Title": "Almhütte", "HubTags.[*].Id": ["hut", "summer"], "GpsInfo[0].Altitude": 1800})
     );
-    let keys: Vec<&str> = body["Items"][0].as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["Id", "Detail.de.Title", "HubTags.[*].Id", "GpsInfo[0].Altitude"]);
+    let keys: Vec<&str> = body["Items"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "Id",
+            "Detail.de.Title",
+            "HubTags.[*].Id",
+            "GpsInfo[0].Altitude"
+        ]
+    );
     let (_, single) = get(app(), "/v1/HubActivityPoi/poi-alm?fields=Shortname").await;
     assert_eq!(single, json!({"Id": "poi-alm", "Shortname": "Alm"}));
 }
@@ -150,7 +220,11 @@ async fn fields_select_flat_keys_named_by_path() {
 async fn language_projection_applies_before_fields() {
     let (_, body) = get(app(), "/v1/HubActivityPoi/poi-alm?language=it").await;
     assert_eq!(body["Detail"], json!({"it": {"Title": "Rifugio alpino"}}));
-    let (_, body) = get(app(), "/v1/HubActivityPoi/poi-alm?language=it&fields=Detail.de.Title").await;
+    let (_, body) = get(
+        app(),
+        "/v1/HubActivityPoi/poi-alm?language=it&fields=Detail.de.Title",
+    )
+    .await;
     assert_eq!(body["Detail.de.Title"], Value::Null);
 }
 
@@ -184,7 +258,11 @@ async fn searchfilter_matches_titles_across_languages_case_insensitively() {
         ("nothing-like-this", &[]),
     ];
     for (term, expected) in cases {
-        let (status, body) = get(app(), &format!("/v1/HubActivityPoi?searchfilter={}", support::encode(term))).await;
+        let (status, body) = get(
+            app(),
+            &format!("/v1/HubActivityPoi?searchfilter={}", support::encode(term)),
+        )
+        .await;
         assert_eq!(status, 200);
         assert_eq!(ids(&body), *expected, "searchfilter={term}");
     }
@@ -201,11 +279,25 @@ async fn source_active_idlist_and_updatefrom_filter() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag").await;
     assert_eq!(ids(&body), ["poi-alm", "poi-d", "poi-e"]);
     // The total of a filtered list, on a page and past the last page.
-    let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=2").await;
-    assert_eq!((body["TotalResults"].clone(), body["TotalPages"].clone()), (json!(3), json!(2)));
+    let (_, body) = get(
+        app(),
+        "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=2",
+    )
+    .await;
+    assert_eq!(
+        (body["TotalResults"].clone(), body["TotalPages"].clone()),
+        (json!(3), json!(2))
+    );
     assert_eq!(ids(&body), ["poi-e"]);
-    let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=5").await;
-    assert_eq!((body["TotalResults"].clone(), body["Items"].clone()), (json!(3), json!([])));
+    let (_, body) = get(
+        app(),
+        "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=5",
+    )
+    .await;
+    assert_eq!(
+        (body["TotalResults"].clone(), body["Items"].clone()),
+        (json!(3), json!([]))
+    );
     let (_, body) = get(app(), "/v1/HubActivityPoi?active=false").await;
     assert_eq!(ids(&body), ["poi-d"]);
     let (_, body) = get(app(), "/v1/HubActivityPoi?idlist=POI-E,poi-b,").await;
@@ -221,14 +313,21 @@ async fn seed_gives_a_stable_permutation_kept_in_links() {
     let (_, b) = get(app(), "/v1/Event?seed=7&pagesize=4").await;
     assert_eq!(ids(&a), ids(&b));
     assert_eq!(a["Seed"], "7");
-    assert_eq!(a["NextPage"], "http://hub.test/v1/Event?seed=7&pagesize=4&pagenumber=2");
+    assert_eq!(
+        a["NextPage"],
+        "http://hub.test/v1/Event?seed=7&pagesize=4&pagenumber=2"
+    );
     let (_, other) = get(app(), "/v1/Event?seed=8&pagesize=12").await;
     let (_, default) = get(app(), "/v1/Event?pagesize=12").await;
     assert_ne!(ids(&other), ids(&default), "a seed reorders");
     // Every document appears exactly once over the seeded pages.
     let mut seen = Vec::new();
     for page in 1..=3 {
-        let (_, p) = get(app(), &format!("/v1/Event?seed=7&pagesize=4&pagenumber={page}")).await;
+        let (_, p) = get(
+            app(),
+            &format!("/v1/Event?seed=7&pagesize=4&pagenumber={page}"),
+        )
+        .await;
         seen.extend(ids(&p));
     }
     seen.sort();
@@ -240,12 +339,19 @@ async fn seed_gives_a_stable_permutation_kept_in_links() {
     let (_, zero) = get(app(), "/v1/Event?seed=0&pagesize=4").await;
     let chosen: i64 = zero["Seed"].as_str().unwrap().parse().unwrap();
     assert!((1..50).contains(&chosen));
-    assert!(zero["NextPage"].as_str().unwrap().contains(&format!("seed={chosen}")));
+    assert!(zero["NextPage"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("seed={chosen}")));
 }
 
 #[tokio::test]
 async fn unknown_parameters_are_ignored_and_null_means_absent() {
-    let (status, body) = get(app(), "/v1/HubActivityPoi?language=null&whatever=1&pagesize=null").await;
+    let (status, body) = get(
+        app(),
+        "/v1/HubActivityPoi?language=null&whatever=1&pagesize=null",
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(body["TotalResults"], 5);
     assert_eq!(body["Items"][0]["Detail"]["de"]["Title"], "Almhütte");
@@ -279,7 +385,15 @@ async fn health_openapi_cors_and_request_ids() {
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     assert!(doc["paths"]["/v1/Weather/Forecast"]["get"].is_object());
 
-    let response = support::request_with(app(), "/v1/Event", &[("origin", "https://example.org"), ("accept-encoding", "gzip")]).await;
+    let response = support::request_with(
+        app(),
+        "/v1/Event",
+        &[
+            ("origin", "https://example.org"),
+            ("accept-encoding", "gzip"),
+        ],
+    )
+    .await;
     assert_eq!(response.headers()["access-control-allow-origin"], "*");
     assert_eq!(response.headers()["content-encoding"], "gzip");
     assert!(!response.headers()["x-request-id"].is_empty());
@@ -293,10 +407,15 @@ async fn health_openapi_cors_and_request_ids() {
 async fn unknown_top_level_paths_are_404_problems() {
     let response = support::request(app(), "/nowhere").await;
     assert_eq!(response.status(), 404);
-    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
 }
-#[path = "content_api/filters_formats.rs"] mod filters_formats;
-#[path = "content_api/geo_utility.rs"] mod geo_utility;
+#[path = "content_api/filters_formats.rs"]
+mod filters_formats;
+#[path = "content_api/geo_utility.rs"]
+mod geo_utility;
 
 /// Filter values each engine reads differently (PostgreSQL's regular expressions, number
 /// and date ranges) are the client's input: a result or a 400 naming the parameter,

@@ -24,22 +24,44 @@ async fn feed(app: &TestApp, etag: Option<&str>) -> (StatusCode, Option<String>,
     let headers: Vec<(&str, &str)> = etag.map(|e| vec![("if-none-match", e)]).unwrap_or_default();
     let response = request_with(app, FEED, &headers).await;
     let status = response.status();
-    let etag = response.headers().get("etag").map(|v| v.to_str().unwrap().to_string());
-    (status, etag, String::from_utf8(body_bytes(response).await).unwrap())
+    let etag = response
+        .headers()
+        .get("etag")
+        .map(|v| v.to_str().unwrap().to_string());
+    (
+        status,
+        etag,
+        String::from_utf8(body_bytes(response).await).unwrap(),
+    )
 }
 
 #[tokio::test]
 async fn store_writes_change_the_feed_and_its_etag() {
     let (store, dir) = backend();
     let mut announcements = Vec::new();
-    hub_demo::content_documents(&hub_demo::DemoOptions { scale: 1, anchor: Utc::now() }, &mut |entity, doc| {
-        if entity == "Announcement" {
-            announcements.push((entity, doc));
-        }
-    });
-    assert!(!announcements.is_empty(), "the demo has traffic announcements");
-    store.put_content_batch(&announcements, &mut |_| {}).unwrap();
-    let app = TestApp { router: hub::router(store.clone(), &test_config()), store: store.clone(), _dir: dir };
+    hub_demo::content_documents(
+        &hub_demo::DemoOptions {
+            scale: 1,
+            anchor: Utc::now(),
+        },
+        &mut |entity, doc| {
+            if entity == "Announcement" {
+                announcements.push((entity, doc));
+            }
+        },
+    );
+    assert!(
+        !announcements.is_empty(),
+        "the demo has traffic announcements"
+    );
+    store
+        .put_content_batch(&announcements, &mut |_| {})
+        .unwrap();
+    let app = TestApp {
+        router: hub::router(store.clone(), &test_config()),
+        store: store.clone(),
+        _dir: dir,
+    };
 
     let (status, etag, xml) = feed(&app, None).await;
     assert_eq!(status, StatusCode::OK);
@@ -55,7 +77,11 @@ async fn store_writes_change_the_feed_and_its_etag() {
     let gone = ids[0].clone();
     let (_, doc) = announcements
         .iter()
-        .find(|(_, d)| d["Id"].as_str().is_some_and(|id| id.ends_with(&format!(":{gone}")) || id == gone))
+        .find(|(_, d)| {
+            d["Id"]
+                .as_str()
+                .is_some_and(|id| id.ends_with(&format!(":{gone}")) || id == gone)
+        })
         .expect("the situation's document")
         .clone();
     let doc_id = doc["Id"].as_str().unwrap().to_string();
@@ -63,11 +89,17 @@ async fn store_writes_change_the_feed_and_its_etag() {
     let (status, new_etag, xml) = feed(&app, Some(&etag)).await;
     assert_eq!(status, StatusCode::OK);
     assert_ne!(new_etag.as_deref(), Some(etag.as_str()));
-    assert!(!situation_ids(&xml).contains(&gone), "{gone} still in the feed");
+    assert!(
+        !situation_ids(&xml).contains(&gone),
+        "{gone} still in the feed"
+    );
     assert_eq!(situation_ids(&xml).len(), ids.len() - 1);
 
     // A single-document save (the write API's path) invalidates it too.
-    store.put_content("Announcement", doc, "2026-01-01T00:00:00Z".into(), false).await.unwrap();
+    store
+        .put_content("Announcement", doc, "2026-01-01T00:00:00Z".into(), false)
+        .await
+        .unwrap();
     let (status, _, xml) = feed(&app, new_etag.as_deref()).await;
     assert_eq!(status, StatusCode::OK);
     assert!(situation_ids(&xml).contains(&gone));

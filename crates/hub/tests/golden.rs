@@ -56,17 +56,28 @@ fn parse_requests(text: &str) -> Vec<GoldenRequest> {
                     (name.trim().to_string(), value.trim().to_string())
                 })
                 .collect();
-            GoldenRequest { line: line.to_string(), method: first.to_string(), uri, authorized, headers }
+            GoldenRequest {
+                line: line.to_string(),
+                method: first.to_string(),
+                uri,
+                authorized,
+                headers,
+            }
         })
         .collect()
 }
 
 /// Replaces timestamps of today (and yesterday, for a run across midnight) by `<now>`.
 fn mask_now(body: &[u8]) -> Vec<u8> {
-    let Ok(text) = std::str::from_utf8(body) else { return body.to_vec() };
+    let Ok(text) = std::str::from_utf8(body) else {
+        return body.to_vec();
+    };
     let today = chrono::Utc::now().date_naive();
     let mut out = text.to_string();
-    for prefix in [today, today.pred_opt().unwrap()].iter().flat_map(|day| [day.format("%Y-%m-%dT"), day.format("%Y-%m-%d ")]) {
+    for prefix in [today, today.pred_opt().unwrap()]
+        .iter()
+        .flat_map(|day| [day.format("%Y-%m-%dT"), day.format("%Y-%m-%d ")])
+    {
         let prefix = prefix.to_string();
         while let Some(start) = out.find(&prefix) {
             let rest = &out[start + prefix.len()..];
@@ -85,12 +96,20 @@ async fn demo_app() -> (support::TestApp, String) {
     let (store, dir) = support::backend();
     let anchor: chrono::DateTime<chrono::Utc> = ANCHOR.parse().unwrap();
     let loader = store.clone();
-    tokio::task::spawn_blocking(move || hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content"))
+    tokio::task::spawn_blocking(move || {
+        hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
+    })
+    .await
+    .unwrap();
+    hub_timeseries::load_demo(&store, 1, anchor)
         .await
-        .unwrap();
-    hub_timeseries::load_demo(&store, 1, anchor).await.expect("demo time series");
+        .expect("demo time series");
     store.refresh_statistics().await.expect("statistics");
-    let app = support::TestApp { router: hub::router(store.clone(), &support::test_config()), store, _dir: dir };
+    let app = support::TestApp {
+        router: hub::router(store.clone(), &support::test_config()),
+        store,
+        _dir: dir,
+    };
     let form = "grant_type=password&client_id=hub-generic-client&username=demo&password=demo";
     let response = app
         .router
@@ -104,15 +123,21 @@ async fn demo_app() -> (support::TestApp, String) {
         .await
         .unwrap();
     assert_eq!(response.status(), 200, "the demo user gets a token");
-    let body: serde_json::Value = serde_json::from_slice(&support::body_bytes(response).await).unwrap();
+    let body: serde_json::Value =
+        serde_json::from_slice(&support::body_bytes(response).await).unwrap();
     let token = body["access_token"].as_str().unwrap().to_string();
     (app, token)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_answers_are_byte_identical_to_the_recorded_ones() {
-    let requests = parse_requests(&std::fs::read_to_string(golden_dir().join("requests.txt")).unwrap());
-    assert!(requests.len() >= 200, "the corpus keeps at least 200 requests, has {}", requests.len());
+    let requests =
+        parse_requests(&std::fs::read_to_string(golden_dir().join("requests.txt")).unwrap());
+    assert!(
+        requests.len() >= 200,
+        "the corpus keeps at least 200 requests, has {}",
+        requests.len()
+    );
     let (app, token) = demo_app().await;
     let dump = std::env::var_os("HUB_GOLDEN_DUMP").map(PathBuf::from);
     if let Some(dir) = &dump {
@@ -121,23 +146,42 @@ async fn demo_answers_are_byte_identical_to_the_recorded_ones() {
 
     let mut actual = String::new();
     for (n, req) in requests.iter().enumerate() {
-        let mut builder = Request::builder().method(req.method.as_str()).uri(req.uri.as_str());
+        let mut builder = Request::builder()
+            .method(req.method.as_str())
+            .uri(req.uri.as_str());
         if req.authorized {
             builder = builder.header("authorization", format!("Bearer {token}"));
         }
         for (name, value) in &req.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
-        let response = app.router.clone().oneshot(builder.body(Body::empty()).unwrap()).await.unwrap();
+        let response = app
+            .router
+            .clone()
+            .oneshot(builder.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
         let status = response.status().as_u16();
-        let content_type =
-            response.headers().get("content-type").map(|v| v.to_str().unwrap().replace(' ', "")).unwrap_or_else(|| "-".into());
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().replace(' ', ""))
+            .unwrap_or_else(|| "-".into());
         let body = mask_now(&response.into_body().collect().await.unwrap().to_bytes());
         if let Some(dir) = &dump {
             std::fs::write(dir.join(format!("{n:03}.body")), &body).unwrap();
         }
-        let digest: String = Sha256::digest(&body).iter().map(|b| format!("{b:02x}")).collect();
-        writeln!(actual, "{status} {content_type} {} {digest}  {}", body.len(), req.line).unwrap();
+        let digest: String = Sha256::digest(&body)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        writeln!(
+            actual,
+            "{status} {content_type} {} {digest}  {}",
+            body.len(),
+            req.line
+        )
+        .unwrap();
     }
 
     let expected_path = golden_dir().join("expected.txt");
@@ -145,13 +189,24 @@ async fn demo_answers_are_byte_identical_to_the_recorded_ones() {
         std::fs::write(&expected_path, &actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&expected_path).expect("golden/expected.txt (record with HUB_GOLDEN_RECORD=1)");
+    let expected = std::fs::read_to_string(&expected_path)
+        .expect("golden/expected.txt (record with HUB_GOLDEN_RECORD=1)");
     let mismatches: Vec<String> = expected
         .lines()
         .zip(actual.lines())
         .filter(|(e, a)| e != a)
         .map(|(e, a)| format!("  expected {e}\n  actual   {a}"))
         .collect();
-    assert_eq!(expected.lines().count(), actual.lines().count(), "the request list and expected.txt differ in length");
-    assert!(mismatches.is_empty(), "{} of {} answers changed:\n{}", mismatches.len(), requests.len(), mismatches.join("\n"));
+    assert_eq!(
+        expected.lines().count(),
+        actual.lines().count(),
+        "the request list and expected.txt differ in length"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} answers changed:\n{}",
+        mismatches.len(),
+        requests.len(),
+        mismatches.join("\n")
+    );
 }

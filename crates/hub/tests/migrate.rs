@@ -24,7 +24,9 @@ fn admin_url() -> Option<String> {
     match std::env::var("HUB_TEST_DATABASE") {
         Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
         _ => {
-            eprintln!("skipped: HUB_TEST_DATABASE (the admin URL of a PostgreSQL server) is not set");
+            eprintln!(
+                "skipped: HUB_TEST_DATABASE (the admin URL of a PostgreSQL server) is not set"
+            );
             None
         }
     }
@@ -33,26 +35,42 @@ fn admin_url() -> Option<String> {
 /// A fresh database for one test; its URL.
 fn fresh_database(admin: &str, what: &str) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let name = format!("hub_migrate_{what}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let name = format!(
+        "hub_migrate_{what}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
     hub_store::postgres::create_database(admin, &name, true).expect("creating a test database")
 }
 
 /// A SQLite store with the content fixtures, the demo time series and the demo principals.
 fn filled_sqlite(dir: &Path) -> Store {
     let store = Store::open_sqlite(dir).expect("opening SQLite");
-    store.put_content_batch(&support::content_fixtures(), &mut |_| {}).expect("loading fixtures");
+    store
+        .put_content_batch(&support::content_fixtures(), &mut |_| {})
+        .expect("loading fixtures");
     let anchor = chrono::Utc.with_ymd_and_hms(2024, 1, 15, 12, 0, 0).unwrap();
-    tokio::runtime::Runtime::new().unwrap().block_on(hub_timeseries::load_demo(&store, 1, anchor)).expect("loading demo time series");
-    hub_auth::demo::create_demo_principals(&store, &hub_auth::demo::DEMO_WRITABLE).expect("creating demo principals");
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(hub_timeseries::load_demo(&store, 1, anchor))
+        .expect("loading demo time series");
+    hub_auth::demo::create_demo_principals(&store, &hub_auth::demo::DEMO_WRITABLE)
+        .expect("creating demo principals");
     store
 }
 
 fn migrate(dir: &Path, url: &str, stop_after: Option<u64>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hub"));
-    cmd.args(["migrate", "--from", &format!("sqlite:{}", dir.display()), "--to", url])
-        .env("HUB_LOG", "warn")
-        .env_remove("HUB_DATABASE")
-        .env_remove("HUB_COPY_STOP_AFTER_ROWS");
+    cmd.args([
+        "migrate",
+        "--from",
+        &format!("sqlite:{}", dir.display()),
+        "--to",
+        url,
+    ])
+    .env("HUB_LOG", "warn")
+    .env_remove("HUB_DATABASE")
+    .env_remove("HUB_COPY_STOP_AFTER_ROWS");
     if let Some(n) = stop_after {
         cmd.env("HUB_COPY_STOP_AFTER_ROWS", n.to_string());
     }
@@ -73,34 +91,51 @@ fn sqlite_counts(dir: &Path) -> Vec<(String, i64)> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    names.into_iter().map(|n| {
-        let count = conn.query_row(&format!("SELECT count(*) FROM \"{n}\""), [], |r| r.get(0)).unwrap();
-        (n, count)
-    }).collect()
+    names
+        .into_iter()
+        .map(|n| {
+            let count = conn
+                .query_row(&format!("SELECT count(*) FROM \"{n}\""), [], |r| r.get(0))
+                .unwrap();
+            (n, count)
+        })
+        .collect()
 }
 
 /// Runs SQL on the target and returns the first column of each row as text.
 fn pg_query(url: &str, sql: &str) -> Vec<Option<String>> {
     let (url, sql) = (url.to_string(), sql.to_string());
     std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async move {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
-            tokio::spawn(connection);
-            let rows = client.simple_query(&sql).await.unwrap();
-            rows.into_iter()
-                .filter_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
-                    _ => None,
-                })
-                .collect()
-        })
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(connection);
+                let rows = client.simple_query(&sql).await.unwrap();
+                rows.into_iter()
+                    .filter_map(|m| match m {
+                        tokio_postgres::SimpleQueryMessage::Row(r) => {
+                            Some(r.get(0).map(str::to_string))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
     })
     .join()
     .unwrap()
 }
 
 fn pg_count(url: &str, table: &str) -> i64 {
-    pg_query(url, &format!("SELECT count(*) FROM \"{table}\""))[0].as_deref().unwrap().parse().unwrap()
+    pg_query(url, &format!("SELECT count(*) FROM \"{table}\""))[0]
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// Every SQLite table (there is a PostgreSQL twin of each) has the same count in the target.
@@ -111,10 +146,23 @@ fn assert_counts_match(dir: &Path, url: &str) {
 }
 
 async fn get(router: &axum::Router, uri: &str) -> (u16, Option<String>, Vec<u8>) {
-    let response = router.clone().oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap()).await.unwrap();
+    let response = router
+        .clone()
+        .oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let status = response.status().as_u16();
-    let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string());
-    let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
     (status, content_type, body)
 }
 
@@ -144,7 +192,12 @@ fn migrate_copies_everything_and_the_apis_answer_alike() {
     let url = fresh_database(&admin, "copy");
 
     let out = migrate(dir.path(), &url, None);
-    assert!(out.status.success(), "hub migrate failed:\n{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "hub migrate failed:\n{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("row counts verified"), "{stdout}");
     assert!(!stdout.contains("resumed"), "{stdout}");
@@ -153,26 +206,51 @@ fn migrate_copies_everything_and_the_apis_answer_alike() {
     let pg = Store::open_postgres(&url, None).expect("opening the copy");
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        assert_eq!(sqlite.content_counts().await.unwrap(), pg.content_counts().await.unwrap());
+        assert_eq!(
+            sqlite.content_counts().await.unwrap(),
+            pg.content_counts().await.unwrap()
+        );
         let config = support::test_config();
-        let (a, b) = (hub::router(sqlite.clone(), &config), hub::router(pg.clone(), &config));
+        let (a, b) = (
+            hub::router(sqlite.clone(), &config),
+            hub::router(pg.clone(), &config),
+        );
         for uri in URIS {
             let (left, right) = (get(&a, uri).await, get(&b, uri).await);
             assert_eq!(left.0, 200, "{uri}: {}", text(&left.2));
             assert_eq!(left.0, right.0, "status of {uri}");
             assert_eq!(left.1, right.1, "content type of {uri}");
-            assert!(left.2 == right.2, "{uri} differs:\nSQLite:     {}\nPostgreSQL: {}", text(&left.2), text(&right.2));
+            assert!(
+                left.2 == right.2,
+                "{uri} differs:\nSQLite:     {}\nPostgreSQL: {}",
+                text(&left.2),
+                text(&right.2)
+            );
         }
     });
     // Identities continue after the copied ids.
-    let next = pg_query(&url, "SELECT nextval(pg_get_serial_sequence('ts_station', 'id'))")[0].clone().unwrap();
-    let max = pg_query(&url, "SELECT max(id) FROM ts_station")[0].clone().unwrap();
-    assert_eq!(next.parse::<i64>().unwrap(), max.parse::<i64>().unwrap() + 1);
+    let next = pg_query(
+        &url,
+        "SELECT nextval(pg_get_serial_sequence('ts_station', 'id'))",
+    )[0]
+    .clone()
+    .unwrap();
+    let max = pg_query(&url, "SELECT max(id) FROM ts_station")[0]
+        .clone()
+        .unwrap();
+    assert_eq!(
+        next.parse::<i64>().unwrap(),
+        max.parse::<i64>().unwrap() + 1
+    );
 
     // A second run finds the finished copy and refuses.
     let again = migrate(dir.path(), &url, None);
     assert!(!again.status.success());
-    assert!(text(&again.stderr).contains("finished copy"), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("finished copy"),
+        "{}",
+        text(&again.stderr)
+    );
 }
 
 #[test]
@@ -184,31 +262,82 @@ fn an_interrupted_migrate_resumes_without_duplicates() {
 
     // Stops after 30,000 rows (in the middle of a table), then again 50,000 rows later.
     let first = migrate(dir.path(), &url, Some(30_000));
-    assert!(!first.status.success(), "the first run should stop:\n{}", text(&first.stdout));
-    assert!(text(&first.stderr).contains("HUB_COPY_STOP_AFTER_ROWS"), "{}", text(&first.stderr));
-    let partial = pg_query(&url, "SELECT count(*) FROM hub_copy_progress WHERE NOT done AND rows_copied > 0")[0].clone().unwrap();
+    assert!(
+        !first.status.success(),
+        "the first run should stop:\n{}",
+        text(&first.stdout)
+    );
+    assert!(
+        text(&first.stderr).contains("HUB_COPY_STOP_AFTER_ROWS"),
+        "{}",
+        text(&first.stderr)
+    );
+    let partial = pg_query(
+        &url,
+        "SELECT count(*) FROM hub_copy_progress WHERE NOT done AND rows_copied > 0",
+    )[0]
+    .clone()
+    .unwrap();
     assert_eq!(partial, "1", "one table is copied partly");
-    let copied: i64 = pg_query(&url, "SELECT sum(rows_copied) FROM hub_copy_progress")[0].as_deref().unwrap().parse().unwrap();
-    assert!(copied > 0 && copied <= 30_000, "{copied} rows after the first run");
+    let copied: i64 = pg_query(&url, "SELECT sum(rows_copied) FROM hub_copy_progress")[0]
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        copied > 0 && copied <= 30_000,
+        "{copied} rows after the first run"
+    );
 
     let second = migrate(dir.path(), &url, Some(50_000));
     assert!(!second.status.success());
-    let copied2: i64 = pg_query(&url, "SELECT sum(rows_copied) FROM hub_copy_progress")[0].as_deref().unwrap().parse().unwrap();
-    assert!(copied2 > copied && copied2 <= copied + 50_000, "{copied2} rows after the second run");
-    for (table, count) in pg_query(&url, "SELECT table_name || '=' || rows_copied FROM hub_copy_progress").into_iter().flatten().map(|s| {
+    let copied2: i64 = pg_query(&url, "SELECT sum(rows_copied) FROM hub_copy_progress")[0]
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        copied2 > copied && copied2 <= copied + 50_000,
+        "{copied2} rows after the second run"
+    );
+    for (table, count) in pg_query(
+        &url,
+        "SELECT table_name || '=' || rows_copied FROM hub_copy_progress",
+    )
+    .into_iter()
+    .flatten()
+    .map(|s| {
         let (t, n) = s.split_once('=').unwrap();
         (t.to_string(), n.parse::<i64>().unwrap())
     }) {
-        assert_eq!(pg_count(&url, &table), count, "{table} holds exactly the rows its progress mark names");
+        assert_eq!(
+            pg_count(&url, &table),
+            count,
+            "{table} holds exactly the rows its progress mark names"
+        );
     }
 
     let last = migrate(dir.path(), &url, None);
     let stdout = text(&last.stdout);
-    assert!(last.status.success(), "the resumed run failed:\n{stdout}\n{}", text(&last.stderr));
-    assert!(stdout.contains(&format!("resumed an interrupted copy ({copied2} rows had been copied before)")), "{stdout}");
+    assert!(
+        last.status.success(),
+        "the resumed run failed:\n{stdout}\n{}",
+        text(&last.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "resumed an interrupted copy ({copied2} rows had been copied before)"
+        )),
+        "{stdout}"
+    );
     assert_counts_match(dir.path(), &url);
     // No duplicates even where PostgreSQL has no key to refuse them.
-    let distinct = pg_query(&url, "SELECT count(*) FROM (SELECT DISTINCT * FROM content_title) t")[0].clone().unwrap();
+    let distinct = pg_query(
+        &url,
+        "SELECT count(*) FROM (SELECT DISTINCT * FROM content_title) t",
+    )[0]
+    .clone()
+    .unwrap();
     assert_eq!(distinct, pg_count(&url, "content_title").to_string());
 }
 
@@ -219,20 +348,36 @@ fn migrate_refuses_a_target_with_other_data_and_bad_arguments() {
     drop(filled_sqlite(dir.path()));
     let url = fresh_database(&admin, "refuse");
     let other = Store::open_postgres(&url, None).unwrap();
-    other.put_content_batch(&support::content_fixtures()[..1], &mut |_| {}).unwrap();
+    other
+        .put_content_batch(&support::content_fixtures()[..1], &mut |_| {})
+        .unwrap();
     drop(other);
 
     let out = migrate(dir.path(), &url, None);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("did not come from a copy of this store"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("did not come from a copy of this store"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let missing = tempfile::tempdir().unwrap();
     let out = migrate(missing.path(), &url, None);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no Hub store there"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no Hub store there"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = Command::new(env!("CARGO_BIN_EXE_hub"))
-        .args(["migrate", "--from", &dir.path().display().to_string(), "--to", "mysql://x:secret@h/db"])
+        .args([
+            "migrate",
+            "--from",
+            &dir.path().display().to_string(),
+            "--to",
+            "mysql://x:secret@h/db",
+        ])
         .env_remove("HUB_DATABASE")
         .output()
         .unwrap();
@@ -241,10 +386,21 @@ fn migrate_refuses_a_target_with_other_data_and_bad_arguments() {
     assert!(stderr.contains("--from must be sqlite:DIR"), "{stderr}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_hub"))
-        .args(["migrate", "--from", &format!("sqlite:{}", dir.path().display()), "--to", "mysql://x:secret@h/db"])
+        .args([
+            "migrate",
+            "--from",
+            &format!("sqlite:{}", dir.path().display()),
+            "--to",
+            "mysql://x:secret@h/db",
+        ])
         .env_remove("HUB_DATABASE")
         .output()
         .unwrap();
     let stderr = text(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("--to must be a PostgreSQL URL") && !stderr.contains("secret"), "{stderr}");
+    assert!(
+        !out.status.success()
+            && stderr.contains("--to must be a PostgreSQL URL")
+            && !stderr.contains("secret"),
+        "{stderr}"
+    );
 }

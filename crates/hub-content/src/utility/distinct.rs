@@ -186,7 +186,7 @@ pub(crate) async fn distinct(
         }
     };
     let keep = |d: &&Value| {
-        sources.as_ref().map_or(true, |l| {
+        sources.as_ref().is_none_or(|l| {
             let source = d
                 .pointer("/_Meta/Source")
                 .or_else(|| d.get("Source"))

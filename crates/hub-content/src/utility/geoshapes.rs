@@ -84,27 +84,26 @@ pub(crate) async fn list(
         .into_iter()
         .filter(|d| {
             ids.as_ref()
-                .map_or(true, |l| l.contains(&text(d, "Id").to_lowercase()))
+                .is_none_or(|l| l.contains(&text(d, "Id").to_lowercase()))
         })
         .filter(|d| {
             sources
                 .as_ref()
-                .map_or(true, |l| l.contains(&text(d, "Source").to_lowercase()))
+                .is_none_or(|l| l.contains(&text(d, "Source").to_lowercase()))
         })
         .filter(|d| {
             types
                 .as_ref()
-                .map_or(true, |l| l.contains(&text(d, "Type").to_lowercase()))
+                .is_none_or(|l| l.contains(&text(d, "Type").to_lowercase()))
         })
         .filter(|d| {
-            search.as_ref().map_or(true, |s| {
+            search.as_ref().is_none_or(|s| {
                 fold(text(d, "Name")).contains(s.as_str()) || text(d, "Id").eq_ignore_ascii_case(s)
             })
         })
         .filter(|d| {
-            area.as_ref().map_or(true, |a| {
-                from_geojson(&d["Geometry"]).is_some_and(|g| a.intersects(&g))
-            })
+            area.as_ref()
+                .is_none_or(|a| from_geojson(&d["Geometry"]).is_some_and(|g| a.intersects(&g)))
         })
         .collect();
     shapes.sort_by(|a, b| {

@@ -122,7 +122,7 @@ async fn answer(
             })
         })
         .transpose()?;
-    let show_all = parse_bool(&raw, "showall")?.unwrap_or(true);
+    let show_all = parse_bool(raw, "showall")?.unwrap_or(true);
     let wanted: Vec<&str> = match raw.get("type").filter(|_| types.len() > 1) {
         None => types.iter().map(|(t, _)| *t).collect(),
         Some(v) => v
@@ -162,9 +162,9 @@ async fn answer(
                 }
             })
             .filter(|d| {
-                locations.as_ref().map_or(true, |wanted| {
-                    parent_tokens(d).iter().any(|t| wanted.contains(t))
-                })
+                locations
+                    .as_ref()
+                    .is_none_or(|wanted| parent_tokens(d).iter().any(|t| wanted.contains(t)))
             })
             .filter_map(|d| {
                 let id = d["Id"].as_str()?.to_string();

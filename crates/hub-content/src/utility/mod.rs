@@ -73,7 +73,10 @@ pub(crate) fn locfilter(
     let alone = form_urlencoded::Serializer::new(String::new())
         .append_pair("locfilter", v)
         .finish();
-    Ok(crate::geo_params::GeoParams::parse(&crate::params::RawQuery::parse(Some(&alone)))?.locations)
+    Ok(
+        crate::geo_params::GeoParams::parse(&crate::params::RawQuery::parse(Some(&alone)))?
+            .locations,
+    )
 }
 
 pub(crate) fn json_response(body: String) -> Response {

@@ -187,7 +187,11 @@ pub(crate) fn compile_nearest(
     let mut count = SqlBuilder::new(dialect);
     count.sql("SELECT COUNT(*) FROM content c");
     query.where_clause(&mut count);
-    CompiledList { page, count, page_has_total: false }
+    CompiledList {
+        page,
+        count,
+        page_has_total: false,
+    }
 }
 
 /// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
@@ -251,9 +255,8 @@ mod tests {
         assert!(!sql.contains("46.5"), "{sql}");
         let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
         assert!(
-            pg.contains(
-                "ST_DWithin(c.geom::geography, ST_SetSRID(ST_MakePoint($"
-            ) && pg.contains(", true))"),
+            pg.contains("ST_DWithin(c.geom::geography, ST_SetSRID(ST_MakePoint($")
+                && pg.contains(", true))"),
             "{pg}"
         );
         assert!(pg.contains("c.id_key AS k, ST_Distance("), "{pg}");

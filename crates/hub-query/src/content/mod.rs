@@ -15,8 +15,8 @@ use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
-pub mod rawfilter_sql;
 mod rawfilter_pg;
+pub mod rawfilter_sql;
 pub mod tagfilter;
 
 use rawfilter::{RawFilter, SortKey};
@@ -36,14 +36,27 @@ pub enum ContentFilter {
     HasAllLanguages(Vec<String>),
     /// Case-folded substring of a title field (in `languages`, or in any language when
     /// `None`), or the exact id.
-    Search { folded_term: String, id_key: String, languages: Option<Vec<String>> },
+    Search {
+        folded_term: String,
+        id_key: String,
+        languages: Option<Vec<String>>,
+    },
     /// A `rawfilter` expression; `parameter` names the query parameter in type errors.
-    Raw { filter: RawFilter, parameter: &'static str },
+    Raw {
+        filter: RawFilter,
+        parameter: &'static str,
+    },
     /// A tag filter over `content_tag` rows of `kind` (`tag` or `hubtag`).
-    Tags { kind: &'static str, filter: TagFilter },
+    Tags {
+        kind: &'static str,
+        filter: TagFilter,
+    },
     /// An `EventDate` range (table `content_date`) overlaps `[begin, end)`; bounds are
     /// `YYYY-MM-DD HH:MM:SS`, either may be open.
-    DateOverlap { begin: Option<String>, end: Option<String> },
+    DateOverlap {
+        begin: Option<String>,
+        end: Option<String>,
+    },
     /// Position within a radius (`latitude`, `longitude`, `radius`).
     Radius(geo::GeoCircle),
     /// Position related to an area (`polygon`).
@@ -102,12 +115,20 @@ pub struct CompiledList {
 
 impl ContentQuery {
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
-        if let ContentOrder::Distance { latitude, longitude } = self.order {
+        if let ContentOrder::Distance {
+            latitude,
+            longitude,
+        } = self.order
+        {
             return geo::compile_nearest(self, dialect, latitude, longitude);
         }
         if let Some(page) = self.compile_keys_first(dialect) {
             let page_has_total = !self.filters.is_empty();
-            return CompiledList { page, count: self.compile_count(dialect), page_has_total };
+            return CompiledList {
+                page,
+                count: self.compile_count(dialect),
+                page_has_total,
+            };
         }
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc FROM content c");
@@ -128,7 +149,10 @@ impl ContentQuery {
             ContentOrder::NextBegin { descending, now } => {
                 next_begin_order(&mut page, self.entity, *descending, now);
             }
-            ContentOrder::Distance { latitude, longitude } => {
+            ContentOrder::Distance {
+                latitude,
+                longitude,
+            } => {
                 geo::compile_distance_order(&mut page, *latitude, *longitude);
                 page.sql(", c.id_key");
             }
@@ -138,7 +162,11 @@ impl ContentQuery {
             .sql(" OFFSET ")
             .param(SqlValue::Int(self.page.offset() as i64));
 
-        CompiledList { page, count: self.compile_count(dialect), page_has_total: false }
+        CompiledList {
+            page,
+            count: self.compile_count(dialect),
+            page_has_total: false,
+        }
     }
 
     fn compile_count(&self, dialect: Dialect) -> SqlBuilder {
@@ -156,7 +184,11 @@ impl ContentQuery {
         // evaluating the filters a second time; a plain list counts from the index.
         let with_total = !self.filters.is_empty();
         let mut page = SqlBuilder::new(dialect);
-        page.sql(if with_total { "SELECT c.doc, p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, " } else { "SELECT c.doc FROM (SELECT c.id_key AS k, " });
+        page.sql(if with_total {
+            "SELECT c.doc, p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, "
+        } else {
+            "SELECT c.doc FROM (SELECT c.id_key AS k, "
+        });
         match &self.order {
             ContentOrder::Default => {
                 page.sql("c.sort_key");
@@ -211,7 +243,11 @@ fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter, entity: &'static s
             }
             q.sql(")");
         }
-        ContentFilter::Search { folded_term, id_key, languages } => {
+        ContentFilter::Search {
+            folded_term,
+            id_key,
+            languages,
+        } => {
             q.sql("(EXISTS (SELECT 1 FROM content_title t WHERE t.entity = c.entity AND t.id_key = c.id_key");
             if let Some(langs) = languages {
                 q.sql(" AND t.lang IN ").list(langs.iter().cloned());
@@ -229,7 +265,8 @@ fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter, entity: &'static s
             filter.compile(q, entity, kind);
         }
         ContentFilter::DateOverlap { begin, end } => {
-            q.sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ").text(entity);
+            q.sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ")
+                .text(entity);
             if let Some(begin) = begin {
                 q.sql(" AND d.date_end >= ").text(begin.clone());
             }
@@ -267,7 +304,9 @@ fn seed_order_key(q: &mut SqlBuilder, seed: &str) {
             q.sql("hub_seed(c.id_key, ").text(seed).sql(")");
         }
         Dialect::Postgres => {
-            q.sql("('x' || substr(md5(c.id_key || ").text(seed).sql("), 1, 15))::bit(60)::bigint");
+            q.sql("('x' || substr(md5(c.id_key || ")
+                .text(seed)
+                .sql("), 1, 15))::bit(60)::bigint");
         }
     }
 }
@@ -277,7 +316,15 @@ mod tests {
     use super::*;
 
     fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
-        ContentQuery { entity: "Event", filters, order, page: Page { size: 10, number: 3 } }
+        ContentQuery {
+            entity: "Event",
+            filters,
+            order,
+            page: Page {
+                size: 10,
+                number: 3,
+            },
+        }
     }
 
     #[test]
@@ -286,7 +333,11 @@ mod tests {
             vec![
                 ContentFilter::SourceIn(vec!["lts".into()]),
                 ContentFilter::Active(true),
-                ContentFilter::Search { folded_term: "50%'; drop".into(), id_key: "x".into(), languages: Some(vec!["de".into()]) },
+                ContentFilter::Search {
+                    folded_term: "50%'; drop".into(),
+                    id_key: "x".into(),
+                    languages: Some(vec!["de".into()]),
+                },
             ],
             ContentOrder::Default,
         );
@@ -294,7 +345,10 @@ mod tests {
         let sql = compiled.page.as_sql();
         assert!(!sql.contains("drop"), "{sql}");
         assert!(sql.ends_with("ORDER BY o, k LIMIT ?7 OFFSET ?8) p JOIN content c ON c.entity = ?9 AND c.id_key = p.k ORDER BY p.o, p.k"), "{sql}");
-        assert_eq!(compiled.page.params()[4], SqlValue::Text("%50\\%'; drop%".into()));
+        assert_eq!(
+            compiled.page.params()[4],
+            SqlValue::Text("%50\\%'; drop%".into())
+        );
         assert_eq!(compiled.page.params()[7], SqlValue::Int(20));
         assert!(!compiled.count.as_sql().contains("LIMIT"));
     }
@@ -303,8 +357,16 @@ mod tests {
     fn seed_order_differs_per_dialect_but_binds_the_seed() {
         let q = query(vec![], ContentOrder::Seed("7".into()));
         let sqlite = q.compile(Dialect::Sqlite);
-        assert!(sqlite.page.as_sql().contains("hub_seed(c.id_key, ?1)"), "{}", sqlite.page.as_sql());
+        assert!(
+            sqlite.page.as_sql().contains("hub_seed(c.id_key, ?1)"),
+            "{}",
+            sqlite.page.as_sql()
+        );
         assert_eq!(sqlite.page.params()[0], SqlValue::Text("7".into()));
-        assert!(q.compile(Dialect::Postgres).page.as_sql().contains("md5(c.id_key || $1)"));
+        assert!(q
+            .compile(Dialect::Postgres)
+            .page
+            .as_sql()
+            .contains("md5(c.id_key || $1)"));
     }
 }

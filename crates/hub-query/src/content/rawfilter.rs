@@ -124,7 +124,8 @@ const MAX_DEPTH: usize = 32;
 /// Longest `likein` pattern; patterns are compiled with a size limit too.
 pub const MAX_PATTERN_CHARS: usize = 200;
 
-const STATEMENTS: &str = "and, or, eq, ne, gt, ge, lt, le, like, likein, in, nin, isnull or isnotnull";
+const STATEMENTS: &str =
+    "and, or, eq, ne, gt, ge, lt, le, like, likein, in, nin, isnull or isnotnull";
 
 /// Parses a `rawfilter` expression.
 pub fn parse_rawfilter(text: &str) -> Result<RawFilter, RawFilterError> {
@@ -145,7 +146,10 @@ pub fn parse_rawsort(text: &str) -> Result<Vec<SortKey>, RawFilterError> {
         let descending = p.eat('-');
         let path = p.path()?;
         if path.has_wildcard() {
-            return Err(p.error_at(path.position - 1, "a sort field cannot contain [*]; name one value, such as GpsInfo.0.Altitude"));
+            return Err(p.error_at(
+                path.position - 1,
+                "a sort field cannot contain [*]; name one value, such as GpsInfo.0.Altitude",
+            ));
         }
         keys.push(SortKey { path, descending });
         p.skip_spaces();
@@ -239,18 +243,37 @@ impl Parser {
         while self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
             self.i += 1;
         }
-        self.chars[start..self.i].iter().collect::<String>().to_ascii_lowercase()
+        self.chars[start..self.i]
+            .iter()
+            .collect::<String>()
+            .to_ascii_lowercase()
     }
 
     fn statement(&mut self, depth: usize) -> Result<RawFilter, RawFilterError> {
         if depth > MAX_DEPTH {
-            return Err(self.error_at(self.i, format!("expressions nest at most {MAX_DEPTH} levels deep")));
+            return Err(self.error_at(
+                self.i,
+                format!("expressions nest at most {MAX_DEPTH} levels deep"),
+            ));
         }
         let start = self.i;
         let name = self.word();
         let known = matches!(
             name.as_str(),
-            "and" | "or" | "eq" | "ne" | "gt" | "ge" | "lt" | "le" | "like" | "likein" | "in" | "nin" | "isnull" | "isnotnull"
+            "and"
+                | "or"
+                | "eq"
+                | "ne"
+                | "gt"
+                | "ge"
+                | "lt"
+                | "le"
+                | "like"
+                | "likein"
+                | "in"
+                | "nin"
+                | "isnull"
+                | "isnotnull"
         );
         if !known {
             return Err(self.error_at(start, format!("expected one of {STATEMENTS}")));
@@ -288,8 +311,16 @@ impl Parser {
                     let patterns = values
                         .into_iter()
                         .map(|(pos, v)| match v {
-                            Literal::Text(t) => validate_pattern(&t).map(|_| t).map_err(|m| self.error_at(pos, m)),
-                            other => Err(self.error_at(pos, format!("likein takes text values (regular expressions), not {}", other.kind()))),
+                            Literal::Text(t) => validate_pattern(&t)
+                                .map(|_| t)
+                                .map_err(|m| self.error_at(pos, m)),
+                            other => Err(self.error_at(
+                                pos,
+                                format!(
+                                    "likein takes text values (regular expressions), not {}",
+                                    other.kind()
+                                ),
+                            )),
                         })
                         .collect::<Result<Vec<_>, _>>()?;
                     RawFilter::LikeIn { path, patterns }
@@ -309,7 +340,12 @@ impl Parser {
                 if name == "like" {
                     match value {
                         Literal::Text(text) => RawFilter::Like { path, text },
-                        other => return Err(self.error_at(position, format!("like takes a text value, not {}", other.kind()))),
+                        other => {
+                            return Err(self.error_at(
+                                position,
+                                format!("like takes a text value, not {}", other.kind()),
+                            ))
+                        }
                     }
                 } else {
                     let op = match name.as_str() {
@@ -320,7 +356,8 @@ impl Parser {
                         "lt" => CompareOp::Lt,
                         _ => CompareOp::Le,
                     };
-                    if value == Literal::EmptyArray && !matches!(op, CompareOp::Eq | CompareOp::Ne) {
+                    if value == Literal::EmptyArray && !matches!(op, CompareOp::Eq | CompareOp::Ne)
+                    {
                         return Err(self.error_at(position, "only eq and ne compare with []"));
                     }
                     RawFilter::Compare {
@@ -356,7 +393,9 @@ impl Parser {
             let seg_start = self.i;
             if self.peek() == Some('[') {
                 if segments.is_empty() {
-                    return Err(self.error_at(seg_start, "a field path starts with a name, not [*]"));
+                    return Err(
+                        self.error_at(seg_start, "a field path starts with a name, not [*]")
+                    );
                 }
                 segments.push(self.bracket()?);
             } else {
@@ -428,7 +467,10 @@ impl Parser {
                 }
             }
             Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => {
-                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+')) {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+                {
                     self.i += 1;
                 }
                 let text: String = self.chars[start..self.i].iter().collect();
@@ -445,11 +487,20 @@ impl Parser {
                     "dt" if matches!(self.peek(), Some('\'') | Some('"')) => {
                         let quote_at = self.i;
                         let text = self.quoted()?;
-                        let date = normalize_date(&text)
-                            .ok_or_else(|| self.error_at(quote_at + 1, format!("'{text}' is not a date; use yyyy-MM-dd or yyyy-MM-ddTHH:mm:ss")))?;
+                        let date = normalize_date(&text).ok_or_else(|| {
+                            self.error_at(
+                                quote_at + 1,
+                                format!(
+                                    "'{text}' is not a date; use yyyy-MM-dd or yyyy-MM-ddTHH:mm:ss"
+                                ),
+                            )
+                        })?;
                         Ok((start, Literal::Date(date)))
                     }
-                    _ => Err(self.error_at(start, format!("expected {expected}; text values are quoted ('{word}')"))),
+                    _ => Err(self.error_at(
+                        start,
+                        format!("expected {expected}; text values are quoted ('{word}')"),
+                    )),
                 }
             }
             _ => Err(self.expected(expected)),
@@ -492,7 +543,9 @@ pub fn normalize_date(text: &str) -> Option<String> {
 /// A `likein` pattern must be a regular expression of bounded size.
 fn validate_pattern(pattern: &str) -> Result<(), String> {
     if pattern.chars().count() > MAX_PATTERN_CHARS {
-        return Err(format!("a likein pattern has at most {MAX_PATTERN_CHARS} characters"));
+        return Err(format!(
+            "a likein pattern has at most {MAX_PATTERN_CHARS} characters"
+        ));
     }
     regex::RegexBuilder::new(pattern)
         .case_insensitive(true)
@@ -502,7 +555,11 @@ fn validate_pattern(pattern: &str) -> Result<(), String> {
         .map_err(|e| {
             format!(
                 "not a valid regular expression: {}",
-                e.to_string().lines().last().unwrap_or("syntax error").trim()
+                e.to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or("syntax error")
+                    .trim()
             )
         })
 }

@@ -46,7 +46,9 @@ fn pg_json_text(q: &mut SqlBuilder, segments: &[PathSegment]) {
             PathSegment::AnyElement => String::new(),
         })
         .collect();
-    q.sql("(c.doc::json #> (").text(text_array(&items)).sql("::text)::text[])::text");
+    q.sql("(c.doc::json #> (")
+        .text(text_array(&items))
+        .sql("::text)::text[])::text");
 }
 
 /// The `jsonb` value at `segments` below the `jsonb` expression `base`.
@@ -57,7 +59,9 @@ fn pg_get(q: &mut SqlBuilder, base: &str, segments: &[PathSegment]) {
     }
     match pg_plain_keys(segments) {
         Some(keys) => {
-            q.sql(&format!("({base} #> (")).text(keys).sql("::text)::text[])");
+            q.sql(&format!("({base} #> ("))
+                .text(keys)
+                .sql("::text)::text[])");
         }
         None => {
             q.sql(&format!("jsonb_path_query_first({base}, ("))
@@ -96,7 +100,9 @@ impl PgOperand {
     fn container(&self, q: &mut SqlBuilder) {
         match self {
             PgOperand::Elem(n, p) if p.is_empty() => {
-                q.sql(&format!("CASE WHEN jsonb_typeof(j{n}.v) IN ('object','array') THEN j{n}.v END"));
+                q.sql(&format!(
+                    "CASE WHEN jsonb_typeof(j{n}.v) IN ('object','array') THEN j{n}.v END"
+                ));
             }
             _ => self.value(q),
         }
@@ -106,7 +112,10 @@ impl PgOperand {
 type PgLeaf<'a> = &'a dyn Fn(&mut SqlBuilder, &mut Ctx, &PgOperand);
 
 fn pg_along_path(q: &mut SqlBuilder, ctx: &mut Ctx, path: &JsonPath, leaf: PgLeaf) {
-    let groups: Vec<&[PathSegment]> = path.segments.split(|s| *s == PathSegment::AnyElement).collect();
+    let groups: Vec<&[PathSegment]> = path
+        .segments
+        .split(|s| *s == PathSegment::AnyElement)
+        .collect();
     let top = ctx.alias();
     q.sql("(SELECT ");
     let mut operand = PgOperand::Top(top);
@@ -158,7 +167,9 @@ fn pg_compare(q: &mut SqlBuilder, operand: &PgOperand, op: CompareOp, value: &Li
         Literal::Bool(b) => {
             q.sql("(");
             operand.value(q);
-            q.sql(")::boolean").sql(op_sql(op)).param(SqlValue::Bool(*b));
+            q.sql(")::boolean")
+                .sql(op_sql(op))
+                .param(SqlValue::Bool(*b));
         }
         Literal::Number(n) => {
             q.sql("(");
@@ -168,19 +179,25 @@ fn pg_compare(q: &mut SqlBuilder, operand: &PgOperand, op: CompareOp, value: &Li
         Literal::Text(t) => {
             q.sql("(");
             operand.value(q);
-            q.sql(" #>> '{}') COLLATE \"C\"").sql(op_sql(op)).text(t.clone());
+            q.sql(" #>> '{}') COLLATE \"C\"")
+                .sql(op_sql(op))
+                .text(t.clone());
         }
         Literal::Date(d) => {
             q.sql("hub_rf_datetime(");
             operand.value(q);
-            q.sql(" #>> '{}') COLLATE \"C\"").sql(op_sql(op)).text(d.clone());
+            q.sql(" #>> '{}') COLLATE \"C\"")
+                .sql(op_sql(op))
+                .text(d.clone());
         }
         Literal::EmptyArray => {
             q.sql("CASE WHEN jsonb_array_length(");
             operand.value(q);
             q.sql(") = 0 THEN 0 WHEN jsonb_typeof(");
             operand.value(q);
-            q.sql(" -> 0) IN ('object','boolean','null') THEN 1 ELSE -1 END").sql(op_sql(op)).sql("0");
+            q.sql(" -> 0) IN ('object','boolean','null') THEN 1 ELSE -1 END")
+                .sql(op_sql(op))
+                .sql("0");
         }
     }
 }
@@ -191,7 +208,9 @@ fn pg_equals(q: &mut SqlBuilder, operand: &PgOperand, value: &Literal) {
         Literal::Bool(_) | Literal::Text(_) | Literal::EmptyArray => {
             q.sql("(");
             operand.value(q);
-            q.sql(" = ").text(literal_json(value).to_string()).sql("::jsonb)");
+            q.sql(" = ")
+                .text(literal_json(value).to_string())
+                .sql("::jsonb)");
         }
         Literal::Number(_) | Literal::Date(_) => {
             q.sql("CASE WHEN ");
@@ -227,7 +246,11 @@ fn nested(keys: &[PathSegment], value: Value) -> Value {
 pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
     match filter {
         RawFilter::And(parts) | RawFilter::Or(parts) => {
-            let joiner = if matches!(filter, RawFilter::And(_)) { " AND " } else { " OR " };
+            let joiner = if matches!(filter, RawFilter::And(_)) {
+                " AND "
+            } else {
+                " OR "
+            };
             q.sql("(");
             for (i, part) in parts.iter().enumerate() {
                 if i > 0 {
@@ -237,7 +260,12 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             }
             q.sql(")");
         }
-        RawFilter::Compare { op, path, value, position } => {
+        RawFilter::Compare {
+            op,
+            path,
+            value,
+            position,
+        } => {
             let leaf = |q: &mut SqlBuilder, ctx: &mut Ctx, operand: &PgOperand| {
                 let (kind, wanted) = pg_kind(value);
                 q.sql("CASE ");
@@ -262,7 +290,9 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
                 operand.json_type(q);
                 q.sql(" = 'string' THEN strpos(hub_fold(");
                 operand.value(q);
-                q.sql(" #>> '{}'), ").text(hub_model::language::fold(text)).sql(") > 0 END");
+                q.sql(" #>> '{}'), ")
+                    .text(hub_model::language::fold(text))
+                    .sql(") > 0 END");
             };
             pg_along_path(q, ctx, path, &leaf);
         }
@@ -277,19 +307,28 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
                     }
                     q.sql("(");
                     operand.value(q);
-                    q.sql(" #>> '{}') COLLATE \"und-x-icu\" ~* ").text(pg_regex(p));
+                    q.sql(" #>> '{}') COLLATE \"und-x-icu\" ~* ")
+                        .text(pg_regex(p));
                 }
                 q.sql(") ELSE false END");
             };
-            pg_along_path(q, ctx, path, &|q, ctx, operand| pg_value_or_any_element(q, ctx, operand, &cond));
+            pg_along_path(q, ctx, path, &|q, ctx, operand| {
+                pg_value_or_any_element(q, ctx, operand, &cond)
+            });
         }
-        RawFilter::In { path, values, negated } => {
+        RawFilter::In {
+            path,
+            values,
+            negated,
+        } => {
             if *negated {
                 q.sql("NOT ");
             }
             let containment = !path.segments.is_empty()
                 && pg_plain_keys(&path.segments).is_some()
-                && values.iter().all(|v| matches!(v, Literal::Text(_) | Literal::Bool(_)));
+                && values
+                    .iter()
+                    .all(|v| matches!(v, Literal::Text(_) | Literal::Bool(_)));
             if containment {
                 // The value equals one, or is an array with an element equal to one:
                 // exactly jsonb containment, which the `docb` GIN index answers.
@@ -317,14 +356,17 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
                 }
             };
             q.sql("COALESCE(");
-            pg_along_path(q, ctx, path, &|q, ctx, operand| pg_value_or_any_element(q, ctx, operand, &cond));
+            pg_along_path(q, ctx, path, &|q, ctx, operand| {
+                pg_value_or_any_element(q, ctx, operand, &cond)
+            });
             q.sql(", false)");
         }
         RawFilter::IsNull { path, negated } => {
             let leaf = |q: &mut SqlBuilder, _: &mut Ctx, operand: &PgOperand| {
                 q.sql("COALESCE(");
                 operand.json_type(q);
-                q.sql(", 'null')").sql(if *negated { " <> 'null'" } else { " = 'null'" });
+                q.sql(", 'null')")
+                    .sql(if *negated { " <> 'null'" } else { " = 'null'" });
             };
             pg_along_path(q, ctx, path, &leaf);
         }
@@ -354,7 +396,8 @@ pub(super) fn pg_rawsort_key(q: &mut SqlBuilder, key: &SortKey) {
     pg_json_text(q, segments);
     q.sql(" END, 'UTF8')) FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT ");
     pg_get(q, "c.docb", segments);
-    q.sql(" AS v OFFSET 0) AS a) AS b)").sql(if key.descending { " DESC, " } else { " ASC, " });
+    q.sql(" AS v OFFSET 0) AS a) AS b)")
+        .sql(if key.descending { " DESC, " } else { " ASC, " });
 }
 
 /// A `likein` pattern (Rust `regex` syntax, validated by the parser) in PostgreSQL's
@@ -400,7 +443,11 @@ fn pg_regex(pattern: &str) -> String {
             '.' if !in_class => out.push_str("[^\\n]"),
             '(' if !in_class && chars.peek() == Some(&'?') => {
                 let rest: String = chars.clone().take(3).collect();
-                if rest.starts_with("?P<") || (rest.starts_with("?<") && !rest.starts_with("?<=") && !rest.starts_with("?<!")) {
+                if rest.starts_with("?P<")
+                    || (rest.starts_with("?<")
+                        && !rest.starts_with("?<=")
+                        && !rest.starts_with("?<!"))
+                {
                     // Skip the group's name.
                     for n in chars.by_ref() {
                         if n == '>' {

@@ -123,9 +123,11 @@ impl Operand {
                 q.sql(&format!("j{n}.value"));
             }
             Operand::Elem(n, Some(p)) => {
-                q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}json_extract(j{n}.value, "))
-                    .text(p.clone())
-                    .sql(") END");
+                q.sql(&format!(
+                    "CASE WHEN j{n}.type{CONTAINER}json_extract(j{n}.value, "
+                ))
+                .text(p.clone())
+                .sql(") END");
             }
         }
     }
@@ -139,9 +141,11 @@ impl Operand {
                 q.sql(&format!("j{n}.type"));
             }
             Operand::Elem(n, Some(p)) => {
-                q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}json_type(j{n}.value, "))
-                    .text(p.clone())
-                    .sql(") END");
+                q.sql(&format!(
+                    "CASE WHEN j{n}.type{CONTAINER}json_type(j{n}.value, "
+                ))
+                .text(p.clone())
+                .sql(") END");
             }
         }
     }
@@ -156,7 +160,8 @@ impl Operand {
                 q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}j{n}.value END"));
             }
             Operand::Elem(n, Some(p)) => {
-                q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}j{n}.value END, ")).text(p.clone());
+                q.sql(&format!("CASE WHEN j{n}.type{CONTAINER}j{n}.value END, "))
+                    .text(p.clone());
             }
         }
     }
@@ -167,7 +172,10 @@ type Leaf<'a> = &'a dyn Fn(&mut SqlBuilder, &mut Ctx, &Operand);
 /// Walks `path`, opening one `EXISTS (… json_each …)` per `[*]`, and emits `leaf` for
 /// the operand the path ends at.
 fn along_path(q: &mut SqlBuilder, ctx: &mut Ctx, path: &JsonPath, leaf: Leaf) {
-    let groups: Vec<&[PathSegment]> = path.segments.split(|s| *s == PathSegment::AnyElement).collect();
+    let groups: Vec<&[PathSegment]> = path
+        .segments
+        .split(|s| *s == PathSegment::AnyElement)
+        .collect();
     let mut operand = Operand::Doc(sqlite_path(groups[0]));
     let mut opened = 0;
     for group in &groups[1..] {
@@ -245,7 +253,11 @@ fn sqlite_equals(q: &mut SqlBuilder, operand: &Operand, value: &Literal) {
 fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
     match filter {
         RawFilter::And(parts) | RawFilter::Or(parts) => {
-            let joiner = if matches!(filter, RawFilter::And(_)) { " AND " } else { " OR " };
+            let joiner = if matches!(filter, RawFilter::And(_)) {
+                " AND "
+            } else {
+                " OR "
+            };
             q.sql("(");
             for (i, part) in parts.iter().enumerate() {
                 if i > 0 {
@@ -255,7 +267,12 @@ fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             }
             q.sql(")");
         }
-        RawFilter::Compare { op, path, value, position } => {
+        RawFilter::Compare {
+            op,
+            path,
+            value,
+            position,
+        } => {
             let leaf = |q: &mut SqlBuilder, ctx: &mut Ctx, operand: &Operand| {
                 q.sql("CASE WHEN hub_rf_check(");
                 operand.json_type(q);
@@ -318,9 +335,15 @@ fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
                 }
                 q.sql(") ELSE 0 END");
             };
-            along_path(q, ctx, path, &|q, ctx, operand| value_or_any_element(q, ctx, operand, &cond));
+            along_path(q, ctx, path, &|q, ctx, operand| {
+                value_or_any_element(q, ctx, operand, &cond)
+            });
         }
-        RawFilter::In { path, values, negated } => {
+        RawFilter::In {
+            path,
+            values,
+            negated,
+        } => {
             let cond = |q: &mut SqlBuilder, _: &mut Ctx, operand: &Operand| {
                 for (i, v) in values.iter().enumerate() {
                     if i > 0 {
@@ -333,14 +356,17 @@ fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
                 q.sql("NOT ");
             }
             q.sql("COALESCE(");
-            along_path(q, ctx, path, &|q, ctx, operand| value_or_any_element(q, ctx, operand, &cond));
+            along_path(q, ctx, path, &|q, ctx, operand| {
+                value_or_any_element(q, ctx, operand, &cond)
+            });
             q.sql(", 0)");
         }
         RawFilter::IsNull { path, negated } => {
             let leaf = |q: &mut SqlBuilder, _: &mut Ctx, operand: &Operand| {
                 q.sql("COALESCE(");
                 operand.json_type(q);
-                q.sql(", 'null')").sql(if *negated { " <> 'null'" } else { " = 'null'" });
+                q.sql(", 'null')")
+                    .sql(if *negated { " <> 'null'" } else { " = 'null'" });
             };
             along_path(q, ctx, path, &leaf);
         }

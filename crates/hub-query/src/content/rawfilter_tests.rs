@@ -5,16 +5,18 @@ use crate::content::rawfilter_sql::{compile_rawfilter, compile_rawsort};
 use crate::{Dialect, SqlBuilder, SqlValue};
 
 fn path(text: &str) -> JsonPath {
-    parse_rawsort(text).map(|mut k| k.remove(0).path).unwrap_or_else(|_| {
-        // Wildcard paths are not sortable; parse them through isnull.
-        match parse_rawfilter(&format!("isnull({text})")).unwrap() {
-            RawFilter::IsNull { mut path, .. } => {
-                path.position = 1;
-                path
+    parse_rawsort(text)
+        .map(|mut k| k.remove(0).path)
+        .unwrap_or_else(|_| {
+            // Wildcard paths are not sortable; parse them through isnull.
+            match parse_rawfilter(&format!("isnull({text})")).unwrap() {
+                RawFilter::IsNull { mut path, .. } => {
+                    path.position = 1;
+                    path
+                }
+                _ => unreachable!(),
             }
-            _ => unreachable!(),
-        }
-    })
+        })
 }
 
 fn key(k: &str) -> PathSegment {
@@ -26,28 +28,68 @@ fn parses_every_construct() {
     use Literal::*;
     let cmp = |op, p: &str, value, position| RawFilter::Compare {
         op,
-        path: JsonPath { position: 4, ..path(p) },
+        path: JsonPath {
+            position: 4,
+            ..path(p)
+        },
         value,
         position,
     };
     let cases: Vec<(&str, RawFilter)> = vec![
-        ("eq(Active,true)", cmp(CompareOp::Eq, "Active", Bool(true), 11)),
-        ("ne(Active, false)", cmp(CompareOp::Ne, "Active", Bool(false), 12)),
-        ("gt(Altitude,1000)", cmp(CompareOp::Gt, "Altitude", Number(1000.0), 13)),
-        ("ge(Altitude,-2.5)", cmp(CompareOp::Ge, "Altitude", Number(-2.5), 13)),
-        ("lt(Altitude,1e3)", cmp(CompareOp::Lt, "Altitude", Number(1000.0), 13)),
-        ("le(Shortname,'Alm')", cmp(CompareOp::Le, "Shortname", Text("Alm".into()), 14)),
-        ("eq(Shortname,\"it's\")", cmp(CompareOp::Eq, "Shortname", Text("it's".into()), 14)),
+        (
+            "eq(Active,true)",
+            cmp(CompareOp::Eq, "Active", Bool(true), 11),
+        ),
+        (
+            "ne(Active, false)",
+            cmp(CompareOp::Ne, "Active", Bool(false), 12),
+        ),
+        (
+            "gt(Altitude,1000)",
+            cmp(CompareOp::Gt, "Altitude", Number(1000.0), 13),
+        ),
+        (
+            "ge(Altitude,-2.5)",
+            cmp(CompareOp::Ge, "Altitude", Number(-2.5), 13),
+        ),
+        (
+            "lt(Altitude,1e3)",
+            cmp(CompareOp::Lt, "Altitude", Number(1000.0), 13),
+        ),
+        (
+            "le(Shortname,'Alm')",
+            cmp(CompareOp::Le, "Shortname", Text("Alm".into()), 14),
+        ),
+        (
+            "eq(Shortname,\"it's\")",
+            cmp(CompareOp::Eq, "Shortname", Text("it's".into()), 14),
+        ),
         (
             "ge(LastChange,dt'2024-01-02')",
-            cmp(CompareOp::Ge, "LastChange", Date("2024-01-02 00:00:00".into()), 15),
+            cmp(
+                CompareOp::Ge,
+                "LastChange",
+                Date("2024-01-02 00:00:00".into()),
+                15,
+            ),
         ),
         (
             "lt(LastChange,dt\"2024-01-02T10:30:00+02:00\")",
-            cmp(CompareOp::Lt, "LastChange", Date("2024-01-02 08:30:00".into()), 15),
+            cmp(
+                CompareOp::Lt,
+                "LastChange",
+                Date("2024-01-02 08:30:00".into()),
+                15,
+            ),
         ),
-        ("eq(TagIds,[])", cmp(CompareOp::Eq, "TagIds", EmptyArray, 11)),
-        ("ne(TagIds,[*])", cmp(CompareOp::Ne, "TagIds", EmptyArray, 11)),
+        (
+            "eq(TagIds,[])",
+            cmp(CompareOp::Eq, "TagIds", EmptyArray, 11),
+        ),
+        (
+            "ne(TagIds,[*])",
+            cmp(CompareOp::Ne, "TagIds", EmptyArray, 11),
+        ),
     ];
     for (input, expected) in cases {
         assert_eq!(parse_rawfilter(input).unwrap(), expected, "{input}");
@@ -68,25 +110,48 @@ fn parses_every_construct() {
         other => panic!("{other:?}"),
     }
     match parse_rawfilter("in(Features.[*].Id,'a', 'b',3)").unwrap() {
-        RawFilter::In { path, values, negated: false } => {
-            assert_eq!(path.segments, vec![key("Features"), PathSegment::AnyElement, key("Id")]);
-            assert_eq!(values, vec![Text("a".into()), Text("b".into()), Number(3.0)]);
+        RawFilter::In {
+            path,
+            values,
+            negated: false,
+        } => {
+            assert_eq!(
+                path.segments,
+                vec![key("Features"), PathSegment::AnyElement, key("Id")]
+            );
+            assert_eq!(
+                values,
+                vec![Text("a".into()), Text("b".into()), Number(3.0)]
+            );
         }
         other => panic!("{other:?}"),
     }
     match parse_rawfilter("NIN(Features[*].Id,'a')").unwrap() {
-        RawFilter::In { path, negated: true, .. } => assert_eq!(path.segments, vec![key("Features"), PathSegment::AnyElement, key("Id")]),
+        RawFilter::In {
+            path,
+            negated: true,
+            ..
+        } => assert_eq!(
+            path.segments,
+            vec![key("Features"), PathSegment::AnyElement, key("Id")]
+        ),
         other => panic!("{other:?}"),
     }
     match parse_rawfilter("likein(Tags[].Id,'^hik', 'bike$')").unwrap() {
         RawFilter::LikeIn { path, patterns } => {
-            assert_eq!(path.segments, vec![key("Tags"), PathSegment::AnyElement, key("Id")]);
+            assert_eq!(
+                path.segments,
+                vec![key("Tags"), PathSegment::AnyElement, key("Id")]
+            );
             assert_eq!(patterns, ["^hik", "bike$"]);
         }
         other => panic!("{other:?}"),
     }
     match parse_rawfilter("eq(GpsInfo[0].a-b_c@d,1)").unwrap() {
-        RawFilter::Compare { path, .. } => assert_eq!(path.segments, vec![key("GpsInfo"), PathSegment::Index(0), key("a-b_c@d")]),
+        RawFilter::Compare { path, .. } => assert_eq!(
+            path.segments,
+            vec![key("GpsInfo"), PathSegment::Index(0), key("a-b_c@d")]
+        ),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -99,7 +164,12 @@ impl RawFilter {
     /// The same filter as if written `by` characters further right.
     fn shifted(self, by: usize) -> RawFilter {
         match self {
-            RawFilter::Compare { op, mut path, value, position } => {
+            RawFilter::Compare {
+                op,
+                mut path,
+                value,
+                position,
+            } => {
                 path.position += by;
                 RawFilter::Compare {
                     op,
@@ -147,9 +217,15 @@ fn rejects_malformed_expressions_with_positions() {
         assert!(e.message.contains(phrase), "{input}: {e}");
     }
     let deep = format!("{}eq(a,1){}", "and(".repeat(40), ")".repeat(40));
-    assert!(parse_rawfilter(&deep).unwrap_err().message.contains("nest at most"));
+    assert!(parse_rawfilter(&deep)
+        .unwrap_err()
+        .message
+        .contains("nest at most"));
     let long = format!("eq(a,'{}')", "x".repeat(MAX_EXPRESSION_CHARS));
-    assert_eq!(parse_rawfilter(&long).unwrap_err().position, MAX_EXPRESSION_CHARS + 1);
+    assert_eq!(
+        parse_rawfilter(&long).unwrap_err().position,
+        MAX_EXPRESSION_CHARS + 1
+    );
 }
 
 #[test]
@@ -157,7 +233,10 @@ fn parses_sort_lists() {
     let keys = parse_rawsort("-Altitude, Detail.de.Title,GpsInfo.0.Altitude").unwrap();
     assert_eq!(keys.len(), 3);
     assert!(keys[0].descending && !keys[1].descending);
-    assert_eq!(keys[2].path.segments, vec![key("GpsInfo"), PathSegment::Index(0), key("Altitude")]);
+    assert_eq!(
+        keys[2].path.segments,
+        vec![key("GpsInfo"), PathSegment::Index(0), key("Altitude")]
+    );
     for (input, position, phrase) in [
         ("", 1, "found nothing"),
         ("a,", 3, "expected a field name"),
@@ -166,7 +245,11 @@ fn parses_sort_lists() {
         ("-", 2, "field name"),
     ] {
         let e = parse_rawsort(input).unwrap_err();
-        assert_eq!((e.position, e.message.contains(phrase)), (position, true), "{input}: {e}");
+        assert_eq!(
+            (e.position, e.message.contains(phrase)),
+            (position, true),
+            "{input}: {e}"
+        );
     }
 }
 
@@ -181,7 +264,10 @@ fn sqlite_binds_paths_and_values() {
     let q = sqlite("eq(Detail.de.Title,\"x'; drop table content\")");
     assert!(!q.as_sql().contains("drop"), "{}", q.as_sql());
     assert!(!q.as_sql().contains("Detail"), "{}", q.as_sql());
-    assert_eq!(q.params()[0], SqlValue::Text("$.\"Detail\".\"de\".\"Title\"".into()));
+    assert_eq!(
+        q.params()[0],
+        SqlValue::Text("$.\"Detail\".\"de\".\"Title\"".into())
+    );
     assert_eq!(
         q.as_sql(),
         "CASE WHEN hub_rf_check(json_type(c.docb, ?1), ?2, ?3, ?4) THEN json_extract(c.docb, ?5) = ?6 END"
@@ -190,7 +276,8 @@ fn sqlite_binds_paths_and_values() {
 
     let q = sqlite("in(Features.[*].Id,'a')");
     assert!(
-        q.as_sql().starts_with("COALESCE(EXISTS (SELECT 1 FROM json_each(c.docb, ?1) j1 WHERE "),
+        q.as_sql()
+            .starts_with("COALESCE(EXISTS (SELECT 1 FROM json_each(c.docb, ?1) j1 WHERE "),
         "{}",
         q.as_sql()
     );
@@ -207,7 +294,10 @@ fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
         "rawfilter",
     );
     let sql = q.as_sql();
-    assert!(!sql.contains("c.doc ") && !sql.contains("50%") && !sql.contains("'de'"), "{sql}");
+    assert!(
+        !sql.contains("c.doc ") && !sql.contains("50%") && !sql.contains("'de'"),
+        "{sql}"
+    );
     assert!(
         sql.starts_with(
             "((SELECT CASE jsonb_typeof(j1.v) WHEN 'boolean' THEN (j1.v)::boolean = $1 \
@@ -221,24 +311,51 @@ fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
     assert_eq!(q.params()[2], SqlValue::Int(15));
     assert_eq!(q.params()[3], SqlValue::Text("rawfilter".into()));
     assert_eq!(q.params()[4], SqlValue::Text("{\"Active\"}".into()));
-    assert_eq!(q.params()[5], SqlValue::Text("{\"HasLanguage\":\"de\"}".into()));
-    assert_eq!(q.params()[6], SqlValue::Text("{\"HasLanguage\":[\"de\"]}".into()));
+    assert_eq!(
+        q.params()[5],
+        SqlValue::Text("{\"HasLanguage\":\"de\"}".into())
+    );
+    assert_eq!(
+        q.params()[6],
+        SqlValue::Text("{\"HasLanguage\":[\"de\"]}".into())
+    );
     assert!(sql.contains("strpos(hub_fold("), "{sql}");
     assert!(q.params().contains(&SqlValue::Text("50%".into())));
     // An index segment reads through a strict jsonpath (no key "0" of an object).
     assert!(sql.contains("jsonb_path_query_first(c.docb, ("), "{sql}");
-    assert!(q.params().contains(&SqlValue::Text("strict $.\"GpsInfo\"[0].\"Altitude\"".into())));
+    assert!(q.params().contains(&SqlValue::Text(
+        "strict $.\"GpsInfo\"[0].\"Altitude\"".into()
+    )));
 
     let mut q = SqlBuilder::new(Dialect::Postgres);
-    compile_rawfilter(&mut q, &parse_rawfilter("in(Features.[*].Id,'a')").unwrap(), "rawfilter");
-    assert!(q.as_sql().starts_with("COALESCE((SELECT EXISTS (SELECT 1 FROM hub_rf_each(j1.v) AS j2(v) WHERE "), "{}", q.as_sql());
+    compile_rawfilter(
+        &mut q,
+        &parse_rawfilter("in(Features.[*].Id,'a')").unwrap(),
+        "rawfilter",
+    );
+    assert!(
+        q.as_sql().starts_with(
+            "COALESCE((SELECT EXISTS (SELECT 1 FROM hub_rf_each(j1.v) AS j2(v) WHERE "
+        ),
+        "{}",
+        q.as_sql()
+    );
 }
 
 #[test]
 fn regex_patterns_are_translated_for_postgres() {
-    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"\bal.x\z"), r"\yal[^\n]x\Z");
-    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"(?P<n>a)[.\b]"), r"(a)[.\b]");
-    assert_eq!(crate::content::rawfilter_pg::pg_regex_for_tests(r"[]a.]\."), r"[]a.]\.");
+    assert_eq!(
+        crate::content::rawfilter_pg::pg_regex_for_tests(r"\bal.x\z"),
+        r"\yal[^\n]x\Z"
+    );
+    assert_eq!(
+        crate::content::rawfilter_pg::pg_regex_for_tests(r"(?P<n>a)[.\b]"),
+        r"(a)[.\b]"
+    );
+    assert_eq!(
+        crate::content::rawfilter_pg::pg_regex_for_tests(r"[]a.]\."),
+        r"[]a.]\."
+    );
 }
 
 #[test]
@@ -246,11 +363,17 @@ fn sort_keys_put_missing_values_last() {
     let keys = parse_rawsort("-Altitude").unwrap();
     let mut q = SqlBuilder::new(Dialect::Sqlite);
     compile_rawsort(&mut q, &keys);
-    assert_eq!(q.as_sql(), "json_extract(c.doc, ?1) IS NULL, json_extract(c.doc, ?2) DESC, ");
+    assert_eq!(
+        q.as_sql(),
+        "json_extract(c.doc, ?1) IS NULL, json_extract(c.doc, ?2) DESC, "
+    );
     let mut p = SqlBuilder::new(Dialect::Postgres);
     compile_rawsort(&mut p, &keys);
     let sql = p.as_sql();
-    assert!(sql.starts_with("(SELECT ROW(COALESCE(t, 'null') <> 'null', CASE t "), "{sql}");
+    assert!(
+        sql.starts_with("(SELECT ROW(COALESCE(t, 'null') <> 'null', CASE t "),
+        "{sql}"
+    );
     assert!(sql.ends_with("FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT (c.docb #> ($3::text)::text[]) AS v OFFSET 0) AS a) AS b) DESC, "), "{sql}");
     assert_eq!(p.params()[2], SqlValue::Text("{\"Altitude\"}".into()));
 }

@@ -25,7 +25,10 @@ pub struct TagFilter {
 /// Parses a tag filter; tag ids are lower-cased and trimmed, empty entries skipped.
 pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
     let chars: Vec<char> = text.chars().collect();
-    let err = |i: usize, message: String| RawFilterError { position: i + 1, message };
+    let err = |i: usize, message: String| RawFilterError {
+        position: i + 1,
+        message,
+    };
     if !chars.iter().any(|c| matches!(c, '(' | ')')) {
         let tags = split_tags(text);
         if tags.is_empty() {
@@ -48,11 +51,19 @@ pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
         while chars.get(i).is_some_and(|c| c.is_ascii_alphabetic()) {
             i += 1;
         }
-        let word: String = chars[start..i].iter().collect::<String>().to_ascii_lowercase();
+        let word: String = chars[start..i]
+            .iter()
+            .collect::<String>()
+            .to_ascii_lowercase();
         let all = match word.as_str() {
             "and" => true,
             "or" => false,
-            _ => return Err(err(start, "expected and( or or( — a tag list with parentheses needs an operator".into())),
+            _ => {
+                return Err(err(
+                    start,
+                    "expected and( or or( — a tag list with parentheses needs an operator".into(),
+                ))
+            }
         };
         while chars.get(i).is_some_and(|c| c.is_whitespace()) {
             i += 1;
@@ -66,17 +77,28 @@ pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
         while let Some(c) = chars.get(i) {
             match c {
                 ')' => break,
-                '(' => return Err(err(i, "expected ')' before a new '(' (groups do not nest)".into())),
+                '(' => {
+                    return Err(err(
+                        i,
+                        "expected ')' before a new '(' (groups do not nest)".into(),
+                    ))
+                }
                 _ => i += 1,
             }
         }
         if i >= chars.len() {
-            return Err(err(chars.len(), format!("expected ')' closing the '(' at position {}", open + 1)));
+            return Err(err(
+                chars.len(),
+                format!("expected ')' closing the '(' at position {}", open + 1),
+            ));
         }
         let body: String = chars[body_start..i].iter().collect();
         let tags = split_tags(&body);
         if tags.is_empty() {
-            return Err(err(body_start, format!("expected a tag id inside {word}(…)")));
+            return Err(err(
+                body_start,
+                format!("expected a tag id inside {word}(…)"),
+            ));
         }
         groups.push(TagGroup { all, tags });
         i += 1; // ')'
@@ -85,7 +107,11 @@ pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
 }
 
 fn split_tags(text: &str) -> Vec<String> {
-    let mut tags: Vec<String> = text.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
+    let mut tags: Vec<String> = text
+        .split(',')
+        .map(|t| t.trim().to_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect();
     tags.dedup();
     tags
 }
@@ -109,7 +135,12 @@ impl TagFilter {
                     if j > 0 {
                         q.sql(" INTERSECT ");
                     }
-                    q.sql("SELECT t.id_key FROM content_tag t WHERE t.entity = ").text(entity).sql(" AND t.kind = ").text(kind).sql(" AND t.tag = ").text(tag.clone());
+                    q.sql("SELECT t.id_key FROM content_tag t WHERE t.entity = ")
+                        .text(entity)
+                        .sql(" AND t.kind = ")
+                        .text(kind)
+                        .sql(" AND t.tag = ")
+                        .text(tag.clone());
                 }
             } else {
                 q.sql("SELECT t.id_key FROM content_tag t WHERE t.entity = ")
@@ -141,13 +172,25 @@ mod tests {
         let cases: &[(&str, Vec<TagGroup>)] = &[
             ("hiking", vec![group(false, &["hiking"])]),
             ("Hiking,Bike,", vec![group(false, &["hiking", "bike"])]),
-            ("electric charging stations", vec![group(false, &["electric charging stations"])]),
+            (
+                "electric charging stations",
+                vec![group(false, &["electric charging stations"])],
+            ),
             ("idm.paragliding", vec![group(false, &["idm.paragliding"])]),
             ("or(hiking,bike)", vec![group(false, &["hiking", "bike"])]),
-            ("and(hiking, summer)", vec![group(true, &["hiking", "summer"])]),
+            (
+                "and(hiking, summer)",
+                vec![group(true, &["hiking", "summer"])],
+            ),
             ("and(snowpark)", vec![group(true, &["snowpark"])]),
-            ("and(a,b)or(c)", vec![group(true, &["a", "b"]), group(false, &["c"])]),
-            ("or(a) or(b)", vec![group(false, &["a"]), group(false, &["b"])]),
+            (
+                "and(a,b)or(c)",
+                vec![group(true, &["a", "b"]), group(false, &["c"])],
+            ),
+            (
+                "or(a) or(b)",
+                vec![group(false, &["a"]), group(false, &["b"])],
+            ),
             ("AND(a b,c)", vec![group(true, &["a b", "c"])]),
         ];
         for (input, groups) in cases {

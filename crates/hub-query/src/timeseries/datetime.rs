@@ -3,7 +3,9 @@
 //! offsets `+0200`, `+02:00`, `-0500`, `Z`, zone names `CET`, `Europe/Rome`), with the
 //! reference's leniency on day overflow (`2019-02-29` → `2019-02-28`) and `T24:00`.
 
-use chrono::{DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone};
+use chrono::{
+    DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone,
+};
 
 /// The text the reference answers for an unparseable date (prefix of the message).
 pub const DATE_FORMAT_HELP: &str = "Format must be yyyy-MM-dd[T[HH][:mm][:ss][.SSS]][Z][z], where [] denotes optionality. Do not forget, single digits must be leaded by 0.";
@@ -75,11 +77,20 @@ pub fn parse_datetime(text: &str) -> Result<DateTime<FixedOffset>, String> {
         _ => {}
     }
     let zone_name = &text[p..];
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 24 || minute > 59 || second > 59 {
-        return Err(format!("Text '{text}' could not be parsed: field value out of range"));
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 24
+        || minute > 59
+        || second > 59
+    {
+        return Err(format!(
+            "Text '{text}' could not be parsed: field value out of range"
+        ));
     }
     if hour == 24 && (minute, second, milli) != (0, 0, 0) {
-        return Err(format!("Text '{text}' could not be parsed: field value out of range"));
+        return Err(format!(
+            "Text '{text}' could not be parsed: field value out of range"
+        ));
     }
     // Lenient day-of-month: clamp to the month's length.
     let mut date = None;
@@ -102,12 +113,17 @@ pub fn parse_datetime(text: &str) -> Result<DateTime<FixedOffset>, String> {
             return Err(fail(p));
         }
         let tz: chrono_tz::Tz = zone_name.parse().map_err(|_| fail(p))?;
-        let local = tz.from_local_datetime(&naive).earliest().ok_or_else(|| fail(p))?;
+        let local = tz
+            .from_local_datetime(&naive)
+            .earliest()
+            .ok_or_else(|| fail(p))?;
         let off = local.offset().fix();
         return Ok(local.with_timezone(&off));
     }
     let off = FixedOffset::east_opt(offset.unwrap_or(0)).ok_or_else(|| fail(p))?;
-    off.from_local_datetime(&naive).single().ok_or_else(|| fail(p))
+    off.from_local_datetime(&naive)
+        .single()
+        .ok_or_else(|| fail(p))
 }
 
 #[cfg(test)]
@@ -115,19 +131,27 @@ mod tests {
     use super::*;
 
     fn ok(s: &str) -> String {
-        parse_datetime(s).unwrap_or_else(|e| panic!("{s}: {e}")).to_rfc3339()
+        parse_datetime(s)
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+            .to_rfc3339()
     }
 
     #[test]
     fn accepts_the_reference_forms() {
         assert_eq!(ok("2019-01-01"), "2019-01-01T00:00:00+00:00");
         assert_eq!(ok("2019-01-01T23"), "2019-01-01T23:00:00+00:00");
-        assert_eq!(ok("2019-01-01T23:30:15.123"), "2019-01-01T23:30:15.123+00:00");
+        assert_eq!(
+            ok("2019-01-01T23:30:15.123"),
+            "2019-01-01T23:30:15.123+00:00"
+        );
         assert_eq!(ok("2019-01-01T10Z"), "2019-01-01T10:00:00+00:00");
         assert_eq!(ok("2019-01-01T10:00:00+02:00"), "2019-01-01T10:00:00+02:00");
         assert_eq!(ok("2019-01-01T10:00:00-0500"), "2019-01-01T10:00:00-05:00");
         assert_eq!(ok("2019-01-01T10:00:00CET"), "2019-01-01T10:00:00+01:00");
-        assert_eq!(ok("2019-01-01T10:00:00Europe/Rome"), "2019-01-01T10:00:00+01:00");
+        assert_eq!(
+            ok("2019-01-01T10:00:00Europe/Rome"),
+            "2019-01-01T10:00:00+01:00"
+        );
         assert_eq!(ok("2019-01-01T"), "2019-01-01T00:00:00+00:00");
         assert_eq!(ok("2019-02-29"), "2019-02-28T00:00:00+00:00");
         assert_eq!(ok("2019-01-01T24:00"), "2019-01-02T00:00:00+00:00");

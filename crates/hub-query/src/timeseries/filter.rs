@@ -73,7 +73,11 @@ pub fn check(w: &Where, scope: &[DefList]) -> Result<Vec<&'static Field>, TsQuer
         };
         let key = type_key(c);
         let op = c.op.to_ascii_lowercase();
-        let valid: &[&str] = OPS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).unwrap_or(&[]);
+        let valid: &[&str] = OPS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+            .unwrap_or(&[]);
         if !valid.contains(&op.as_str()) {
             return Err(TsQueryError::InvalidOperator {
                 op: c.op.clone(),
@@ -130,10 +134,14 @@ fn fits_column(c: &Clause, f: &Field, op: &str) -> Result<(), TsQueryError> {
         return Ok(());
     }
     let vals = values(c);
-    let all = |p: &dyn Fn(&Typed) -> bool| vals.iter().all(|v| p(&v.typed) || v.typed == Typed::Null);
+    let all =
+        |p: &dyn Fn(&Typed) -> bool| vals.iter().all(|v| p(&v.typed) || v.typed == Typed::Null);
     match f.kind {
         Kind::Text => {
-            if let Some(v) = vals.iter().find(|v| !matches!(v.typed, Typed::Str(_) | Typed::Null)) {
+            if let Some(v) = vals
+                .iter()
+                .find(|v| !matches!(v.typed, Typed::Str(_) | Typed::Null))
+            {
                 let raw = v.raw.clone().unwrap_or_default();
                 return Err(TsQueryError::QuoteString {
                     alias: c.alias.clone(),
@@ -143,10 +151,14 @@ fn fits_column(c: &Clause, f: &Field, op: &str) -> Result<(), TsQueryError> {
             }
         }
         Kind::Bool if !all(&|t| matches!(t, Typed::Bool(_))) => {
-            return mismatch(format!("'{name}' is a boolean field: compare it with true or false"));
+            return mismatch(format!(
+                "'{name}' is a boolean field: compare it with true or false"
+            ));
         }
         Kind::Int if !all(&|t| matches!(t, Typed::Int(_) | Typed::Double(_))) => {
-            return mismatch(format!("'{name}' is a numeric field: compare it with a number"));
+            return mismatch(format!(
+                "'{name}' is a numeric field: compare it with a number"
+            ));
         }
         Kind::Time if !all(&|t| matches!(t, Typed::Date(_))) => {
             return mismatch(format!(
@@ -154,10 +166,13 @@ fn fits_column(c: &Clause, f: &Field, op: &str) -> Result<(), TsQueryError> {
             ));
         }
         Kind::Json if !all(&|_| false) => {
-            return mismatch(format!("'{name}' is a JSON field: add a path, e.g. {name}.somekey.eq.\"x\""));
+            return mismatch(format!(
+                "'{name}' is a JSON field: add a path, e.g. {name}.somekey.eq.\"x\""
+            ));
         }
         Kind::Point | Kind::Geometry
-            if !matches!(op, "bbi" | "bbc" | "dlt" | "eq" | "neq") || (f.kind == Kind::Geometry && op == "dlt") =>
+            if !matches!(op, "bbi" | "bbc" | "dlt" | "eq" | "neq")
+                || (f.kind == Kind::Geometry && op == "dlt") =>
         {
             return mismatch(format!(
                 "'{name}' is a geometry: use bbi, bbc{} with numbers",
@@ -165,7 +180,9 @@ fn fits_column(c: &Clause, f: &Field, op: &str) -> Result<(), TsQueryError> {
             ));
         }
         Kind::Point | Kind::Geometry if matches!(op, "eq" | "neq") && !all(&|_| false) => {
-            return mismatch(format!("'{name}' is a geometry: only eq.null / neq.null compare it directly"));
+            return mismatch(format!(
+                "'{name}' is a geometry: only eq.null / neq.null compare it directly"
+            ));
         }
         _ => {}
     }
@@ -191,11 +208,20 @@ pub fn mvalue_tables(w: &Where) -> Result<Option<Vec<i64>>, TsQueryError> {
 }
 
 /// Appends the SQL of the whole expression (an implicit AND).
-pub fn compile(w: &Where, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<(), TsQueryError> {
+pub fn compile(
+    w: &Where,
+    b: &mut SqlBuilder,
+    patterns: &mut Vec<String>,
+) -> Result<(), TsQueryError> {
     group(&w.items, " AND ", b, patterns)
 }
 
-fn group(items: &[Node], joiner: &str, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<(), TsQueryError> {
+fn group(
+    items: &[Node],
+    joiner: &str,
+    b: &mut SqlBuilder,
+    patterns: &mut Vec<String>,
+) -> Result<(), TsQueryError> {
     b.sql("(");
     for (k, n) in items.iter().enumerate() {
         if k > 0 {
@@ -257,7 +283,9 @@ fn cmp_op(op: &str) -> &'static str {
 /// dialects call the `hub_json_*` functions (registered on SQLite, created by the
 /// PostgreSQL migration with the same semantics).
 pub fn json_access(b: &mut SqlBuilder, column: &str, path: &str, how: &str) {
-    b.sql(&format!("hub_json_{how}({column}, ")).text(path).sql(")");
+    b.sql(&format!("hub_json_{how}({column}, "))
+        .text(path)
+        .sql(")");
 }
 
 fn clause(c: &Clause, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<(), TsQueryError> {
@@ -286,7 +314,11 @@ fn clause(c: &Clause, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<
     match op.as_str() {
         "eq" | "neq" if *first == Typed::Null => {
             lhs(b, "json");
-            b.sql(if op == "eq" { " IS NULL" } else { " IS NOT NULL" });
+            b.sql(if op == "eq" {
+                " IS NULL"
+            } else {
+                " IS NOT NULL"
+            });
         }
         "eq" | "neq" | "lt" | "gt" | "lteq" | "gteq" => match (&c.json_path, first) {
             (Some(_), Typed::Bool(_)) => {
@@ -320,7 +352,11 @@ fn clause(c: &Clause, b: &mut SqlBuilder, patterns: &mut Vec<String>) -> Result<
             match d {
                 Dialect::Sqlite => {
                     b.sql(if negate { "NOT regexp(" } else { "regexp(" });
-                    b.text(if insensitive { format!("(?i){pattern}") } else { pattern });
+                    b.text(if insensitive {
+                        format!("(?i){pattern}")
+                    } else {
+                        pattern
+                    });
                     b.sql(", ");
                     lhs(b, "text");
                     b.sql(")");
@@ -390,7 +426,13 @@ fn to_wgs84(x: f64, y: f64, srid: i64) -> Result<(f64, f64), TsQueryError> {
     }
 }
 
-fn geo(c: &Clause, f: &Field, op: &str, vals: &[&Value], b: &mut SqlBuilder) -> Result<(), TsQueryError> {
+fn geo(
+    c: &Clause,
+    f: &Field,
+    op: &str,
+    vals: &[&Value],
+    b: &mut SqlBuilder,
+) -> Result<(), TsQueryError> {
     let n: Vec<f64> = vals.iter().map(|v| num(v)).collect();
     let t = f.table;
     if op == "dlt" {
@@ -436,18 +478,31 @@ fn geo(c: &Clause, f: &Field, op: &str, vals: &[&Value], b: &mut SqlBuilder) -> 
         }
         (Dialect::Sqlite, _) if op == "bbc" => {
             b.sql(&format!("({t}.minx >= ")).param(SqlValue::Real(xmin));
-            b.sql(&format!(" AND {t}.maxx <= ")).param(SqlValue::Real(xmax));
-            b.sql(&format!(" AND {t}.miny >= ")).param(SqlValue::Real(ymin));
-            b.sql(&format!(" AND {t}.maxy <= ")).param(SqlValue::Real(ymax)).sql(")");
+            b.sql(&format!(" AND {t}.maxx <= "))
+                .param(SqlValue::Real(xmax));
+            b.sql(&format!(" AND {t}.miny >= "))
+                .param(SqlValue::Real(ymin));
+            b.sql(&format!(" AND {t}.maxy <= "))
+                .param(SqlValue::Real(ymax))
+                .sql(")");
         }
         (Dialect::Sqlite, _) => {
             b.sql(&format!("({t}.maxx >= ")).param(SqlValue::Real(xmin));
-            b.sql(&format!(" AND {t}.minx <= ")).param(SqlValue::Real(xmax));
-            b.sql(&format!(" AND {t}.maxy >= ")).param(SqlValue::Real(ymin));
-            b.sql(&format!(" AND {t}.miny <= ")).param(SqlValue::Real(ymax));
+            b.sql(&format!(" AND {t}.minx <= "))
+                .param(SqlValue::Real(xmax));
+            b.sql(&format!(" AND {t}.maxy >= "))
+                .param(SqlValue::Real(ymin));
+            b.sql(&format!(" AND {t}.miny <= "))
+                .param(SqlValue::Real(ymax));
             b.sql(&format!(" AND hub_geom_intersects_box({t}.{}, ", f.column));
-            b.param(SqlValue::Real(xmin)).sql(", ").param(SqlValue::Real(ymin)).sql(", ");
-            b.param(SqlValue::Real(xmax)).sql(", ").param(SqlValue::Real(ymax)).sql(") = 1)");
+            b.param(SqlValue::Real(xmin))
+                .sql(", ")
+                .param(SqlValue::Real(ymin))
+                .sql(", ");
+            b.param(SqlValue::Real(xmax))
+                .sql(", ")
+                .param(SqlValue::Real(ymax))
+                .sql(") = 1)");
         }
         (Dialect::Postgres, Kind::Point) => {
             // Exact and inclusive like BETWEEN, and served by the GiST index.
@@ -458,9 +513,13 @@ fn geo(c: &Clause, f: &Field, op: &str, vals: &[&Value], b: &mut SqlBuilder) -> 
         (Dialect::Postgres, _) if op == "bbc" => {
             // The bounding box inside the box: the same columns SQLite compares.
             b.sql(&format!("({t}.minx >= ")).param(SqlValue::Real(xmin));
-            b.sql(&format!(" AND {t}.maxx <= ")).param(SqlValue::Real(xmax));
-            b.sql(&format!(" AND {t}.miny >= ")).param(SqlValue::Real(ymin));
-            b.sql(&format!(" AND {t}.maxy <= ")).param(SqlValue::Real(ymax)).sql(")");
+            b.sql(&format!(" AND {t}.maxx <= "))
+                .param(SqlValue::Real(xmax));
+            b.sql(&format!(" AND {t}.miny >= "))
+                .param(SqlValue::Real(ymin));
+            b.sql(&format!(" AND {t}.maxy <= "))
+                .param(SqlValue::Real(ymax))
+                .sql(")");
         }
         (Dialect::Postgres, _) => {
             // SQLite's test: a vertex in the box or a segment crossing it, i.e. polygons

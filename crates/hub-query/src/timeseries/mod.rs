@@ -37,7 +37,11 @@ pub enum TsQueryError {
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: Alias '{0}' does not exist")]
     AliasNotFound(String),
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: '{op}' is not a valid operator for a value of type {type_key}. Valid operators for this type: {valid}")]
-    InvalidOperator { op: String, type_key: String, valid: String },
+    InvalidOperator {
+        op: String,
+        type_key: String,
+        valid: String,
+    },
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: '{op}.<LIST>' with value {value} is not valid (checks failed)")]
     ChecksFailed { op: String, value: String },
     #[error("DATA FETCHING ERROR: 'mvalue' can only be used with NULL, NUMBERS or STRINGS: '{0}' given.")]
@@ -49,7 +53,11 @@ pub enum TsQueryError {
     )]
     SelectInvalid(String),
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: '{alias}' is a text field and the value '{raw}' is not quoted; string values must be quoted: {alias}.{op}.\"{raw}\"")]
-    QuoteString { alias: String, op: String, raw: String },
+    QuoteString {
+        alias: String,
+        op: String,
+        raw: String,
+    },
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: {0}")]
     TypeMismatch(String),
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: SRID {0} is not supported in geospatial filters; use 4326 (longitude, latitude) or 3857")]

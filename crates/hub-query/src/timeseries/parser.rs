@@ -276,7 +276,9 @@ impl Scanner {
         } else {
             out.push(Node::Clause(self.clause()?));
             if !self.is(',') && !self.is(')') && !self.is(EOL) {
-                return Err(self.error(&format!("One of the following characters ,){EOL} expected")));
+                return Err(
+                    self.error(&format!("One of the following characters ,){EOL} expected"))
+                );
             }
         }
         if self.match_consume(',') {
@@ -373,7 +375,11 @@ impl Scanner {
                 return -1;
             }
             let from = (from as usize).min(v.len().saturating_sub(1));
-            (0..=from).rev().find(|&k| v.get(k) == Some(&'.')).map(|k| k as i64).unwrap_or(-1)
+            (0..=from)
+                .rev()
+                .find(|&k| v.get(k) == Some(&'.'))
+                .map(|k| k as i64)
+                .unwrap_or(-1)
         };
         let last = last_index_of(v.len() as i64 - 1);
         let mut before_op = last_index_of(last - 1);
@@ -466,7 +472,9 @@ pub fn java_parse_int(s: &str) -> Option<i64> {
         return None;
     }
     let n: i64 = s.trim_start_matches('+').parse().ok()?;
-    (i32::MIN as i64..=i32::MAX as i64).contains(&n).then_some(n)
+    (i32::MIN as i64..=i32::MAX as i64)
+        .contains(&n)
+        .then_some(n)
 }
 
 /// Java `Double.parseDouble` (decimal forms, `NaN`, `Infinity`, `f`/`d` suffixes,

@@ -44,7 +44,9 @@ impl Route {
         match self {
             Route::Stations => &[Station, Parent],
             Route::StationsTypes => &[Station, Parent, Datatype],
-            Route::Latest | Route::History { .. } => &[Station, Parent, Datatype, Measurement, Value, Provenance],
+            Route::Latest | Route::History { .. } => {
+                &[Station, Parent, Datatype, Measurement, Value, Provenance]
+            }
             Route::MetadataHistory { .. } => &[Station, Parent, MetadataHistory],
             Route::Edges => &[Edge, StationBegin, StationEnd],
             Route::Events(_) => &[Event, Location, Provenance],
@@ -136,7 +138,9 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         (Some(w), true) => filter::mvalue_tables(w)?,
         _ => None,
     };
-    let uses = |t: &str| targets.iter().any(|x| x.field.table == t) || used_where.iter().any(|f| f.table == t);
+    let uses = |t: &str| {
+        targets.iter().any(|x| x.field.table == t) || used_where.iter().any(|f| f.table == t)
+    };
     let mut b = SqlBuilder::new(dialect);
     let mut columns = Vec::new();
     let y = yes(dialect);
@@ -145,14 +149,21 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     let mut lead: Vec<(&str, Kind, bool, String)> = Vec::new(); // key, kind, hidden, expr
     let time_expr = |c: &str| c.to_string();
     match (&q.route, q.tree) {
-        (Route::Latest | Route::History { .. }, false) => lead.push(("_timestamp", Kind::Time, false, time_expr("me.timestamp"))),
+        (Route::Latest | Route::History { .. }, false) => {
+            lead.push(("_timestamp", Kind::Time, false, time_expr("me.timestamp")))
+        }
         (Route::Edges, true) => {
             lead.push(("_edgetype", Kind::Text, true, "i.stationtype".into()));
             lead.push(("_edgecode", Kind::Text, true, "i.stationcode".into()));
         }
         (Route::Events(_), true) => {
             lead.push(("_eventorigin", Kind::Text, true, "ev.origin".into()));
-            lead.push(("_eventseriesuuid", Kind::Text, true, "ev.event_series_uuid".into()));
+            lead.push((
+                "_eventseriesuuid",
+                Kind::Text,
+                true,
+                "ev.event_series_uuid".into(),
+            ));
             lead.push(("_eventuuid", Kind::Text, true, "ev.uuid".into()));
         }
         (Route::Edges | Route::Events(_), false) => {}
@@ -193,7 +204,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         Route::Events(_) => has(&["evuuid", "_eventuuid"]),
         _ => false,
     };
-    b.sql(if q.distinct && !unique { "SELECT DISTINCT " } else { "SELECT " });
+    b.sql(if q.distinct && !unique {
+        "SELECT DISTINCT "
+    } else {
+        "SELECT "
+    });
     let mut first = true;
     let mut comma = |b: &mut SqlBuilder| {
         if !first {
@@ -214,7 +229,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     for t in &targets {
         comma(&mut b);
         select_target(&mut b, t);
-        let kind = if t.json_path.is_some() { Kind::Json } else { t.field.kind };
+        let kind = if t.json_path.is_some() {
+            Kind::Json
+        } else {
+            t.field.kind
+        };
         columns.push(OutColumn {
             key: t.key(),
             kind,
@@ -256,8 +275,12 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         }
         Route::StationsTypes | Route::Latest | Route::History { .. } => {
             match &q.route {
-                Route::Latest => b.sql(" FROM ts_latest me JOIN ts_series ts ON ts.id = me.series_id"),
-                Route::History { .. } => b.sql(" FROM ts_history me JOIN ts_series ts ON ts.id = me.series_id"),
+                Route::Latest => {
+                    b.sql(" FROM ts_latest me JOIN ts_series ts ON ts.id = me.series_id")
+                }
+                Route::History { .. } => {
+                    b.sql(" FROM ts_history me JOIN ts_series ts ON ts.id = me.series_id")
+                }
                 _ => b.sql(" FROM ts_series ts"),
             };
             b.sql(" JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id");
@@ -373,12 +396,20 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
 
     // Deterministic order: preferred keys first, then every output column.
     let preferred: &[&str] = match (&q.route, q.tree) {
-        (Route::Latest | Route::History { .. }, false) => &["_timestamp", "stype", "scode", "tname", "mperiod"],
+        (Route::Latest | Route::History { .. }, false) => {
+            &["_timestamp", "stype", "scode", "tname", "mperiod"]
+        }
         (Route::Edges, true) => &["_edgetype", "_edgecode"],
         (Route::Events(_), true) => &["_eventorigin", "_eventseriesuuid", "_eventuuid"],
         (Route::Edges, false) => &["etype", "ecode"],
         (Route::Events(_), false) => &["evorigin", "evseriesuuid", "evstart", "evuuid"],
-        (_, true) => &["_stationtype", "_stationcode", "_datatypename", "_timestamp", "mperiod"],
+        (_, true) => &[
+            "_stationtype",
+            "_stationcode",
+            "_datatypename",
+            "_timestamp",
+            "mperiod",
+        ],
         (Route::MetadataHistory { .. }, false) => &["stype", "scode", "mhtransactiontime"],
         (_, false) => &["stype", "scode", "tname"],
     };
@@ -411,7 +442,13 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         // SQLite's order: NULLs first.
         Dialect::Postgres => " NULLS FIRST",
     };
-    b.sql(&ordinals.iter().map(|o| format!("{o}{nulls}")).collect::<Vec<_>>().join(", "));
+    b.sql(
+        &ordinals
+            .iter()
+            .map(|o| format!("{o}{nulls}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
     if q.limit > 0 {
         b.sql(" LIMIT ").param(SqlValue::Int(q.limit));
     } else if q.offset > 0 && dialect == Dialect::Sqlite {
@@ -420,7 +457,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     if q.offset > 0 {
         b.sql(" OFFSET ").param(SqlValue::Int(q.offset));
     }
-    Ok(CompiledTs { sql: b, columns, patterns })
+    Ok(CompiledTs {
+        sql: b,
+        columns,
+        patterns,
+    })
 }
 
 /// Times are epoch milliseconds in both schemas.

@@ -93,7 +93,11 @@ impl Field {
         let _ = dialect;
         match self.kind {
             Kind::Point => vec![format!("{t}.x"), format!("{t}.y"), format!("{t}.srid")],
-            Kind::Value => vec!["me.double_value".into(), "me.string_value".into(), "me.json_value".into()],
+            Kind::Value => vec![
+                "me.double_value".into(),
+                "me.string_value".into(),
+                "me.json_value".into(),
+            ],
             _ => vec![format!("{t}.{c}")],
         }
     }
@@ -119,7 +123,13 @@ impl Field {
     }
 }
 
-fn station_fields(out: &mut Vec<Field>, prefix: &str, list: DefList, t: &'static str, meta: Option<&'static str>) {
+fn station_fields(
+    out: &mut Vec<Field>,
+    prefix: &str,
+    list: DefList,
+    t: &'static str,
+    meta: Option<&'static str>,
+) {
     for (suffix, kind, column) in [
         ("name", Kind::Text, "name"),
         ("type", Kind::Text, "stationtype"),
@@ -173,14 +183,32 @@ pub fn fields() -> &'static [Field] {
         f("tdescription", Datatype, Kind::Text, "t", "description");
         f("tmetadata", Datatype, Kind::Json, "tm", "json");
         f("mvalidtime", Measurement, Kind::Time, "me", "timestamp");
-        f("mtransactiontime", Measurement, Kind::Time, "me", "created_on");
+        f(
+            "mtransactiontime",
+            Measurement,
+            Kind::Time,
+            "me",
+            "created_on",
+        );
         f("mperiod", Measurement, Kind::Int, "ts", "period");
         f("mvalue", Value, Kind::Value, "me", "value");
         f("prname", Provenance, Kind::Text, "pr", "data_collector");
-        f("prversion", Provenance, Kind::Text, "pr", "data_collector_version");
+        f(
+            "prversion",
+            Provenance,
+            Kind::Text,
+            "pr",
+            "data_collector_version",
+        );
         f("prlineage", Provenance, Kind::Text, "pr", "lineage");
         f("mhmetadata", MetadataHistory, Kind::Json, "mh", "json");
-        f("mhtransactiontime", MetadataHistory, Kind::Time, "mh", "created_on");
+        f(
+            "mhtransactiontime",
+            MetadataHistory,
+            Kind::Time,
+            "mh",
+            "created_on",
+        );
         f("ename", Edge, Kind::Text, "i", "name");
         f("etype", Edge, Kind::Text, "i", "stationtype");
         f("ecode", Edge, Kind::Text, "i", "stationcode");

@@ -31,7 +31,10 @@ pub fn expand_select(select: Option<&str>, scope: &[DefList]) -> Result<Vec<Targ
         fields()
             .iter()
             .filter(|f| in_scope(f))
-            .map(|f| Target { field: f, json_path: None })
+            .map(|f| Target {
+                field: f,
+                json_path: None,
+            })
             .collect::<Vec<_>>()
     };
     let text = select.map(str::trim).unwrap_or("");
@@ -44,7 +47,11 @@ pub fn expand_select(select: Option<&str>, scope: &[DefList]) -> Result<Vec<Targ
     }
     let mut out = Vec::new();
     for item in items {
-        if item.is_empty() || !item.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        if item.is_empty()
+            || !item
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
             return Err(TsQueryError::SelectInvalid(item.to_string()));
         }
         let (name, path) = match item.split_once('.') {
@@ -57,13 +64,19 @@ pub fn expand_select(select: Option<&str>, scope: &[DefList]) -> Result<Vec<Targ
                     fields()
                         .iter()
                         .filter(|f| lists.contains(&f.list) && in_scope(f))
-                        .map(|f| Target { field: f, json_path: None }),
+                        .map(|f| Target {
+                            field: f,
+                            json_path: None,
+                        }),
                 );
                 continue;
             }
         }
         match field(name) {
-            Some(f) if in_scope(f) => out.push(Target { field: f, json_path: path }),
+            Some(f) if in_scope(f) => out.push(Target {
+                field: f,
+                json_path: path,
+            }),
             _ => {
                 let lists: Vec<&str> = scope.iter().map(|l| l.name()).collect();
                 return Err(TsQueryError::SelectKey {

@@ -53,13 +53,24 @@ fn dates_in_various_formats_and_zones() {
         ("2024-01-15T10:30:00+02:00", "2024-01-15T10:30:00+02:00"),
         ("2024-01-15T10:30:00-0500", "2024-01-15T10:30:00-05:00"),
         ("2024-01-15T10", "2024-01-15T10:00:00+00:00"),
-        ("2024-01-15T10:30:00.123+0100", "2024-01-15T10:30:00.123+01:00"),
+        (
+            "2024-01-15T10:30:00.123+0100",
+            "2024-01-15T10:30:00.123+01:00",
+        ),
     ] {
         let input = format!("a.gt.{v}");
-        assert_eq!(ast(&input), clause(&format!("{{ALIAS=a}}{{OP=gt}}{{DATE={v}}}")), "input {input}");
+        assert_eq!(
+            ast(&input),
+            clause(&format!("{{ALIAS=a}}{{OP=gt}}{{DATE={v}}}")),
+            "input {input}"
+        );
         let w = parse_where(&input).unwrap();
-        let super::parser::Node::Clause(c) = &w.items[0] else { panic!() };
-        let super::parser::Operand::Single(val) = &c.value else { panic!() };
+        let super::parser::Node::Clause(c) = &w.items[0] else {
+            panic!()
+        };
+        let super::parser::Operand::Single(val) = &c.value else {
+            panic!()
+        };
         let Typed::Date(d) = &val.typed else { panic!() };
         assert_eq!(d.to_rfc3339(), want);
     }
@@ -67,21 +78,38 @@ fn dates_in_various_formats_and_zones() {
 
 #[test]
 fn quoted_dates_and_invalid_dates_stay_strings() {
-    assert_eq!(ast("a.eq.\"2024-01-15\""), clause("{ALIAS=a}{OP=eq}{STRING=2024-01-15}"));
+    assert_eq!(
+        ast("a.eq.\"2024-01-15\""),
+        clause("{ALIAS=a}{OP=eq}{STRING=2024-01-15}")
+    );
     assert_eq!(
         ast("a.eq.\"2024-01-15T10:30:00+02:00\""),
         clause("{ALIAS=a}{OP=eq}{STRING=2024-01-15T10:30:00+02:00}")
     );
-    assert_eq!(ast("a.eq.2024-01-32"), clause("{ALIAS=a}{OP=eq}{STRING=2024-01-32}"));
-    assert_eq!(ast("a.eq.2024-13-01"), clause("{ALIAS=a}{OP=eq}{STRING=2024-13-01}"));
+    assert_eq!(
+        ast("a.eq.2024-01-32"),
+        clause("{ALIAS=a}{OP=eq}{STRING=2024-01-32}")
+    );
+    assert_eq!(
+        ast("a.eq.2024-13-01"),
+        clause("{ALIAS=a}{OP=eq}{STRING=2024-13-01}")
+    );
     assert_eq!(ast("a.eq.2024"), clause("{ALIAS=a}{OP=eq}{NUMBER=2024}"));
-    assert_eq!(ast("a.eq.not-a-date"), clause("{ALIAS=a}{OP=eq}{STRING=not-a-date}"));
-    assert_eq!(ast("a.eq.2024-01-15 10:30"), clause("{ALIAS=a}{OP=eq}{STRING=2024-01-15 10:30}"));
+    assert_eq!(
+        ast("a.eq.not-a-date"),
+        clause("{ALIAS=a}{OP=eq}{STRING=not-a-date}")
+    );
+    assert_eq!(
+        ast("a.eq.2024-01-15 10:30"),
+        clause("{ALIAS=a}{OP=eq}{STRING=2024-01-15 10:30}")
+    );
 }
 
 #[test]
 fn lists() {
-    let e = |p: i64, c: &str, m: &str| format!("ERR PARSING ERROR: Syntax error at position {p} with character {c}: {m}");
+    let e = |p: i64, c: &str, m: &str| {
+        format!("ERR PARSING ERROR: Syntax error at position {p} with character {c}: {m}")
+    };
     let cases = [
         ("a.in.()", clause("{ALIAS=a}{OP=in}LIST{{STRING=}}")),
         ("a.in.(null)", clause("{ALIAS=a}{OP=in}LIST{{NULL}}")),
@@ -104,7 +132,11 @@ fn lists() {
         ("a.eq.1.and(a.eq.0)", e(4, ".", "OPERATOR expected")),
         (
             "or(scode.ire.TRENTO|rovere'to.*,mvalue.eq.0)",
-            e(26, "'", "Characters ('\" must be escaped within a filter VALUE"),
+            e(
+                26,
+                "'",
+                "Characters ('\" must be escaped within a filter VALUE",
+            ),
         ),
     ];
     for (input, want) in cases {
@@ -191,30 +223,66 @@ fn typing_quirks_of_the_reference() {
         ("a\\)b", "{STRING=a)b}"),
         ("\"a.b\"", "{STRING=a.b}"),
     ] {
-        assert_eq!(one(v), clause(&format!("{{ALIAS=a}}{{OP=eq}}{t}")), "value {v}");
+        assert_eq!(
+            one(v),
+            clause(&format!("{{ALIAS=a}}{{OP=eq}}{t}")),
+            "value {v}"
+        );
     }
-    assert_eq!(ast("sname.eq. a"), clause("{ALIAS=sname}{OP=eq}{STRING= a}"));
-    assert_eq!(ast("a.eq.a.b"), clause("{ALIAS=a}{JSONSEL=eq}{OP=a}{STRING=b}"));
-    assert_eq!(ast("a.in.(a,b,c)"), clause("{ALIAS=a}{OP=in}LIST{{STRING=a}{STRING=b}{STRING=c}}"));
-    assert_eq!(ast("a.in.(1,a)"), clause("{ALIAS=a}{OP=in}LIST{{NUMBER=1}{STRING=a}}"));
-    assert_eq!(ast("a.in.(\"1\",2)"), clause("{ALIAS=a}{OP=in}LIST{{STRING=1}{NUMBER=2}}"));
-    assert_eq!(ast("a.in.(a\\,b,c)"), clause("{ALIAS=a}{OP=in}LIST{{STRING=a,b}{STRING=c}}"));
-    assert_eq!(ast("a.in.( a , b )"), clause("{ALIAS=a}{OP=in}LIST{{STRING= a }{STRING= b }}"));
+    assert_eq!(
+        ast("sname.eq. a"),
+        clause("{ALIAS=sname}{OP=eq}{STRING= a}")
+    );
+    assert_eq!(
+        ast("a.eq.a.b"),
+        clause("{ALIAS=a}{JSONSEL=eq}{OP=a}{STRING=b}")
+    );
+    assert_eq!(
+        ast("a.in.(a,b,c)"),
+        clause("{ALIAS=a}{OP=in}LIST{{STRING=a}{STRING=b}{STRING=c}}")
+    );
+    assert_eq!(
+        ast("a.in.(1,a)"),
+        clause("{ALIAS=a}{OP=in}LIST{{NUMBER=1}{STRING=a}}")
+    );
+    assert_eq!(
+        ast("a.in.(\"1\",2)"),
+        clause("{ALIAS=a}{OP=in}LIST{{STRING=1}{NUMBER=2}}")
+    );
+    assert_eq!(
+        ast("a.in.(a\\,b,c)"),
+        clause("{ALIAS=a}{OP=in}LIST{{STRING=a,b}{STRING=c}}")
+    );
+    assert_eq!(
+        ast("a.in.( a , b )"),
+        clause("{ALIAS=a}{OP=in}LIST{{STRING= a }{STRING= b }}")
+    );
 }
 
 #[test]
 fn structure_and_errors() {
-    let e = |p: i64, c: &str, m: &str| format!("ERR PARSING ERROR: Syntax error at position {p} with character {c}: {m}");
+    let e = |p: i64, c: &str, m: &str| {
+        format!("ERR PARSING ERROR: Syntax error at position {p} with character {c}: {m}")
+    };
     let c1 = "CLAUSE{{ALIAS=a}{OP=eq}{NUMBER=1}}";
     let c2 = "CLAUSE{{ALIAS=b}{OP=eq}{NUMBER=2}}";
     let c3 = "CLAUSE{{ALIAS=c}{OP=eq}{NUMBER=3}}";
     let cases = [
         ("or(a.eq.1,b.eq.2)", format!("AND{{OR{{{c1}{c2}}}}}")),
         ("and(a.eq.1,b.eq.2)", format!("AND{{AND{{{c1}{c2}}}}}")),
-        ("or(a.eq.1,and(b.eq.2,c.eq.3))", format!("AND{{OR{{{c1}AND{{{c2}{c3}}}}}}}")),
-        ("a.eq.1,or(b.eq.2,c.eq.3)", format!("AND{{{c1}OR{{{c2}{c3}}}}}")),
+        (
+            "or(a.eq.1,and(b.eq.2,c.eq.3))",
+            format!("AND{{OR{{{c1}AND{{{c2}{c3}}}}}}}"),
+        ),
+        (
+            "a.eq.1,or(b.eq.2,c.eq.3)",
+            format!("AND{{{c1}OR{{{c2}{c3}}}}}"),
+        ),
         ("or(a.eq.1)", format!("AND{{OR{{{c1}}}}}")),
-        ("and(a.eq.1,b.eq.2),c.eq.3", format!("AND{{AND{{{c1}{c2}}}{c3}}}")),
+        (
+            "and(a.eq.1,b.eq.2),c.eq.3",
+            format!("AND{{AND{{{c1}{c2}}}{c3}}}"),
+        ),
         ("or()", e(2, "(", "ALIAS expected")),
         ("OR(a.eq.1,b.eq.2)", e(2, "(", ". expected")),
         ("or(a.eq.1,b.eq.2", e(16, "<EOL>", ") expected")),
@@ -230,27 +298,76 @@ fn structure_and_errors() {
         ("a.", e(1, ".", "OPERATOR expected")),
         ("a..eq.1", clause("{ALIAS=a}{JSONSEL=}{OP=eq}{NUMBER=1}")),
         ("a.EQ.1", clause("{ALIAS=a}{OP=EQ}{NUMBER=1}")),
-        ("a.b.c.eq.1", clause("{ALIAS=a}{JSONSEL=b.c}{OP=eq}{NUMBER=1}")),
-        ("a.b.1.eq.x", clause("{ALIAS=a}{JSONSEL=b.1}{OP=eq}{STRING=x}")),
-        ("a.b.eq.1.5", clause("{ALIAS=a}{JSONSEL=b}{OP=eq}{NUMBER=1.5}")),
-        ("a.b.c.eq.1.5", clause("{ALIAS=a}{JSONSEL=b.c}{OP=eq}{NUMBER=1.5}")),
+        (
+            "a.b.c.eq.1",
+            clause("{ALIAS=a}{JSONSEL=b.c}{OP=eq}{NUMBER=1}"),
+        ),
+        (
+            "a.b.1.eq.x",
+            clause("{ALIAS=a}{JSONSEL=b.1}{OP=eq}{STRING=x}"),
+        ),
+        (
+            "a.b.eq.1.5",
+            clause("{ALIAS=a}{JSONSEL=b}{OP=eq}{NUMBER=1.5}"),
+        ),
+        (
+            "a.b.c.eq.1.5",
+            clause("{ALIAS=a}{JSONSEL=b.c}{OP=eq}{NUMBER=1.5}"),
+        ),
         ("a.b.eq.1.5.6", e(6, ".", "OPERATOR expected")),
-        ("a.b.in.(1,2)", clause("{ALIAS=a}{JSONSEL=b}{OP=in}LIST{{NUMBER=1}{NUMBER=2}}")),
+        (
+            "a.b.in.(1,2)",
+            clause("{ALIAS=a}{JSONSEL=b}{OP=in}LIST{{NUMBER=1}{NUMBER=2}}"),
+        ),
         (
             "a.b.bbi.(1,2,3,4)",
             clause("{ALIAS=a}{JSONSEL=b}{OP=bbi}LIST{{NUMBER=1}{NUMBER=2}{NUMBER=3}{NUMBER=4}}"),
         ),
-        ("sname.ire.^a.*$", clause("{ALIAS=sname}{OP=ire}{STRING=^a.*$}")),
-        ("sname.re.[a-z]+", clause("{ALIAS=sname}{OP=re}{STRING=[a-z]+}")),
+        (
+            "sname.ire.^a.*$",
+            clause("{ALIAS=sname}{OP=ire}{STRING=^a.*$}"),
+        ),
+        (
+            "sname.re.[a-z]+",
+            clause("{ALIAS=sname}{OP=re}{STRING=[a-z]+}"),
+        ),
         ("sname.re.a{2}", clause("{ALIAS=sname}{OP=re}{STRING=a{2}}")),
         ("sname.re.a|b", clause("{ALIAS=sname}{OP=re}{STRING=a|b}")),
         ("sname.re.%20", clause("{ALIAS=sname}{OP=re}{STRING=%20}")),
-        ("a.eq.a'b", e(6, "'", "Characters ('\" must be escaped within a filter VALUE")),
-        ("a.eq.a\"b", e(6, "\"", "Characters ('\" must be escaped within a filter VALUE")),
-        ("a.eq.a(b", e(6, "(", "Characters ('\" must be escaped within a filter VALUE")),
+        (
+            "a.eq.a'b",
+            e(
+                6,
+                "'",
+                "Characters ('\" must be escaped within a filter VALUE",
+            ),
+        ),
+        (
+            "a.eq.a\"b",
+            e(
+                6,
+                "\"",
+                "Characters ('\" must be escaped within a filter VALUE",
+            ),
+        ),
+        (
+            "a.eq.a(b",
+            e(
+                6,
+                "(",
+                "Characters ('\" must be escaped within a filter VALUE",
+            ),
+        ),
         ("a.eq.a)b", e(6, ")", "<EOL> expected")),
         ("a.eq.\"a,b\"", e(7, ",", "\" expected")),
-        ("a.eq.\"a(b)\"", e(7, "(", "Characters ('\" must be escaped within a filter VALUE")),
+        (
+            "a.eq.\"a(b)\"",
+            e(
+                7,
+                "(",
+                "Characters ('\" must be escaped within a filter VALUE",
+            ),
+        ),
         ("a.eq", e(4, "<EOL>", ". expected")),
     ];
     for (input, want) in cases {
@@ -414,7 +531,11 @@ fn where_sql(route: Route, w: &str, dialect: Dialect) -> (String, Vec<crate::Sql
 #[test]
 fn sql_for_both_dialects() {
     use crate::SqlValue::*;
-    let (s, p) = where_sql(Route::Stations, "and(or(scode.eq.null,sname.eq.\"5\"))", Dialect::Sqlite);
+    let (s, p) = where_sql(
+        Route::Stations,
+        "and(or(scode.eq.null,sname.eq.\"5\"))",
+        Dialect::Sqlite,
+    );
     assert_eq!(s, "(((s.stationcode IS NULL OR s.name = ?1)))");
     assert_eq!(p, vec![Text("5".into()), Int(200)]);
     let (s, _) = where_sql(Route::Stations, "smetadata.a.b.eq.5", Dialect::Sqlite);
@@ -423,19 +544,38 @@ fn sql_for_both_dialects() {
     assert_eq!(s, "(hub_json_num(m.json, $1) = $2)");
     assert_eq!(p[0], Text("a.b".into()));
     let (s, p) = where_sql(Route::Stations, "sname.ire.x", Dialect::Sqlite);
-    assert_eq!((s.as_str(), &p[0]), ("(regexp(?1, s.name))", &Text("(?i)x".into())));
+    assert_eq!(
+        (s.as_str(), &p[0]),
+        ("(regexp(?1, s.name))", &Text("(?i)x".into()))
+    );
     let (s, _) = where_sql(Route::Stations, "sname.nire.x", Dialect::Postgres);
     assert_eq!(s, "(s.name !~* $1)");
-    let (s, _) = where_sql(Route::Stations, "scoordinate.bbi.(11,46,12,47)", Dialect::Postgres);
+    let (s, _) = where_sql(
+        Route::Stations,
+        "scoordinate.bbi.(11,46,12,47)",
+        Dialect::Postgres,
+    );
     assert_eq!(
         s,
         "(ST_Intersects(s.pointprojection, ST_MakeEnvelope($1::float8, $2::float8, $3::float8, $4::float8, 4326)))"
     );
-    let (s, _) = where_sql(Route::Stations, "scoordinate.dlt.(1000,11,46)", Dialect::Postgres);
+    let (s, _) = where_sql(
+        Route::Stations,
+        "scoordinate.dlt.(1000,11,46)",
+        Dialect::Postgres,
+    );
     assert_eq!(s, "(hub_distance(s.x, s.y, $1::float8, $2::float8) < $3)");
-    let (s, _) = where_sql(Route::Stations, "scoordinate.bbc.(11,46,12,47)", Dialect::Sqlite);
+    let (s, _) = where_sql(
+        Route::Stations,
+        "scoordinate.bbc.(11,46,12,47)",
+        Dialect::Sqlite,
+    );
     assert_eq!(s, "((s.x BETWEEN ?1 AND ?2 AND s.y BETWEEN ?3 AND ?4))");
-    let (s, p) = where_sql(Route::History { from: 0, to: 1 }, "mvalidtime.lt.2024-06-01", Dialect::Postgres);
+    let (s, p) = where_sql(
+        Route::History { from: 0, to: 1 },
+        "mvalidtime.lt.2024-06-01",
+        Dialect::Postgres,
+    );
     assert!(s.ends_with("(me.timestamp < $3)"), "{s}");
     assert_eq!(p[2], Int(1_717_200_000_000));
     let (s, _) = where_sql(Route::Latest, "mvalue.gt.100", Dialect::Sqlite);
@@ -452,12 +592,18 @@ fn sql_for_both_dialects() {
 fn select_expansion() {
     use super::schema::DefList::*;
     use super::select::expand_select;
-    let keys = |s: &str, scope: &[DefList]| expand_select(Some(s), scope).map(|v| v.iter().map(|t| t.key()).collect::<Vec<_>>().join(","));
+    let keys = |s: &str, scope: &[DefList]| {
+        expand_select(Some(s), scope)
+            .map(|v| v.iter().map(|t| t.key()).collect::<Vec<_>>().join(","))
+    };
     assert_eq!(
         keys("tmeasurements", &[Datatype, Measurement, Value, Provenance]).unwrap(),
         "mperiod,mtransactiontime,mvalidtime,mvalue,prlineage,prname,prversion"
     );
-    assert_eq!(keys("sname,smetadata.a.b", &[Station]).unwrap(), "smetadata.a.b,sname");
+    assert_eq!(
+        keys("sname,smetadata.a.b", &[Station]).unwrap(),
+        "smetadata.a.b,sname"
+    );
     assert_eq!(keys("sdatatypes", &[Station, Parent]).unwrap(), "");
     assert_eq!(
         keys("sparent", &[Station, Parent]).unwrap(),
@@ -467,5 +613,8 @@ fn select_expansion() {
         keys("SNAME", &[Station, Parent]).unwrap_err().to_string(),
         "SELECT EXPANSION ERROR: Key 'SNAME' is not reachable from the expanded select definition list: [station, parent]"
     );
-    assert!(matches!(keys("s name", &[Station]), Err(TsQueryError::SelectInvalid(_))));
+    assert!(matches!(
+        keys("s name", &[Station]),
+        Err(TsQueryError::SelectInvalid(_))
+    ));
 }

@@ -199,7 +199,9 @@ impl Store {
         clients: &[ClientRecord],
     ) -> Result<()> {
         let b = match &*self.backend {
-            Backend::Postgres(b) => return b.auth_upsert_blocking(users.to_vec(), clients.to_vec()),
+            Backend::Postgres(b) => {
+                return b.auth_upsert_blocking(users.to_vec(), clients.to_vec())
+            }
             Backend::Sqlite(b) => b,
         };
         b.write_blocking(|conn| {
@@ -437,7 +439,11 @@ impl Store {
         F: FnOnce(&RefreshRecord) -> RefreshRecord + Send + 'static,
     {
         let b = match &*self.backend {
-            Backend::Postgres(b) => return b.auth_refresh_rotate(token_hash, client_id, now, next).await,
+            Backend::Postgres(b) => {
+                return b
+                    .auth_refresh_rotate(token_hash, client_id, now, next)
+                    .await
+            }
             Backend::Sqlite(b) => b,
         };
         b.write(move |conn| {
@@ -629,7 +635,9 @@ mod tests {
         let admin = match std::env::var("HUB_TEST_DATABASE") {
             Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
             _ => {
-                println!("skipped: racing refresh rotations needs PostgreSQL (set HUB_TEST_DATABASE)");
+                println!(
+                    "skipped: racing refresh rotations needs PostgreSQL (set HUB_TEST_DATABASE)"
+                );
                 return;
             }
         };
@@ -637,17 +645,27 @@ mod tests {
         let url = crate::postgres::create_database(&admin, &name, true).unwrap();
         let a = Store::open_postgres(&url, None).unwrap();
         let b = Store::open_postgres(&url, None).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
             for round in 0..25 {
                 let family = format!("f{round}");
                 let first = format!("{family}-h1");
-                a.auth_refresh_insert(refresh(&first, &family, 0)).await.unwrap();
+                a.auth_refresh_insert(refresh(&first, &family, 0))
+                    .await
+                    .unwrap();
                 let (next_a, next_b) = (format!("{family}-a"), format!("{family}-b"));
                 let fam_a = family.clone();
                 let fam_b = family.clone();
-                let ra = a.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| refresh(&next_a, &fam_a, 10));
-                let rb = b.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| refresh(&next_b, &fam_b, 10));
+                let ra = a.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| {
+                    refresh(&next_a, &fam_a, 10)
+                });
+                let rb = b.auth_refresh_rotate(first.clone(), "c".into(), 10, move |_| {
+                    refresh(&next_b, &fam_b, 10)
+                });
                 // Each store runs its half on its own runtime and connection.
                 let (ra, rb) = tokio::join!(ra, rb);
                 let outcomes = [ra.unwrap(), rb.unwrap()];
@@ -658,35 +676,68 @@ mod tests {
                         _ => None,
                     })
                     .collect();
-                assert_eq!(rotated.len(), 1, "round {round}: exactly one rotation succeeds: {outcomes:?}");
-                assert!(outcomes.contains(&RefreshOutcome::Reused), "round {round}: the other is reuse: {outcomes:?}");
+                assert_eq!(
+                    rotated.len(),
+                    1,
+                    "round {round}: exactly one rotation succeeds: {outcomes:?}"
+                );
+                assert!(
+                    outcomes.contains(&RefreshOutcome::Reused),
+                    "round {round}: the other is reuse: {outcomes:?}"
+                );
                 // Reuse revoked the whole family, the successor just issued included.
                 let successor = rotated[0].token_hash.clone();
                 let again = a
-                    .auth_refresh_rotate(successor, "c".into(), 11, move |_| refresh("never", "f", 11))
+                    .auth_refresh_rotate(successor, "c".into(), 11, move |_| {
+                        refresh("never", "f", 11)
+                    })
                     .await
                     .unwrap();
-                assert_eq!(again, RefreshOutcome::Invalid, "round {round}: the successor is revoked");
+                assert_eq!(
+                    again,
+                    RefreshOutcome::Invalid,
+                    "round {round}: the successor is revoked"
+                );
 
                 // A used token presented while its successor rotates: the reuse revokes
                 // the family, including whatever that rotation issues.
                 let family = format!("g{round}");
                 let (h0, h1) = (format!("{family}-h0"), format!("{family}-h1"));
-                a.auth_refresh_insert(refresh(&h0, &family, 0)).await.unwrap();
+                a.auth_refresh_insert(refresh(&h0, &family, 0))
+                    .await
+                    .unwrap();
                 let (h1_next, fam) = (h1.clone(), family.clone());
-                let out = a.auth_refresh_rotate(h0.clone(), "c".into(), 5, move |_| refresh(&h1_next, &fam, 5)).await.unwrap();
+                let out = a
+                    .auth_refresh_rotate(h0.clone(), "c".into(), 5, move |_| {
+                        refresh(&h1_next, &fam, 5)
+                    })
+                    .await
+                    .unwrap();
                 assert!(matches!(out, RefreshOutcome::Rotated(_)));
                 let (h2, fam) = (format!("{family}-h2"), family.clone());
                 let (h0_next, fam0) = (format!("{family}-x"), family.clone());
                 let (rotation, reuse) = tokio::join!(
-                    a.auth_refresh_rotate(h1.clone(), "c".into(), 10, move |_| refresh(&h2, &fam, 10)),
-                    b.auth_refresh_rotate(h0.clone(), "c".into(), 10, move |_| refresh(&h0_next, &fam0, 10)),
+                    a.auth_refresh_rotate(h1.clone(), "c".into(), 10, move |_| refresh(
+                        &h2, &fam, 10
+                    )),
+                    b.auth_refresh_rotate(h0.clone(), "c".into(), 10, move |_| refresh(
+                        &h0_next, &fam0, 10
+                    )),
                 );
                 assert_eq!(reuse.unwrap(), RefreshOutcome::Reused, "round {round}");
                 match rotation.unwrap() {
                     RefreshOutcome::Rotated(r) => {
-                        let again = a.auth_refresh_rotate(r.token_hash, "c".into(), 11, move |_| refresh("never", "g", 11)).await.unwrap();
-                        assert_eq!(again, RefreshOutcome::Invalid, "round {round}: the concurrent successor is revoked");
+                        let again = a
+                            .auth_refresh_rotate(r.token_hash, "c".into(), 11, move |_| {
+                                refresh("never", "g", 11)
+                            })
+                            .await
+                            .unwrap();
+                        assert_eq!(
+                            again,
+                            RefreshOutcome::Invalid,
+                            "round {round}: the concurrent successor is revoked"
+                        );
                     }
                     other => assert_eq!(other, RefreshOutcome::Invalid, "round {round}"),
                 }

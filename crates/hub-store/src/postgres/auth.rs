@@ -39,16 +39,36 @@ fn conflict(e: tokio_postgres::Error, message: &str) -> StoreError {
 
 async fn roles_of<C: GenericClient>(conn: &C, sql: &str, key: &str) -> Result<Vec<String>> {
     let stmt = conn.prepare_cached(sql).await?;
-    Ok(conn.query(&stmt, &[&key]).await?.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>()?)
+    Ok(conn
+        .query(&stmt, &[&key])
+        .await?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?)
 }
 
 async fn user_row<C: GenericClient>(conn: &C, username: &str) -> Result<Option<UserRecord>> {
-    let stmt = conn.prepare_cached("SELECT id, username, password_hash, created_at FROM auth_user WHERE username = $1").await?;
+    let stmt = conn
+        .prepare_cached(
+            "SELECT id, username, password_hash, created_at FROM auth_user WHERE username = $1",
+        )
+        .await?;
     match conn.query_opt(&stmt, &[&username]).await? {
         Some(r) => {
             let username: String = r.try_get(1)?;
-            let roles = roles_of(conn, "SELECT role FROM auth_user_role WHERE username = $1 ORDER BY role", &username).await?;
-            Ok(Some(UserRecord { id: r.try_get(0)?, username, password_hash: r.try_get(2)?, roles, created_at: r.try_get(3)? }))
+            let roles = roles_of(
+                conn,
+                "SELECT role FROM auth_user_role WHERE username = $1 ORDER BY role",
+                &username,
+            )
+            .await?;
+            Ok(Some(UserRecord {
+                id: r.try_get(0)?,
+                username,
+                password_hash: r.try_get(2)?,
+                roles,
+                created_at: r.try_get(3)?,
+            }))
         }
         None => Ok(None),
     }
@@ -59,8 +79,19 @@ async fn client_row<C: GenericClient>(conn: &C, client_id: &str) -> Result<Optio
     match conn.query_opt(&stmt, &[&client_id]).await? {
         Some(r) => {
             let client_id: String = r.try_get(0)?;
-            let roles = roles_of(conn, "SELECT role FROM auth_client_role WHERE client_id = $1 ORDER BY role", &client_id).await?;
-            Ok(Some(ClientRecord { client_id, secret_hash: r.try_get(1)?, description: r.try_get(2)?, roles, created_at: r.try_get(3)? }))
+            let roles = roles_of(
+                conn,
+                "SELECT role FROM auth_client_role WHERE client_id = $1 ORDER BY role",
+                &client_id,
+            )
+            .await?;
+            Ok(Some(ClientRecord {
+                client_id,
+                secret_hash: r.try_get(1)?,
+                description: r.try_get(2)?,
+                roles,
+                created_at: r.try_get(3)?,
+            }))
         }
         None => Ok(None),
     }
@@ -75,11 +106,29 @@ async fn insert_user(tx: &Transaction<'_>, user: &UserRecord, replace: bool) -> 
     } else {
         "INSERT INTO auth_user (id, username, password_hash, created_at) VALUES ($1, $2, $3, $4)"
     };
-    tx.execute(sql, &[&user.id, &user.username, &user.password_hash, &user.created_at])
-        .await
-        .map_err(|e| conflict(e, &format!("user '{}' exists already", user.username)))?;
-    tx.execute("DELETE FROM auth_user_role WHERE username = $1", &[&user.username]).await?;
-    grant(tx, "INSERT INTO auth_user_role (username, role) VALUES ($1, $2) ON CONFLICT DO NOTHING", &user.username, &user.roles).await
+    tx.execute(
+        sql,
+        &[
+            &user.id,
+            &user.username,
+            &user.password_hash,
+            &user.created_at,
+        ],
+    )
+    .await
+    .map_err(|e| conflict(e, &format!("user '{}' exists already", user.username)))?;
+    tx.execute(
+        "DELETE FROM auth_user_role WHERE username = $1",
+        &[&user.username],
+    )
+    .await?;
+    grant(
+        tx,
+        "INSERT INTO auth_user_role (username, role) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &user.username,
+        &user.roles,
+    )
+    .await
 }
 
 async fn insert_client(tx: &Transaction<'_>, client: &ClientRecord, replace: bool) -> Result<()> {
@@ -89,11 +138,29 @@ async fn insert_client(tx: &Transaction<'_>, client: &ClientRecord, replace: boo
     } else {
         "INSERT INTO auth_client (client_id, secret_hash, description, created_at) VALUES ($1, $2, $3, $4)"
     };
-    tx.execute(sql, &[&client.client_id, &client.secret_hash, &client.description, &client.created_at])
-        .await
-        .map_err(|e| conflict(e, &format!("client '{}' exists already", client.client_id)))?;
-    tx.execute("DELETE FROM auth_client_role WHERE client_id = $1", &[&client.client_id]).await?;
-    grant(tx, "INSERT INTO auth_client_role (client_id, role) VALUES ($1, $2) ON CONFLICT DO NOTHING", &client.client_id, &client.roles).await
+    tx.execute(
+        sql,
+        &[
+            &client.client_id,
+            &client.secret_hash,
+            &client.description,
+            &client.created_at,
+        ],
+    )
+    .await
+    .map_err(|e| conflict(e, &format!("client '{}' exists already", client.client_id)))?;
+    tx.execute(
+        "DELETE FROM auth_client_role WHERE client_id = $1",
+        &[&client.client_id],
+    )
+    .await?;
+    grant(
+        tx,
+        "INSERT INTO auth_client_role (client_id, role) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &client.client_id,
+        &client.roles,
+    )
+    .await
 }
 
 async fn grant(tx: &Transaction<'_>, sql: &str, key: &str, roles: &[String]) -> Result<()> {
@@ -114,8 +181,20 @@ async fn insert_refresh<C: GenericClient>(conn: &C, r: &RefreshRecord) -> Result
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .await?;
-    conn.execute(&stmt, &[&r.token_hash, &r.family, &r.username, &r.client_id, &r.scope, &r.issued_at, &r.expires_at, &r.session_expires_at])
-        .await?;
+    conn.execute(
+        &stmt,
+        &[
+            &r.token_hash,
+            &r.family,
+            &r.username,
+            &r.client_id,
+            &r.scope,
+            &r.issued_at,
+            &r.expires_at,
+            &r.session_expires_at,
+        ],
+    )
+    .await?;
     Ok(())
 }
 
@@ -143,7 +222,11 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) fn auth_upsert_blocking(&self, users: Vec<UserRecord>, clients: Vec<ClientRecord>) -> Result<()> {
+    pub(crate) fn auth_upsert_blocking(
+        &self,
+        users: Vec<UserRecord>,
+        clients: Vec<ClientRecord>,
+    ) -> Result<()> {
         self.write_blocking(move |mut conn| async move {
             let tx = conn.transaction().await?;
             // Upserting by name keeps the subject id of an existing user stable.
@@ -159,7 +242,8 @@ impl PgBackend {
     }
 
     pub(crate) async fn auth_user(&self, username: String) -> Result<Option<UserRecord>> {
-        self.write(move |conn| async move { user_row(&conn, &username).await }).await
+        self.write(move |conn| async move { user_row(&conn, &username).await })
+            .await
     }
 
     pub(crate) async fn auth_users(&self) -> Result<Vec<UserRecord>> {
@@ -187,27 +271,55 @@ impl PgBackend {
             let tx = conn.transaction().await?;
             // The user row first: it waits for rotations of the user's tokens in flight,
             // so the token deletion below sees their successors.
-            let n = tx.execute("DELETE FROM auth_user WHERE username = $1", &[&username]).await?;
-            tx.execute("DELETE FROM auth_refresh_token WHERE username = $1", &[&username]).await?;
-            tx.execute("DELETE FROM auth_user_role WHERE username = $1", &[&username]).await?;
+            let n = tx
+                .execute("DELETE FROM auth_user WHERE username = $1", &[&username])
+                .await?;
+            tx.execute(
+                "DELETE FROM auth_refresh_token WHERE username = $1",
+                &[&username],
+            )
+            .await?;
+            tx.execute(
+                "DELETE FROM auth_user_role WHERE username = $1",
+                &[&username],
+            )
+            .await?;
             tx.commit().await?;
             Ok(n > 0)
         })
         .await
     }
 
-    pub(crate) async fn auth_user_set_password(&self, username: String, password_hash: String) -> Result<bool> {
+    pub(crate) async fn auth_user_set_password(
+        &self,
+        username: String,
+        password_hash: String,
+    ) -> Result<bool> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
-            let n = tx.execute("UPDATE auth_user SET password_hash = $2 WHERE username = $1", &[&username, &password_hash]).await?;
-            tx.execute("UPDATE auth_refresh_token SET revoked = true WHERE username = $1 AND NOT revoked", &[&username]).await?;
+            let n = tx
+                .execute(
+                    "UPDATE auth_user SET password_hash = $2 WHERE username = $1",
+                    &[&username, &password_hash],
+                )
+                .await?;
+            tx.execute(
+                "UPDATE auth_refresh_token SET revoked = true WHERE username = $1 AND NOT revoked",
+                &[&username],
+            )
+            .await?;
             tx.commit().await?;
             Ok(n > 0)
         })
         .await
     }
 
-    pub(crate) async fn auth_user_roles(&self, username: String, roles: Vec<String>, grant_roles: bool) -> Result<bool> {
+    pub(crate) async fn auth_user_roles(
+        &self,
+        username: String,
+        roles: Vec<String>,
+        grant_roles: bool,
+    ) -> Result<bool> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             // Locking the user row keeps a concurrent removal from leaving roles behind.
@@ -236,7 +348,8 @@ impl PgBackend {
     }
 
     pub(crate) async fn auth_client(&self, client_id: String) -> Result<Option<ClientRecord>> {
-        self.write(move |conn| async move { client_row(&conn, &client_id).await }).await
+        self.write(move |conn| async move { client_row(&conn, &client_id).await })
+            .await
     }
 
     pub(crate) async fn auth_clients(&self) -> Result<Vec<ClientRecord>> {
@@ -263,9 +376,22 @@ impl PgBackend {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             // The client row first, for the same reason as a user's.
-            let n = tx.execute("DELETE FROM auth_client WHERE client_id = $1", &[&client_id]).await?;
-            tx.execute("DELETE FROM auth_refresh_token WHERE client_id = $1", &[&client_id]).await?;
-            tx.execute("DELETE FROM auth_client_role WHERE client_id = $1", &[&client_id]).await?;
+            let n = tx
+                .execute(
+                    "DELETE FROM auth_client WHERE client_id = $1",
+                    &[&client_id],
+                )
+                .await?;
+            tx.execute(
+                "DELETE FROM auth_refresh_token WHERE client_id = $1",
+                &[&client_id],
+            )
+            .await?;
+            tx.execute(
+                "DELETE FROM auth_client_role WHERE client_id = $1",
+                &[&client_id],
+            )
+            .await?;
             tx.commit().await?;
             Ok(n > 0)
         })
@@ -273,10 +399,17 @@ impl PgBackend {
     }
 
     pub(crate) async fn auth_refresh_insert(&self, record: RefreshRecord) -> Result<()> {
-        self.write(move |conn| async move { insert_refresh(&conn, &record).await }).await
+        self.write(move |conn| async move { insert_refresh(&conn, &record).await })
+            .await
     }
 
-    pub(crate) async fn auth_refresh_rotate<F>(&self, token_hash: String, client_id: String, now: i64, next: F) -> Result<RefreshOutcome>
+    pub(crate) async fn auth_refresh_rotate<F>(
+        &self,
+        token_hash: String,
+        client_id: String,
+        now: i64,
+        next: F,
+    ) -> Result<RefreshOutcome>
     where
         F: FnOnce(&RefreshRecord) -> RefreshRecord + Send + 'static,
     {
@@ -349,7 +482,11 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_signing_key_insert(&self, key: SigningKeyRecord, keep: usize) -> Result<()> {
+    pub(crate) async fn auth_signing_key_insert(
+        &self,
+        key: SigningKeyRecord,
+        keep: usize,
+    ) -> Result<()> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             tx.execute("INSERT INTO auth_signing_key (kid, private_der, created_at) VALUES ($1, $2, $3)", &[&key.kid, &key.private_der, &key.created_at])

@@ -23,9 +23,12 @@ impl ToSql for PgValue<'_> {
             SqlValue::Null => Ok(IsNull::Yes),
             SqlValue::Bool(b) => match *ty {
                 Type::BOOL => b.to_sql(ty, out),
-                Type::INT2 | Type::INT4 | Type::INT8 | Type::FLOAT4 | Type::FLOAT8 | Type::NUMERIC => {
-                    PgValue(&SqlValue::Int(*b as i64)).to_sql(ty, out)
-                }
+                Type::INT2
+                | Type::INT4
+                | Type::INT8
+                | Type::FLOAT4
+                | Type::FLOAT8
+                | Type::NUMERIC => PgValue(&SqlValue::Int(*b as i64)).to_sql(ty, out),
                 _ => text(if *b { "true" } else { "false" }, ty, out),
             },
             SqlValue::Int(i) => match *ty {

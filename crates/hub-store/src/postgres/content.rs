@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use deadpool_postgres::Transaction;
 use hub_query::content::CompiledList;
 use serde_json::Value;
-use deadpool_postgres::Transaction;
 
 use super::{bind, refs, Conn, PgBackend};
 use crate::content_write::stamp_meta;
@@ -23,8 +23,13 @@ impl PgBackend {
     pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
         self.read(move |conn| async move {
             let params = bind(compiled.page.params());
-            let page = super::prepare_bounded(&conn, compiled.page.as_sql()).await.map_err(super::rawfilter_error)?;
-            let rows = conn.query(&page, &refs(&params)).await.map_err(super::rawfilter_error)?;
+            let page = super::prepare_bounded(&conn, compiled.page.as_sql())
+                .await
+                .map_err(super::rawfilter_error)?;
+            let rows = conn
+                .query(&page, &refs(&params))
+                .await
+                .map_err(super::rawfilter_error)?;
             let mut total = None;
             let mut docs = Vec::with_capacity(rows.len());
             for row in &rows {
@@ -37,63 +42,124 @@ impl PgBackend {
                 Some(n) => n,
                 None => {
                     let params = bind(compiled.count.params());
-                    let count = super::prepare_bounded(&conn, compiled.count.as_sql()).await.map_err(super::rawfilter_error)?;
-                    conn.query_one(&count, &refs(&params)).await.map_err(super::rawfilter_error)?.try_get(0)?
+                    let count = super::prepare_bounded(&conn, compiled.count.as_sql())
+                        .await
+                        .map_err(super::rawfilter_error)?;
+                    conn.query_one(&count, &refs(&params))
+                        .await
+                        .map_err(super::rawfilter_error)?
+                        .try_get(0)?
                 }
             };
-            Ok(ContentPage { total: total as u64, docs })
+            Ok(ContentPage {
+                total: total as u64,
+                docs,
+            })
         })
         .await
     }
 
-    pub(crate) async fn get_content(&self, entity: &'static str, id_key: String) -> Result<Option<String>> {
+    pub(crate) async fn get_content(
+        &self,
+        entity: &'static str,
+        id_key: String,
+    ) -> Result<Option<String>> {
         self.read(move |conn| async move {
-            let stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2").await?;
-            Ok(conn.query_opt(&stmt, &[&entity, &id_key]).await?.map(|r| r.get(0)))
+            let stmt = conn
+                .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
+                .await?;
+            Ok(conn
+                .query_opt(&stmt, &[&entity, &id_key])
+                .await?
+                .map(|r| r.get(0)))
         })
         .await
     }
 
     pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
         self.read(move |conn| async move {
-            let stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key").await?;
-            Ok(conn.query(&stmt, &[&entity]).await?.iter().map(|r| r.get(0)).collect())
+            let stmt = conn
+                .prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key")
+                .await?;
+            Ok(conn
+                .query(&stmt, &[&entity])
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
         })
         .await
     }
 
     pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
         self.read(move |conn| async move {
-            let stmt = conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = $1").await?;
-            Ok(conn.query_opt(&stmt, &[&entity]).await?.map(|r| r.get(0)).unwrap_or(0))
+            let stmt = conn
+                .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
+                .await?;
+            Ok(conn
+                .query_opt(&stmt, &[&entity])
+                .await?
+                .map(|r| r.get(0))
+                .unwrap_or(0))
         })
         .await
     }
 
     pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
         self.read(|conn| async move {
-            let stmt = conn.prepare_cached("SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity").await?;
-            Ok(conn.query(&stmt, &[]).await?.iter().map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64)).collect())
+            let stmt = conn
+                .prepare_cached(
+                    "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
+                )
+                .await?;
+            Ok(conn
+                .query(&stmt, &[])
+                .await?
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                .collect())
         })
         .await
     }
 
     /// Upserts `docs` in one transaction with the `_Meta` bookkeeping (see
     /// `content_write::put_tracked`, its SQLite twin).
-    pub(crate) async fn put_tracked(&self, docs: Vec<(&'static str, Value)>, now: String, create_only: bool) -> Result<Vec<PutOutcome>> {
-        self.write(move |conn| put_tracked(conn, docs, now, create_only, None)).await
+    pub(crate) async fn put_tracked(
+        &self,
+        docs: Vec<(&'static str, Value)>,
+        now: String,
+        create_only: bool,
+    ) -> Result<Vec<PutOutcome>> {
+        self.write(move |conn| put_tracked(conn, docs, now, create_only, None))
+            .await
     }
 
-    pub(crate) fn put_tracked_blocking(&self, docs: Vec<(&'static str, Value)>, now: &str, progress: &mut dyn FnMut(u64)) -> Result<Vec<PutOutcome>> {
+    pub(crate) fn put_tracked_blocking(
+        &self,
+        docs: Vec<(&'static str, Value)>,
+        now: &str,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<PutOutcome>> {
         let now = now.to_string();
-        self.with_progress(progress, move |conn, tx| put_tracked(conn, docs, now, false, Some(tx)))
+        self.with_progress(progress, move |conn, tx| {
+            put_tracked(conn, docs, now, false, Some(tx))
+        })
     }
 
-    pub(crate) async fn delete_content(&self, entity: &'static str, id_key: String) -> Result<bool> {
+    pub(crate) async fn delete_content(
+        &self,
+        entity: &'static str,
+        id_key: String,
+    ) -> Result<bool> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
-            let n = tx.execute("DELETE FROM content WHERE entity = $1 AND id_key = $2", &[&entity, &id_key]).await?;
+            let n = tx
+                .execute(
+                    "DELETE FROM content WHERE entity = $1 AND id_key = $2",
+                    &[&entity, &id_key],
+                )
+                .await?;
             if n > 0 {
                 bump_revisions(&tx, [entity].into_iter()).await?;
             }
@@ -104,7 +170,11 @@ impl PgBackend {
     }
 
     /// Inserts or replaces `docs` in one transaction (all or none).
-    pub(crate) fn put_content_batch(&self, docs: Vec<IndexedDocument>, progress: &mut dyn FnMut(u64)) -> Result<()> {
+    pub(crate) fn put_content_batch(
+        &self,
+        docs: Vec<IndexedDocument>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
         let n = docs.len() as u64;
         self.with_progress(progress, move |mut conn, progress| async move {
             let tx = conn.transaction().await?;
@@ -117,7 +187,10 @@ impl PgBackend {
             bump_revisions(&tx, docs.iter().map(|d| d.entity)).await?;
             tx.commit().await?;
             if docs.len() >= 1000 {
-                conn.batch_execute("ANALYZE content, content_tag, content_title, content_language, content_date").await?;
+                conn.batch_execute(
+                    "ANALYZE content, content_tag, content_title, content_language, content_date",
+                )
+                .await?;
             }
             Ok(())
         })?;
@@ -138,7 +211,9 @@ impl PgBackend {
             for done in rx {
                 progress(done);
             }
-            worker.join().map_err(|_| StoreError::Task("a bulk write panicked".into()))?
+            worker
+                .join()
+                .map_err(|_| StoreError::Task("a bulk write panicked".into()))?
         })
     }
 }
@@ -151,21 +226,38 @@ async fn put_tracked(
     progress: Option<std::sync::mpsc::Sender<u64>>,
 ) -> Result<Vec<PutOutcome>> {
     let tx = conn.transaction().await?;
-    let select = tx.prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2 FOR UPDATE").await?;
+    let select = tx
+        .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2 FOR UPDATE")
+        .await?;
     let mut outcomes = Vec::with_capacity(docs.len());
     let mut written = Vec::new();
     for (n, (entity, mut doc)) in docs.into_iter().enumerate() {
         let probe = IndexedDocument::from_document(entity, &doc)?;
-        let old: Option<String> = tx.query_opt(&select, &[&probe.entity, &probe.id_key]).await?.map(|r| r.get(0));
+        let old: Option<String> = tx
+            .query_opt(&select, &[&probe.entity, &probe.id_key])
+            .await?
+            .map(|r| r.get(0));
         let old: Option<Value> = old.as_deref().map(serde_json::from_str).transpose()?;
         let created = old.is_none();
         if create_only && !created {
-            outcomes.push(PutOutcome { entity: probe.entity, id: probe.id, created: false, changed: false, existed: true });
+            outcomes.push(PutOutcome {
+                entity: probe.entity,
+                id: probe.id,
+                created: false,
+                changed: false,
+                existed: true,
+            });
             continue;
         }
         let changed = stamp_meta(&mut doc, old.as_ref(), &now)?;
         let indexed = IndexedDocument::from_document(entity, &doc)?;
-        outcomes.push(PutOutcome { entity: indexed.entity, id: indexed.id.clone(), created, changed, existed: false });
+        outcomes.push(PutOutcome {
+            entity: indexed.entity,
+            id: indexed.id.clone(),
+            created,
+            changed,
+            existed: false,
+        });
         written.push(indexed);
         if written.len() == CHUNK {
             write_indexed(&tx, &written).await?;
@@ -178,7 +270,11 @@ async fn put_tracked(
         }
     }
     write_indexed(&tx, &written).await?;
-    let entities: Vec<&str> = outcomes.iter().filter(|o| !o.existed).map(|o| o.entity).collect();
+    let entities: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| !o.existed)
+        .map(|o| o.entity)
+        .collect();
     bump_revisions(&tx, entities.into_iter()).await?;
     tx.commit().await?;
     if let Some(p) = &progress {
@@ -214,7 +310,22 @@ async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result
                  longitude = EXCLUDED.longitude, doc = EXCLUDED.doc, docb = EXCLUDED.docb",
         )
         .await?;
-    tx.execute(&upsert, &[&entities, &keys, &ids, &sort_keys, &sources, &active, &last_change, &latitude, &longitude, &bodies]).await?;
+    tx.execute(
+        &upsert,
+        &[
+            &entities,
+            &keys,
+            &ids,
+            &sort_keys,
+            &sources,
+            &active,
+            &last_change,
+            &latitude,
+            &longitude,
+            &bodies,
+        ],
+    )
+    .await?;
 
     let (mut e, mut k, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for d in docs {
@@ -287,7 +398,12 @@ async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result
 }
 
 async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
-    for table in ["content_language", "content_title", "content_tag", "content_date"] {
+    for table in [
+        "content_language",
+        "content_title",
+        "content_tag",
+        "content_date",
+    ] {
         let stmt = tx
             .prepare_cached(&format!(
                 "DELETE FROM {table} t USING unnest($1::text[], $2::text[]) AS d(e, k) WHERE t.entity = d.e AND t.id_key = d.k"
@@ -299,7 +415,10 @@ async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> 
 }
 
 /// Counts writes per entity type in the writing transaction (see the SQLite twin).
-async fn bump_revisions<'a>(tx: &Transaction<'_>, entities: impl Iterator<Item = &'a str>) -> Result<()> {
+async fn bump_revisions<'a>(
+    tx: &Transaction<'_>,
+    entities: impl Iterator<Item = &'a str>,
+) -> Result<()> {
     let touched: BTreeSet<&str> = entities.collect();
     let stmt = tx
         .prepare_cached(

@@ -19,10 +19,26 @@ pub(crate) struct PgMigration {
 }
 
 pub(crate) const PG_MIGRATIONS: &[PgMigration] = &[
-    PgMigration { version: 1, name: "content documents with indexed columns", sql: include_str!("sql/content.sql") },
-    PgMigration { version: 2, name: "time series: stations, types, series, latest values, history, edges, events", sql: include_str!("sql/timeseries.sql") },
-    PgMigration { version: 3, name: "token service: users, clients, roles, refresh tokens, signing keys", sql: include_str!("sql/auth.sql") },
-    PgMigration { version: 4, name: "content functions: rawfilter checks, folding, dates", sql: include_str!("sql/content_functions.sql") },
+    PgMigration {
+        version: 1,
+        name: "content documents with indexed columns",
+        sql: include_str!("sql/content.sql"),
+    },
+    PgMigration {
+        version: 2,
+        name: "time series: stations, types, series, latest values, history, edges, events",
+        sql: include_str!("sql/timeseries.sql"),
+    },
+    PgMigration {
+        version: 3,
+        name: "token service: users, clients, roles, refresh tokens, signing keys",
+        sql: include_str!("sql/auth.sql"),
+    },
+    PgMigration {
+        version: 4,
+        name: "content functions: rawfilter checks, folding, dates",
+        sql: include_str!("sql/content_functions.sql"),
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.
@@ -30,24 +46,43 @@ const MIGRATION_LOCK: i64 = 0x4855_425f_4d49_4752; // "HUB_MIGR"
 
 pub(crate) async fn migrate(mut conn: Conn) -> Result<()> {
     let tx = conn.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version bigint PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)",
     )
     .await?;
-    let current: i64 = tx.query_one("SELECT COALESCE(MAX(version), 0)::int8 FROM schema_version", &[]).await?.get(0);
+    let current: i64 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0)::int8 FROM schema_version",
+            &[],
+        )
+        .await?
+        .get(0);
     let known = PG_MIGRATIONS.last().map(|m| m.version).unwrap_or(0);
     if current > known {
-        return Err(StoreError::SchemaTooNew { found: current, known });
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            known,
+        });
     }
     for m in PG_MIGRATIONS.iter().filter(|m| m.version > current) {
-        tx.batch_execute(m.sql).await.map_err(|e| StoreError::Migration { version: m.version, detail: describe(&e) })?;
+        tx.batch_execute(m.sql)
+            .await
+            .map_err(|e| StoreError::Migration {
+                version: m.version,
+                detail: describe(&e),
+            })?;
         tx.execute(
             "INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",
             &[&m.version, &m.name],
         )
         .await?;
-        tracing::info!(version = m.version, name = m.name, "applied PostgreSQL schema migration");
+        tracing::info!(
+            version = m.version,
+            name = m.name,
+            "applied PostgreSQL schema migration"
+        );
     }
     tx.commit().await?;
     Ok(())

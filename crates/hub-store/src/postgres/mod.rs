@@ -8,8 +8,8 @@
 //! keeps connections valid whichever runtime asks, and lets blocking callers wait with
 //! a plain executor (the same discipline the SQLite backend keeps with its threads).
 
-mod bind;
 pub(crate) mod auth;
+mod bind;
 pub(crate) mod content;
 mod migrations;
 mod rawfilter;
@@ -61,8 +61,16 @@ impl RuntimeHolder {
 const POOL_SIZE: usize = 16;
 
 fn pool(url: &str, rt: &tokio::runtime::Runtime) -> Result<Pool> {
-    let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| StoreError::Config(format!("{}: {e}", redact(url))))?;
-    let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    let config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| StoreError::Config(format!("{}: {e}", redact(url))))?;
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
     let _guard = rt.enter();
     Pool::builder(manager)
         .max_size(POOL_SIZE)
@@ -84,7 +92,11 @@ impl PgBackend {
             .map_err(|e| StoreError::Task(e.to_string()))?;
         let primary = pool(url, &rt)?;
         let replica = replica_url.map(|u| pool(u, &rt)).transpose()?;
-        let backend = PgBackend { runtime: RuntimeHolder(Some(rt)), primary, replica };
+        let backend = PgBackend {
+            runtime: RuntimeHolder(Some(rt)),
+            primary,
+            replica,
+        };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         Ok(backend)
     }
@@ -149,7 +161,10 @@ const STATEMENT_CACHE_LIMIT: usize = 500;
 /// Prepares a compiled read query once per connection: its text varies only with the
 /// request's shape (values are bound), so repeated requests skip the parse round trip
 /// and PostgreSQL's parsing. Clients can vary shapes at will, so the cache is bounded.
-pub(crate) async fn prepare_bounded(conn: &Conn, sql: &str) -> std::result::Result<tokio_postgres::Statement, tokio_postgres::Error> {
+pub(crate) async fn prepare_bounded(
+    conn: &Conn,
+    sql: &str,
+) -> std::result::Result<tokio_postgres::Statement, tokio_postgres::Error> {
     if conn.statement_cache.size() >= STATEMENT_CACHE_LIMIT {
         conn.statement_cache.clear();
     }
@@ -180,15 +195,21 @@ pub fn redact(url: &str) -> String {
 /// identifier (letters, digits, underscores).
 pub fn create_database(admin_url: &str, name: &str, replace: bool) -> Result<String> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(StoreError::Config(format!("not a plain database name: {name:?}")));
+        return Err(StoreError::Config(format!(
+            "not a plain database name: {name:?}"
+        )));
     }
-    let admin: tokio_postgres::Config = admin_url.parse().map_err(|e: tokio_postgres::Error| StoreError::Config(e.to_string()))?;
+    let admin: tokio_postgres::Config = admin_url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| StoreError::Config(e.to_string()))?;
     let run = async {
         let (client, connection) = admin.connect(NoTls).await?;
         let driver = tokio::spawn(connection);
         if replace {
             // The name was checked to be a plain identifier above.
-            client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+            client
+                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .await?;
         }
         client.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")).await?;
         drop(client);
@@ -199,7 +220,10 @@ pub fn create_database(admin_url: &str, name: &str, replace: bool) -> Result<Str
     // neither block on nor drop a runtime.
     std::thread::scope(|s| {
         s.spawn(|| {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| StoreError::Task(e.to_string()))?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| StoreError::Task(e.to_string()))?;
             rt.block_on(run).map_err(StoreError::from)
         })
         .join()

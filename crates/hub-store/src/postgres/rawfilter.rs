@@ -15,14 +15,17 @@ const MISMATCH: &str = "HR001";
 /// A `rawfilter` type mismatch raised while a query runs becomes the client error
 /// [`StoreError::QueryRejected`]; other errors pass through.
 pub(crate) fn rawfilter_error(e: tokio_postgres::Error) -> StoreError {
-    let rejected = e.as_db_error().filter(|db| *db.code() == SqlState::from_code(MISMATCH)).and_then(|db| {
-        let position = db.hint()?.parse().ok()?;
-        Some(StoreError::QueryRejected {
-            parameter: db.detail()?.to_string(),
-            position,
-            detail: db.message().to_string(),
-        })
-    });
+    let rejected = e
+        .as_db_error()
+        .filter(|db| *db.code() == SqlState::from_code(MISMATCH))
+        .and_then(|db| {
+            let position = db.hint()?.parse().ok()?;
+            Some(StoreError::QueryRejected {
+                parameter: db.detail()?.to_string(),
+                position,
+                detail: db.message().to_string(),
+            })
+        });
     if let Some(r) = rejected {
         return r;
     }
@@ -44,7 +47,10 @@ pub(crate) fn rawfilter_error(e: tokio_postgres::Error) -> StoreError {
         Some(db) => StoreError::QueryRejected {
             parameter: "rawfilter".into(),
             position: 1,
-            detail: format!("a value of the filter cannot be used on this server: {}", db.message()),
+            detail: format!(
+                "a value of the filter cannot be used on this server: {}",
+                db.message()
+            ),
         },
         None => StoreError::Postgres(e),
     }

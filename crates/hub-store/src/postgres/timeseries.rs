@@ -17,8 +17,8 @@ mod push;
 use super::{bind, refs, PgBackend};
 use crate::timeseries::{edge_line, geometry_bbox};
 use crate::timeseries::{
-    now_ms, Cell, DataTypeInput, EdgeInput, EventInput, ProvenanceInput, PushSummary, RecordInput, RecordValue, StationInput, SyncSummary,
-    TypeList,
+    now_ms, Cell, DataTypeInput, EdgeInput, EventInput, ProvenanceInput, PushSummary, RecordInput,
+    RecordValue, StationInput, SyncSummary, TypeList,
 };
 use crate::{Result, StoreError};
 
@@ -29,7 +29,10 @@ const RECORD_CHUNK: usize = 50_000;
 struct AnyCell(Cell);
 
 impl<'a> FromSql<'a> for AnyCell {
-    fn from_sql(ty: &Type, raw: &'a [u8]) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
         Ok(AnyCell(match *ty {
             Type::INT8 => Cell::Int(i64::from_sql(ty, raw)?),
             Type::INT4 => Cell::Int(i32::from_sql(ty, raw)? as i64),
@@ -37,11 +40,15 @@ impl<'a> FromSql<'a> for AnyCell {
             Type::BOOL => Cell::Int(bool::from_sql(ty, raw)? as i64),
             Type::FLOAT8 => Cell::Real(f64::from_sql(ty, raw)?),
             Type::FLOAT4 => Cell::Real(f32::from_sql(ty, raw)? as f64),
-            Type::JSONB => Cell::Text(String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned()),
+            Type::JSONB => {
+                Cell::Text(String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned())
+            }
             Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
                 Cell::Text(String::from_utf8_lossy(raw).into_owned())
             }
-            ref other => return Err(format!("time series query returned a column of type {other}").into()),
+            ref other => {
+                return Err(format!("time series query returned a column of type {other}").into())
+            }
         }))
     }
 
@@ -59,7 +66,10 @@ impl<'a> FromSql<'a> for AnyCell {
 fn query_error(e: tokio_postgres::Error) -> StoreError {
     match e.code() {
         Some(c) if *c == tokio_postgres::error::SqlState::INVALID_REGULAR_EXPRESSION => {
-            StoreError::Invalid(format!("Invalid regular expression in a re/ire/nre/nire filter value: {}", super::describe(&e)))
+            StoreError::Invalid(format!(
+                "Invalid regular expression in a re/ire/nre/nire filter value: {}",
+                super::describe(&e)
+            ))
         }
         _ => StoreError::Postgres(e),
     }
@@ -74,13 +84,23 @@ fn values(v: &RecordValue) -> (Option<f64>, Option<&str>, Option<&str>) {
 }
 
 async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
-    let stmt = tx.prepare_cached("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2").await?;
-    Ok(tx.query_opt(&stmt, &[&stype, &code]).await?.map(|r| r.get(0)))
+    let stmt = tx
+        .prepare_cached("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2")
+        .await?;
+    Ok(tx
+        .query_opt(&stmt, &[&stype, &code])
+        .await?
+        .map(|r| r.get(0)))
 }
 
 /// Upserts stations of one type (codes must be distinct) with their parents and
 /// metadata; returns code → (id, created).
-async fn upsert_stations(tx: &Transaction<'_>, stype: &str, stations: &[&StationInput], now: i64) -> Result<HashMap<String, (i64, bool)>> {
+async fn upsert_stations(
+    tx: &Transaction<'_>,
+    stype: &str,
+    stations: &[&StationInput],
+    now: i64,
+) -> Result<HashMap<String, (i64, bool)>> {
     let mut sorted: Vec<&StationInput> = stations.to_vec();
     sorted.sort_by(|a, b| a.code.cmp(&b.code));
     let codes: Vec<&str> = sorted.iter().map(|s| s.code.as_str()).collect();
@@ -89,8 +109,14 @@ async fn upsert_stations(tx: &Transaction<'_>, stype: &str, stations: &[&Station
     let xs: Vec<Option<f64>> = sorted.iter().map(|s| s.coordinate.map(|c| c.0)).collect();
     let ys: Vec<Option<f64>> = sorted.iter().map(|s| s.coordinate.map(|c| c.1)).collect();
     let srids: Vec<Option<i32>> = sorted.iter().map(|s| s.coordinate.map(|_| 4326)).collect();
-    let ptypes: Vec<Option<&str>> = sorted.iter().map(|s| s.parent.as_ref().map(|p| p.0.as_str())).collect();
-    let pcodes: Vec<Option<&str>> = sorted.iter().map(|s| s.parent.as_ref().map(|p| p.1.as_str())).collect();
+    let ptypes: Vec<Option<&str>> = sorted
+        .iter()
+        .map(|s| s.parent.as_ref().map(|p| p.0.as_str()))
+        .collect();
+    let pcodes: Vec<Option<&str>> = sorted
+        .iter()
+        .map(|s| s.parent.as_ref().map(|p| p.1.as_str()))
+        .collect();
     let stmt = tx
         .prepare_cached(
             "INSERT INTO ts_station (stationcode, stationtype, name, origin, x, y, srid, parent_id, active, available) \
@@ -103,17 +129,40 @@ async fn upsert_stations(tx: &Transaction<'_>, stype: &str, stations: &[&Station
              RETURNING id, stationcode, (xmax = 0)",
         )
         .await?;
-    let rows = tx.query(&stmt, &[&stype, &codes, &names, &origins, &xs, &ys, &srids, &ptypes, &pcodes]).await?;
+    let rows = tx
+        .query(
+            &stmt,
+            &[
+                &stype, &codes, &names, &origins, &xs, &ys, &srids, &ptypes, &pcodes,
+            ],
+        )
+        .await?;
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
-        out.insert(r.get::<_, String>(1), (r.get::<_, i64>(0), r.get::<_, bool>(2)));
+        out.insert(
+            r.get::<_, String>(1),
+            (r.get::<_, i64>(0), r.get::<_, bool>(2)),
+        );
     }
     // Parents: those created by this very call were invisible to the insert above.
-    let with_parent: Vec<&StationInput> = stations.iter().copied().filter(|s| s.parent.is_some()).collect();
+    let with_parent: Vec<&StationInput> = stations
+        .iter()
+        .copied()
+        .filter(|s| s.parent.is_some())
+        .collect();
     if !with_parent.is_empty() {
-        let ids: Vec<i64> = with_parent.iter().map(|s| out.get(&s.code).map(|x| x.0).unwrap_or(0)).collect();
-        let pt: Vec<&str> = with_parent.iter().map(|s| s.parent.as_ref().map(|p| p.0.as_str()).unwrap_or("")).collect();
-        let pc: Vec<&str> = with_parent.iter().map(|s| s.parent.as_ref().map(|p| p.1.as_str()).unwrap_or("")).collect();
+        let ids: Vec<i64> = with_parent
+            .iter()
+            .map(|s| out.get(&s.code).map(|x| x.0).unwrap_or(0))
+            .collect();
+        let pt: Vec<&str> = with_parent
+            .iter()
+            .map(|s| s.parent.as_ref().map(|p| p.0.as_str()).unwrap_or(""))
+            .collect();
+        let pc: Vec<&str> = with_parent
+            .iter()
+            .map(|s| s.parent.as_ref().map(|p| p.1.as_str()).unwrap_or(""))
+            .collect();
         let missing = tx
             .query_opt(
                 "SELECT u.ord FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(pt, pc, ord) \
@@ -125,7 +174,10 @@ async fn upsert_stations(tx: &Transaction<'_>, stype: &str, stations: &[&Station
             let k = (row.get::<_, i64>(0) - 1) as usize;
             let s = with_parent[k];
             let (ptype, pcode) = s.parent.as_ref().expect("filtered");
-            return Err(StoreError::Invalid(format!("station '{}': parent station '{pcode}' of type '{ptype}' does not exist", s.code)));
+            return Err(StoreError::Invalid(format!(
+                "station '{}': parent station '{pcode}' of type '{ptype}' does not exist",
+                s.code
+            )));
         }
         tx.execute(
             "UPDATE ts_station s SET parent_id = p.id FROM unnest($1::int8[], $2::text[], $3::text[]) AS u(id, pt, pc) \
@@ -163,8 +215,13 @@ impl PgBackend {
         self.read(move |conn| async move {
             let (sql, params) = compiled.sql.into_parts();
             let bound = bind(&params);
-            let stmt = super::prepare_bounded(&conn, &sql).await.map_err(query_error)?;
-            let rows = conn.query(&stmt, &refs(&bound)).await.map_err(query_error)?;
+            let stmt = super::prepare_bounded(&conn, &sql)
+                .await
+                .map_err(query_error)?;
+            let rows = conn
+                .query(&stmt, &refs(&bound))
+                .await
+                .map_err(query_error)?;
             let mut out = Vec::with_capacity(rows.len());
             for row in &rows {
                 let mut cells = Vec::with_capacity(row.len());
@@ -188,7 +245,12 @@ impl PgBackend {
         };
         self.read(move |conn| async move {
             let stmt = conn.prepare_cached(sql).await?;
-            Ok(conn.query(&stmt, &[]).await?.iter().map(|r| r.get::<_, String>(0)).collect())
+            Ok(conn
+                .query(&stmt, &[])
+                .await?
+                .iter()
+                .map(|r| r.get::<_, String>(0))
+                .collect())
         })
         .await
     }
@@ -234,7 +296,10 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_sync_data_types(&self, types: Vec<DataTypeInput>) -> Result<SyncSummary> {
+    pub(crate) async fn ts_sync_data_types(
+        &self,
+        types: Vec<DataTypeInput>,
+    ) -> Result<SyncSummary> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();
@@ -303,7 +368,13 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_last_record(&self, stype: String, code: String, dtype: Option<String>, period: Option<i64>) -> Result<i64> {
+    pub(crate) async fn ts_last_record(
+        &self,
+        stype: String,
+        code: String,
+        dtype: Option<String>,
+        period: Option<i64>,
+    ) -> Result<i64> {
         self.read(move |conn| async move {
             let sid: Option<i64> = conn
                 .query_opt("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2", &[&stype, &code])
@@ -415,27 +486,38 @@ impl PgBackend {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput};
     use crate::{Backend, Store};
 
     fn record(t: i64, v: f64) -> RecordInput {
-        RecordInput { station_code: "S".into(), data_type: "free".into(), period: 600, timestamp: t, value: RecordValue::Double(v) }
+        RecordInput {
+            station_code: "S".into(),
+            data_type: "free".into(),
+            period: 600,
+            timestamp: t,
+            value: RecordValue::Double(v),
+        }
     }
 
     /// A history row newer than the latest value (tables that disagree) does not fail a
     /// push: the insert falls back to ignoring conflicts, as SQLite's INSERT OR IGNORE does.
     #[test]
     fn push_survives_history_rows_newer_than_latest() {
-        if std::env::var("HUB_TEST_DATABASE").map(|v| v.trim().is_empty()).unwrap_or(true) {
+        if std::env::var("HUB_TEST_DATABASE")
+            .map(|v| v.trim().is_empty())
+            .unwrap_or(true)
+        {
             println!("skipped: HUB_TEST_DATABASE not set");
             return;
         }
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_for_tests(dir.path()).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async {
             store.ts_sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
             let s = StationInput { code: "S".into(), name: "s".into(), ..Default::default() };

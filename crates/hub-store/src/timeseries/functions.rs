@@ -13,10 +13,15 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     conn.create_scalar_function("regexp", 2, flags, |ctx| {
-        let re = ctx.get_or_create_aux(0, |v| -> Result<regex::Regex, Box<dyn std::error::Error + Send + Sync>> {
-            let pattern = v.as_str()?;
-            Ok(regex::RegexBuilder::new(pattern).size_limit(REGEX_SIZE_LIMIT).build()?)
-        })?;
+        let re = ctx.get_or_create_aux(
+            0,
+            |v| -> Result<regex::Regex, Box<dyn std::error::Error + Send + Sync>> {
+                let pattern = v.as_str()?;
+                Ok(regex::RegexBuilder::new(pattern)
+                    .size_limit(REGEX_SIZE_LIMIT)
+                    .build()?)
+            },
+        )?;
         let text = match ctx.get_raw(1) {
             rusqlite::types::ValueRef::Null => return Ok(None),
             rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
@@ -26,16 +31,21 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         };
         Ok(Some(re.is_match(&text)))
     })?;
-    conn.create_scalar_function("hub_json_json", 2, flags, |ctx| Ok(json_at(ctx)?.map(|v| v.to_string())))?;
+    conn.create_scalar_function("hub_json_json", 2, flags, |ctx| {
+        Ok(json_at(ctx)?.map(|v| v.to_string()))
+    })?;
     conn.create_scalar_function("hub_json_text", 2, flags, |ctx| {
         Ok(json_at(ctx)?.map(|v| match v {
             Value::String(s) => s,
             other => other.to_string(),
         }))
     })?;
-    conn.create_scalar_function("hub_json_num", 2, flags, |ctx| Ok(json_at(ctx)?.and_then(|v| v.as_f64())))?;
+    conn.create_scalar_function("hub_json_num", 2, flags, |ctx| {
+        Ok(json_at(ctx)?.and_then(|v| v.as_f64()))
+    })?;
     conn.create_scalar_function("hub_distance", 4, flags, |ctx| {
-        let (x1, y1, x2, y2): (Option<f64>, Option<f64>, f64, f64) = (ctx.get(0)?, ctx.get(1)?, ctx.get(2)?, ctx.get(3)?);
+        let (x1, y1, x2, y2): (Option<f64>, Option<f64>, f64, f64) =
+            (ctx.get(0)?, ctx.get(1)?, ctx.get(2)?, ctx.get(3)?);
         Ok(match (x1, y1) {
             (Some(x1), Some(y1)) => Some(haversine(x1, y1, x2, y2)),
             _ => None,
@@ -43,7 +53,12 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     })?;
     conn.create_scalar_function("hub_geom_intersects_box", 5, flags, |ctx| {
         let geom: Option<String> = ctx.get(0)?;
-        let bbox = [ctx.get::<f64>(1)?, ctx.get::<f64>(2)?, ctx.get::<f64>(3)?, ctx.get::<f64>(4)?];
+        let bbox = [
+            ctx.get::<f64>(1)?,
+            ctx.get::<f64>(2)?,
+            ctx.get::<f64>(3)?,
+            ctx.get::<f64>(4)?,
+        ];
         Ok(geom
             .and_then(|g| serde_json::from_str::<Value>(&g).ok())
             .map(|g| geometry_intersects_box(&g, bbox) as i64))
@@ -121,16 +136,27 @@ pub fn geometry_intersects_box(g: &Value, [xmin, ymin, xmax, ymax]: [f64; 4]) ->
     let mut lines = Vec::new();
     points(g.get("coordinates").unwrap_or(&Value::Null), &mut lines);
     let inside = |(x, y): (f64, f64)| x >= xmin && x <= xmax && y >= ymin && y <= ymax;
-    lines
-        .iter()
-        .any(|l| l.iter().any(|p| inside(*p)) || l.windows(2).any(|w| segment_hits_box(w[0], w[1], [xmin, ymin, xmax, ymax])))
+    lines.iter().any(|l| {
+        l.iter().any(|p| inside(*p))
+            || l.windows(2)
+                .any(|w| segment_hits_box(w[0], w[1], [xmin, ymin, xmax, ymax]))
+    })
 }
 
 /// Liang–Barsky clipping: does the segment touch the box?
-fn segment_hits_box((x0, y0): (f64, f64), (x1, y1): (f64, f64), [xmin, ymin, xmax, ymax]: [f64; 4]) -> bool {
+fn segment_hits_box(
+    (x0, y0): (f64, f64),
+    (x1, y1): (f64, f64),
+    [xmin, ymin, xmax, ymax]: [f64; 4],
+) -> bool {
     let (dx, dy) = (x1 - x0, y1 - y0);
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for (p, q) in [(-dx, x0 - xmin), (dx, xmax - x0), (-dy, y0 - ymin), (dy, ymax - y0)] {
+    for (p, q) in [
+        (-dx, x0 - xmin),
+        (dx, xmax - x0),
+        (-dy, y0 - ymin),
+        (dy, ymax - y0),
+    ] {
         if p == 0.0 {
             if q < 0.0 {
                 return false;
@@ -156,7 +182,8 @@ mod tests {
 
     #[test]
     fn line_crossing_a_box_without_a_vertex_inside_intersects() {
-        let g: Value = serde_json::json!({"type": "LineString", "coordinates": [[0.0, 0.5], [2.0, 0.5]]});
+        let g: Value =
+            serde_json::json!({"type": "LineString", "coordinates": [[0.0, 0.5], [2.0, 0.5]]});
         assert!(geometry_intersects_box(&g, [0.9, 0.0, 1.1, 1.0]));
         assert!(!geometry_intersects_box(&g, [0.9, 0.6, 1.1, 1.0]));
     }

@@ -46,8 +46,14 @@ impl Store {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
     pub async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         // The SQL and its time for `HUB_LOG=hub_store::sql=debug` (see `list_content`).
-        let sql_log = tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG)
-            .then(|| (std::time::Instant::now(), compiled.sql.as_sql().to_string(), format!("{:?}", compiled.sql.params())));
+        let sql_log =
+            tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG).then(|| {
+                (
+                    std::time::Instant::now(),
+                    compiled.sql.as_sql().to_string(),
+                    format!("{:?}", compiled.sql.params()),
+                )
+            });
         let rows = self.ts_query_on_backend(compiled).await;
         if let Some((started, sql, params)) = sql_log {
             tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "ts_query");
@@ -73,7 +79,9 @@ impl Store {
                                 ValueRef::Null => Cell::Null,
                                 ValueRef::Integer(v) => Cell::Int(v),
                                 ValueRef::Real(v) => Cell::Real(v),
-                                ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+                                ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                    Cell::Text(String::from_utf8_lossy(t).into_owned())
+                                }
                             });
                         }
                         out.push(cells);

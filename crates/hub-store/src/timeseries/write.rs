@@ -123,15 +123,25 @@ fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i6
         .optional()?)
 }
 
-fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64) -> Result<(i64, bool)> {
+fn upsert_station(
+    tx: &Transaction<'_>,
+    stype: &str,
+    s: &StationInput,
+    now: i64,
+) -> Result<(i64, bool)> {
     let parent = match &s.parent {
-        Some((pt, pc)) => Some(
-            station_id(tx, pt, pc)?
-                .ok_or_else(|| StoreError::Invalid(format!("station '{}': parent station '{pc}' of type '{pt}' does not exist", s.code)))?,
-        ),
+        Some((pt, pc)) => Some(station_id(tx, pt, pc)?.ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "station '{}': parent station '{pc}' of type '{pt}' does not exist",
+                s.code
+            ))
+        })?),
         None => None,
     };
-    let (x, y) = s.coordinate.map(|(x, y)| (Some(x), Some(y))).unwrap_or((None, None));
+    let (x, y) = s
+        .coordinate
+        .map(|(x, y)| (Some(x), Some(y)))
+        .unwrap_or((None, None));
     let srid = s.coordinate.map(|_| 4326);
     let existing = station_id(tx, stype, &s.code)?;
     let id = match existing {
@@ -157,8 +167,10 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
             .query_row([id], |r| r.get(0))
             .optional()?;
         if current.as_deref() != Some(text.as_str()) {
-            tx.prepare_cached("INSERT INTO ts_metadata (station_id, created_on, json) VALUES (?1, ?2, ?3)")?
-                .execute(params![id, now, text])?;
+            tx.prepare_cached(
+                "INSERT INTO ts_metadata (station_id, created_on, json) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![id, now, text])?;
             let mid = tx.last_insert_rowid();
             tx.prepare_cached("UPDATE ts_station SET meta_data_id = ?2 WHERE id = ?1")?
                 .execute(params![id, mid])?;
@@ -169,9 +181,14 @@ fn upsert_station(tx: &Transaction<'_>, stype: &str, s: &StationInput, now: i64)
 
 impl Store {
     /// One SQLite transaction (the PostgreSQL backend has its own methods, called first).
-    async fn ts_write<T: Send + 'static>(&self, work: impl FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static) -> Result<T> {
+    async fn ts_write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         match &*self.backend {
-            Backend::Postgres(_) => Err(StoreError::Task("a SQLite transaction was asked of the PostgreSQL backend".into())),
+            Backend::Postgres(_) => Err(StoreError::Task(
+                "a SQLite transaction was asked of the PostgreSQL backend".into(),
+            )),
             Backend::Sqlite(b) => {
                 b.write(move |conn| {
                     let tx = conn.transaction()?;
@@ -194,7 +211,9 @@ impl Store {
         only_activation: bool,
     ) -> Result<SyncSummary> {
         if let Backend::Postgres(b) = &*self.backend {
-            return b.ts_sync_stations(stype, stations, sync_state, only_activation).await;
+            return b
+                .ts_sync_stations(stype, stations, sync_state, only_activation)
+                .await;
         }
         self.ts_write(move |tx| {
             let now = now_ms();
@@ -304,7 +323,12 @@ impl Store {
 
     /// Stores records of stations of `stype`. Per series only records newer than its latest
     /// value are kept (older or equal ones are counted as skipped); the latest row follows.
-    pub async fn ts_push_records(&self, stype: String, provenance: Option<String>, mut records: Vec<RecordInput>) -> Result<PushSummary> {
+    pub async fn ts_push_records(
+        &self,
+        stype: String,
+        provenance: Option<String>,
+        mut records: Vec<RecordInput>,
+    ) -> Result<PushSummary> {
         if let Backend::Postgres(b) = &*self.backend {
             return b.ts_push_records(stype, provenance, records).await;
         }
@@ -413,7 +437,13 @@ impl Store {
     /// Epoch ms of the newest latest value of a station (optionally of one type/period);
     /// the reference's sentinels: 0 when the station is unknown or nothing was asked
     /// beyond it and it has no data, -1 when the station exists but not that series.
-    pub async fn ts_last_record(&self, stype: String, code: String, dtype: Option<String>, period: Option<i64>) -> Result<i64> {
+    pub async fn ts_last_record(
+        &self,
+        stype: String,
+        code: String,
+        dtype: Option<String>,
+        period: Option<i64>,
+    ) -> Result<i64> {
         match &*self.backend {
             Backend::Postgres(b) => b.ts_last_record(stype, code, dtype, period).await,
             Backend::Sqlite(b) => {
@@ -509,7 +539,10 @@ impl Store {
 
 /// `(min x, min y, max x, max y)` of points; `(MAX, MAX, MIN, MIN)` when there are none.
 fn points_bbox(points: impl IntoIterator<Item = (f64, f64)>) -> (f64, f64, f64, f64) {
-    points.into_iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(a, b, c, d), (x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)))
+    points.into_iter().fold(
+        (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
+        |(a, b, c, d), (x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)),
+    )
 }
 
 /// The bounding box of a GeoJSON geometry's coordinates, at any nesting depth (both
@@ -517,7 +550,10 @@ fn points_bbox(points: impl IntoIterator<Item = (f64, f64)>) -> (f64, f64, f64, 
 pub(crate) fn geometry_bbox(g: &Value) -> (f64, f64, f64, f64) {
     fn collect(c: &Value, out: &mut Vec<(f64, f64)>) {
         if let Some(a) = c.as_array() {
-            if let (Some(x), Some(y)) = (a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64)) {
+            if let (Some(x), Some(y)) = (
+                a.first().and_then(Value::as_f64),
+                a.get(1).and_then(Value::as_f64),
+            ) {
                 out.push((x, y));
             } else {
                 a.iter().for_each(|v| collect(v, out));

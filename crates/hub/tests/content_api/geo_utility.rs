@@ -116,7 +116,13 @@ fn fixtures() -> Vec<(&'static str, Value)> {
             "Bolzano",
             json!({"RegionId": "R1"}),
         ),
-        named("Municipality", "M1", "Bozen", "Bolzano", json!({"RegionId": "R1", "TourismvereinId": "T1"})),
+        named(
+            "Municipality",
+            "M1",
+            "Bozen",
+            "Bolzano",
+            json!({"RegionId": "R1", "TourismvereinId": "T1"}),
+        ),
         named(
             "Municipality",
             "M2",
@@ -124,7 +130,13 @@ fn fixtures() -> Vec<(&'static str, Value)> {
             "Merano",
             json!({"Active": false}),
         ),
-        named("District", "D1", "Gries", "Gries", json!({"RegionId": "R1", "TourismvereinId": "T1", "MunicipalityId": "M1"})),
+        named(
+            "District",
+            "D1",
+            "Gries",
+            "Gries",
+            json!({"RegionId": "R1", "TourismvereinId": "T1", "MunicipalityId": "M1"}),
+        ),
         named(
             "Area",
             "A1",
@@ -153,8 +165,20 @@ fn fixtures() -> Vec<(&'static str, Value)> {
             "Area sciistica",
             json!({"SkiRegionId": "SR1", "AreaId": ["A1"]}),
         ),
-        named("Source", "lts", "LTS", "LTS", json!({"Types": ["accommodation", "event"]})),
-        named("Source", "idm", "IDM", "IDM", json!({"Types": ["odhactivitypoi", "event"]})),
+        named(
+            "Source",
+            "lts",
+            "LTS",
+            "LTS",
+            json!({"Types": ["accommodation", "event"]}),
+        ),
+        named(
+            "Source",
+            "idm",
+            "IDM",
+            "IDM",
+            json!({"Types": ["odhactivitypoi", "event"]}),
+        ),
         named(
             "Tag",
             "t-hike",

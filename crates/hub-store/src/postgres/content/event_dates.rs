@@ -26,7 +26,10 @@ pub(crate) fn event_ranges(doc: &Value) -> Vec<(String, String)> {
                 _ => NaiveTime::from_hms_opt(23, 59, 59).expect("valid time"),
             };
             if let (Some(from), Some(to)) = (from, to) {
-                out.push((from.and_time(begin_time).format(FORMAT).to_string(), to.and_time(end_time).format(FORMAT).to_string()));
+                out.push((
+                    from.and_time(begin_time).format(FORMAT).to_string(),
+                    to.and_time(end_time).format(FORMAT).to_string(),
+                ));
             }
         }
     } else {
@@ -46,7 +49,9 @@ fn date_of(v: &Value) -> Option<NaiveDate> {
 /// SQLite's `time(x)`: a bare `HH:MM[:SS[.fff]]` or the time of a date-time.
 fn time_of(v: &Value) -> Option<NaiveTime> {
     let s = v.as_str()?.trim();
-    parse_time(s).map(|(t, _)| t).or_else(|| datetime_of(v).map(|dt| dt.time()))
+    parse_time(s)
+        .map(|(t, _)| t)
+        .or_else(|| datetime_of(v).map(|dt| dt.time()))
 }
 
 /// SQLite's `datetime(x)` for the textual forms it reads: `YYYY-MM-DD`, optionally
@@ -90,7 +95,9 @@ fn parse_time(s: &str) -> Option<(NaiveTime, &str)> {
     let b = s.as_bytes();
     let two = |i: usize| -> Option<u32> {
         let d = b.get(i..i + 2)?;
-        d.iter().all(u8::is_ascii_digit).then(|| ((d[0] - b'0') * 10 + (d[1] - b'0')) as u32)
+        d.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| ((d[0] - b'0') * 10 + (d[1] - b'0')) as u32)
     };
     let h = two(0)?;
     if b.get(2) != Some(&b':') {
@@ -120,20 +127,31 @@ mod tests {
     #[test]
     fn ranges_follow_the_sqlite_trigger() {
         let cases = [
-            (json!({"EventDate": [{"From": "2024-05-01T00:00:00", "To": "2024-05-03T00:00:00", "Begin": "10:00:00", "End": "00:00:00"}]}),
-             vec![("2024-05-01 10:00:00", "2024-05-03 23:59:59")]),
-            (json!({"EventDate": [{"From": "2024-05-01", "Begin": "09:30", "End": "18:00"}]}),
-             vec![("2024-05-01 09:30:00", "2024-05-01 18:00:00")]),
-            (json!({"EventDate": [{"From": "2024-05-01T01:00:00+02:00"}]}),
-             vec![("2024-04-30 00:00:00", "2024-04-30 23:59:59")]),
+            (
+                json!({"EventDate": [{"From": "2024-05-01T00:00:00", "To": "2024-05-03T00:00:00", "Begin": "10:00:00", "End": "00:00:00"}]}),
+                vec![("2024-05-01 10:00:00", "2024-05-03 23:59:59")],
+            ),
+            (
+                json!({"EventDate": [{"From": "2024-05-01", "Begin": "09:30", "End": "18:00"}]}),
+                vec![("2024-05-01 09:30:00", "2024-05-01 18:00:00")],
+            ),
+            (
+                json!({"EventDate": [{"From": "2024-05-01T01:00:00+02:00"}]}),
+                vec![("2024-04-30 00:00:00", "2024-04-30 23:59:59")],
+            ),
             (json!({"EventDate": [{"From": "not a date"}, 5]}), vec![]),
-            (json!({"EventDate": [], "DateBegin": "2024-01-01T08:00:00", "DateEnd": "2024-01-02T00:00:00Z"}),
-             vec![("2024-01-01 08:00:00", "2024-01-02 00:00:00")]),
+            (
+                json!({"EventDate": [], "DateBegin": "2024-01-01T08:00:00", "DateEnd": "2024-01-02T00:00:00Z"}),
+                vec![("2024-01-01 08:00:00", "2024-01-02 00:00:00")],
+            ),
             (json!({"DateBegin": "2024-01-01"}), vec![]),
         ];
         for (doc, expected) in cases {
             let got = event_ranges(&doc);
-            let expected: Vec<(String, String)> = expected.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+            let expected: Vec<(String, String)> = expected
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
             assert_eq!(got, expected, "{doc}");
         }
     }

@@ -5,7 +5,12 @@
 use super::*;
 
 impl PgBackend {
-    pub(crate) async fn ts_push_records(&self, stype: String, provenance: Option<String>, mut records: Vec<RecordInput>) -> Result<PushSummary> {
+    pub(crate) async fn ts_push_records(
+        &self,
+        stype: String,
+        provenance: Option<String>,
+        mut records: Vec<RecordInput>,
+    ) -> Result<PushSummary> {
         self.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();

@@ -28,19 +28,35 @@ struct Inner {
 
 impl SqliteBackend {
     pub(crate) fn open(dir: &Path) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir { path: dir.display().to_string(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
         let file = dir.join(DATABASE_FILE);
         let mut writer = Connection::open(&file)?;
         configure(&writer)?;
         migrate(&mut writer)?;
-        let readers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(2, 8) * 2;
+        let readers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(2, 8)
+            * 2;
         let (readers_tx, readers_rx) = crossbeam_channel::bounded(readers);
         for _ in 0..readers {
-            let conn = Connection::open_with_flags(&file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+            let conn = Connection::open_with_flags(
+                &file,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
             configure(&conn)?;
             readers_tx.send(conn).expect("channel sized for the pool");
         }
-        Ok(SqliteBackend { inner: Arc::new(Inner { writer: Mutex::new(writer), readers_tx, readers_rx }) })
+        Ok(SqliteBackend {
+            inner: Arc::new(Inner {
+                writer: Mutex::new(writer),
+                readers_tx,
+                readers_rx,
+            }),
+        })
     }
 
     /// Runs `work` with a reader connection on a blocking thread.
@@ -51,7 +67,10 @@ impl SqliteBackend {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let conn = inner.readers_rx.recv().map_err(|e| StoreError::Task(e.to_string()))?;
+            let conn = inner
+                .readers_rx
+                .recv()
+                .map_err(|e| StoreError::Task(e.to_string()))?;
             let result = work(&conn);
             let _ = inner.readers_tx.send(conn);
             result
@@ -68,7 +87,10 @@ impl SqliteBackend {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let mut conn = inner.writer.lock().map_err(|e| StoreError::Task(e.to_string()))?;
+            let mut conn = inner
+                .writer
+                .lock()
+                .map_err(|e| StoreError::Task(e.to_string()))?;
             work(&mut conn)
         })
         .await
@@ -76,15 +98,24 @@ impl SqliteBackend {
     }
 
     /// Runs `work` with the writer connection on the calling thread (commands, bulk loads).
-    pub(crate) fn write_blocking<T>(&self, work: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
-        let mut conn = self.inner.writer.lock().map_err(|e| StoreError::Task(e.to_string()))?;
+    pub(crate) fn write_blocking<T>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self
+            .inner
+            .writer
+            .lock()
+            .map_err(|e| StoreError::Task(e.to_string()))?;
         work(&mut conn)
     }
 
     pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
         self.read(move |conn| {
             let count = |conn: &Connection| -> Result<i64> {
-                Ok(conn.prepare_cached(compiled.count.as_sql())?.query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?)
+                Ok(conn
+                    .prepare_cached(compiled.count.as_sql())?
+                    .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?)
             };
             let mut stmt = conn.prepare_cached(compiled.page.as_sql())?;
             let mut total_in_page = None;
@@ -100,15 +131,23 @@ impl SqliteBackend {
                 Some(n) => n,
                 None => count(conn)?,
             };
-            Ok(ContentPage { total: total as u64, docs })
+            Ok(ContentPage {
+                total: total as u64,
+                docs,
+            })
         })
         .await
         .map_err(crate::rawfilter_functions::client_error)
     }
 
-    pub(crate) async fn get_content(&self, entity: &'static str, id_key: String) -> Result<Option<String>> {
+    pub(crate) async fn get_content(
+        &self,
+        entity: &'static str,
+        id_key: String,
+    ) -> Result<Option<String>> {
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?;
+            let mut stmt =
+                conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?;
             let mut rows = stmt.query(params![entity, id_key])?;
             Ok(match rows.next()? {
                 Some(row) => Some(row.get(0)?),
@@ -120,7 +159,8 @@ impl SqliteBackend {
 
     pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
+            let mut stmt =
+                conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
             let rows = stmt.query_map([entity], |r| r.get::<_, String>(0))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
@@ -129,7 +169,8 @@ impl SqliteBackend {
 
     pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?;
+            let mut stmt =
+                conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?;
             let mut rows = stmt.query([entity])?;
             Ok(match rows.next()? {
                 Some(row) => row.get(0)?,
@@ -141,19 +182,33 @@ impl SqliteBackend {
 
     pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
     }
 
-    pub(crate) fn put_content_batch(&self, docs: &[IndexedDocument], progress: &mut dyn FnMut(u64)) -> Result<()> {
-        let mut conn = self.inner.writer.lock().map_err(|e| StoreError::Task(e.to_string()))?;
+    pub(crate) fn put_content_batch(
+        &self,
+        docs: &[IndexedDocument],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let mut conn = self
+            .inner
+            .writer
+            .lock()
+            .map_err(|e| StoreError::Task(e.to_string()))?;
         let tx = conn.transaction()?;
         {
             let mut delete_side = [
-                tx.prepare_cached("DELETE FROM content_language WHERE entity = ?1 AND id_key = ?2")?,
+                tx.prepare_cached(
+                    "DELETE FROM content_language WHERE entity = ?1 AND id_key = ?2",
+                )?,
                 tx.prepare_cached("DELETE FROM content_title WHERE entity = ?1 AND id_key = ?2")?,
                 tx.prepare_cached("DELETE FROM content_tag WHERE entity = ?1 AND id_key = ?2")?,
             ];
@@ -161,8 +216,12 @@ impl SqliteBackend {
                 "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
             )?;
-            let mut language = tx.prepare_cached("INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)")?;
-            let mut title = tx.prepare_cached("INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut language = tx.prepare_cached(
+                "INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)",
+            )?;
+            let mut title = tx.prepare_cached(
+                "INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             let mut tag = tx.prepare_cached("INSERT OR IGNORE INTO content_tag (entity, id_key, kind, tag) VALUES (?1, ?2, ?3, ?4)")?;
             for (n, d) in docs.iter().enumerate() {
                 for stmt in delete_side.iter_mut() {
@@ -208,7 +267,10 @@ impl SqliteBackend {
 
 /// Counts writes per entity type, in the writing transaction, so caches of derived
 /// views (the traffic feed) can tell cheaply whether anything changed.
-pub(crate) fn bump_revisions<'a>(tx: &Connection, entities: impl Iterator<Item = &'a str>) -> Result<()> {
+pub(crate) fn bump_revisions<'a>(
+    tx: &Connection,
+    entities: impl Iterator<Item = &'a str>,
+) -> Result<()> {
     let mut touched: Vec<&str> = entities.collect();
     touched.sort_unstable();
     touched.dedup();
@@ -227,11 +289,16 @@ fn configure(conn: &Connection) -> Result<()> {
     if !conn.is_readonly(rusqlite::DatabaseName::Main)? {
         conn.pragma_update(None, "journal_mode", "WAL")?;
     }
-    conn.create_scalar_function("hub_seed", 2, FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
-        let id: String = ctx.get(0)?;
-        let seed: String = ctx.get(1)?;
-        Ok(seed_key(&id, &seed))
-    })?;
+    conn.create_scalar_function(
+        "hub_seed",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let id: String = ctx.get(0)?;
+            let seed: String = ctx.get(1)?;
+            Ok(seed_key(&id, &seed))
+        },
+    )?;
     crate::timeseries::register_functions(conn)?;
     crate::geo_functions::register(conn)?;
     crate::rawfilter_functions::register(conn)?;
@@ -240,7 +307,10 @@ fn configure(conn: &Connection) -> Result<()> {
 
 /// First 15 hex digits of `md5(id || seed)` as an integer; PostgreSQL computes the same.
 pub(crate) fn seed_key(id: &str, seed: &str) -> i64 {
-    let digest = Md5::new().chain_update(id.as_bytes()).chain_update(seed.as_bytes()).finalize();
+    let digest = Md5::new()
+        .chain_update(id.as_bytes())
+        .chain_update(seed.as_bytes())
+        .finalize();
     // 15 hex digits = the top 60 bits of the digest.
     let top = u64::from_be_bytes(digest[..8].try_into().expect("md5 has 16 bytes"));
     (top >> 4) as i64
@@ -248,10 +318,17 @@ pub(crate) fn seed_key(id: &str, seed: &str) -> i64 {
 
 fn migrate(conn: &mut Connection) -> Result<()> {
     conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")?;
-    let current: i64 = conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0))?;
+    let current: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?;
     let known = MIGRATIONS.last().map(|m| m.version).unwrap_or(0);
     if current > known {
-        return Err(StoreError::SchemaTooNew { found: current, known });
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            known,
+        });
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > current) {
         let tx = conn.transaction()?;
@@ -261,7 +338,11 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             params![m.version, m.name],
         )?;
         tx.commit()?;
-        tracing::info!(version = m.version, name = m.name, "applied schema migration");
+        tracing::info!(
+            version = m.version,
+            name = m.name,
+            "applied schema migration"
+        );
     }
     Ok(())
 }
@@ -288,6 +369,9 @@ mod tests {
     #[test]
     fn seed_key_is_the_first_fifteen_hex_digits_of_md5() {
         // `printf abc7 | md5sum` = b10a12a4c02c49e80059781f82c19ea4
-        assert_eq!(seed_key("abc", "7"), i64::from_str_radix("b10a12a4c02c49e", 16).unwrap());
+        assert_eq!(
+            seed_key("abc", "7"),
+            i64::from_str_radix("b10a12a4c02c49e", 16).unwrap()
+        );
     }
 }
