@@ -11,7 +11,12 @@ a release `hub serve` on loopback, and per workload prints for both backends:
 * for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
+                         [--baseline HUB_BINARY] [--repeat N]
 Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
+With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
+the same two stores, and every workload runs on all four in turn, so a change is compared
+before/after in one run on the same noisy machine; --repeat N interleaves N rounds and
+prints medians.
 Needs wrk and psql.
 """
 import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
@@ -177,6 +182,8 @@ def main():
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--sequential", type=int, default=40)
     ap.add_argument("--only", choices=["content", "timeseries"], default="all")
+    ap.add_argument("--baseline", help="an earlier hub binary served side by side over the same stores")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per workload; medians are printed")
     args = ap.parse_args()
     for tool in ("wrk", "psql"):
         if not shutil.which(tool):
@@ -207,32 +214,49 @@ def main():
         load_pg = time.perf_counter() - t
         print(f"demo scale {args.scale} loaded: SQLite {load_sqlite:.1f} s, PostgreSQL {load_pg:.1f} s")
         servers = {}
-        for name, store_args, port in (("sqlite", ["--data", data], 18181), ("postgres", ["--database", db], 18182)):
+        binaries = [("", HUB)] + ([("base-", os.path.abspath(args.baseline))] if args.baseline else [])
+        instances = [(prefix + name, binary, store_args, port + 10 * i)
+                     for i, (prefix, binary) in enumerate(binaries)
+                     for name, store_args, port in (("sqlite", ["--data", data], 18181), ("postgres", ["--database", db], 18182))]
+        for name, binary, store_args, port in instances:
             log = os.path.join(work, f"{name}.log")
             env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
-            p = subprocess.Popen([HUB, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args],
+            p = subprocess.Popen([binary, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args],
                                  env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
             procs.append(p)
             wait_healthy(port, p)
             servers[name] = (port, LogTail(log))
         print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time\n")
-        header = f"{'workload':32} {'backend':9} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
+        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
         print(header)
         print("-" * len(header))
         for label, path in workloads(args.only, servers["sqlite"][0]):
+            rounds = {name: [] for name in servers}
+            for _ in range(args.repeat):
+                for name, (port, _tail) in servers.items():
+                    rounds[name].append(wrk(port, path, 8, args.duration))
             for name, (port, tail) in servers.items():
-                rps, p50, non2xx = wrk(port, path, 8, args.duration)
+                rps = statistics.median(r[0] for r in rounds[name])
+                p50 = sorted(rounds[name], key=lambda r: r[0])[len(rounds[name]) // 2][1]
+                non2xx = sum(r[2] for r in rounds[name])
                 tail.sql_events()
                 lat, status = sequential(port, path, args.sequential)
                 events = tail.sql_events()
                 store = statistics.median(float(e["micros"]) for e in events) / 1000 if events else None
                 explain = None
-                if name == "postgres" and events:
+                if name.endswith("postgres") and events:
                     explain = explain_ms(db, events[-1]["sql"], events[-1]["params"])
                 fmt = lambda v: f"{v:.2f} ms" if v is not None else "-"
                 share = f"{lat - store:.2f} ms" if store is not None else "-"
                 warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
-                print(f"{label:32} {name:9} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9}{warn}")
+                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9}{warn}")
+            if args.baseline:
+                ratios = []
+                for backend in ("sqlite", "postgres"):
+                    now_rps = statistics.median(r[0] for r in rounds[backend])
+                    base_rps = statistics.median(r[0] for r in rounds["base-" + backend])
+                    ratios.append(f"{backend} {now_rps / base_rps:.2f}x")
+                print(f"{'':32} {'this/baseline':14} {', '.join(ratios)}")
         for name, p in zip(servers, procs):
             with open(f"/proc/{p.pid}/status") as f:
                 rss = next(l for l in f if l.startswith("VmHWM")).split()[1]

@@ -233,16 +233,43 @@ pub fn is_private(ip: IpAddr) -> bool {
                 || o[0] >= 240
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_private(IpAddr::V4(v4));
             }
             let s = v6.segments();
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link local
+                || (s[0] & 0xffc0) == 0xfec0 // site local (deprecated, still routed by some stacks)
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard only
+                || (s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 0x0001) // local-use NAT64
+                || s[..6] == [0, 0, 0, 0, 0, 0] // IPv4-compatible (deprecated): no public use
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address carries and reaches, where one does: IPv4-mapped
+/// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), the well-known NAT64 prefix
+/// (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`) and Teredo (the client's address,
+/// stored inverted). A fetch to any of them may end at the embedded IPv4 address, so
+/// that address decides.
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let s = v6.segments();
+    let tail = |hi: u16, lo: u16| {
+        std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+    };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    match s {
+        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) > (0, 1) => Some(tail(hi, lo)),
+        [0x0064, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(tail(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(tail(hi, lo)),
+        [0x2001, 0, ..] => Some(tail(!s[6], !s[7])),
+        _ => None,
     }
 }
 
@@ -374,23 +401,43 @@ mod tests {
 
     #[test]
     fn private_addresses_are_recognised() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-        ] {
-            assert!(is_private(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "151.101.1.1", "2a00:1450::1"] {
-            assert!(!is_private(ip.parse().unwrap()), "{ip}");
+        // (address, blocked): every form that reaches a loopback, private, link-local or
+        // otherwise internal host is refused, whatever IPv6 wrapping carries it.
+        let table = [
+            ("127.0.0.1", true),
+            ("10.1.2.3", true),
+            ("172.16.0.1", true),
+            ("192.168.1.1", true),
+            ("169.254.169.254", true),
+            ("0.0.0.0", true),
+            ("100.64.0.1", true),
+            ("::1", true),
+            ("::", true),
+            ("fd00::1", true),
+            ("fe80::1", true),
+            ("fec0::1", true),
+            ("2001:db8::1", true),
+            ("100::1", true),
+            ("::ffff:127.0.0.1", true),
+            ("::ffff:8.8.8.8", false),
+            ("::127.0.0.1", true),
+            ("::10.0.0.1", true),
+            ("::8.8.8.8", false),
+            ("64:ff9b::7f00:1", true),
+            ("64:ff9b::a9fe:a9fe", true),
+            ("64:ff9b::808:808", false),
+            ("64:ff9b:1::808:808", true),
+            ("2002:7f00:1::", true),
+            ("2002:c0a8:101::1", true),
+            ("2002:808:808::1", false),
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", true), // Teredo, client 127.0.0.1
+            ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", false), // Teredo, client 8.8.8.8
+            ("8.8.8.8", false),
+            ("151.101.1.1", false),
+            ("2a00:1450::1", false),
+        ];
+        for (ip, blocked) in table {
+            assert_eq!(is_private(ip.parse().unwrap()), blocked, "{ip}");
         }
     }
 }
