@@ -2,7 +2,9 @@
 -- client's mistake: the check id the compiled query bound (DETAIL) and the JSON type
 -- found (HINT, a `jsonb_typeof` name). The query parameter, the position and the
 -- message stay in Hub (`hub_query::content::checks`); no client text passes here.
--- Replaces `hub_rf_mismatch`, which carried the parameter name and message.
+-- Supersedes `hub_rf_mismatch` (migration 4), which carried the parameter name and
+-- the message; that one stays defined so a server of the previous release sharing this
+-- database keeps answering while processes are replaced one by one.
 CREATE FUNCTION hub_rf_fail(check_id integer, field_type text) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -17,5 +19,3 @@ BEGIN
         HINT = field_type;
 END
 $$;
-
-DROP FUNCTION hub_rf_mismatch(text, text, integer, text);
