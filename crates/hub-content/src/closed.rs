@@ -209,7 +209,7 @@ pub async fn apply_availability(
     if !full_access() {
         return Ok(());
     }
-    let docs = state.store.all_content("Accommodation").await?;
+    let docs = state.content.all("Accommodation").await?;
     let mut ids: Vec<String> = docs
         .iter()
         .filter(|d| is_available(d, stay))

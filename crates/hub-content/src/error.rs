@@ -2,7 +2,7 @@
 
 use axum::response::{IntoResponse, Response};
 use hub_model::Problem;
-use hub_store::StoreError;
+use hub_store::{QueryError, StoreError};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -81,11 +81,11 @@ impl ContentError {
                 title,
                 detail,
             } => Problem::new(*status, kind, title, detail.clone()),
-            ContentError::Store(StoreError::QueryRejected {
+            ContentError::Store(StoreError::Query(QueryError {
                 parameter,
                 position,
                 detail,
-            }) => Problem {
+            })) => Problem {
                 parameter: Some(parameter.clone()),
                 position: Some(*position),
                 ..Problem::new(
@@ -95,6 +95,10 @@ impl ContentError {
                     format!("{detail} (the value at position {position})"),
                 )
             },
+            // The store's other client fault: a document it refuses.
+            ContentError::Store(StoreError::Invalid(detail)) => {
+                Problem::new(400, "invalid-document", "Invalid document", detail.clone())
+            }
             ContentError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
                 Problem::internal("the data store failed to answer; the failure has been logged")

@@ -98,7 +98,7 @@ pub async fn filter(
             },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
+        let page = crate::closed::visible_page(entity, state.content.list(query).await?)?;
         total += page.total;
         detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
         for doc in &page.docs {

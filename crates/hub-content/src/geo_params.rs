@@ -8,7 +8,7 @@ use hub_geo::{geojson::from_geojson, Srid};
 use hub_query::content::geo::{GeoArea, GeoCircle};
 use hub_query::content::polygon::{parse_polygon, PolygonSpec, ShapeRef};
 use hub_query::content::{ContentFilter, ContentOrder};
-use hub_store::Store;
+use hub_store::ContentRepo;
 use serde_json::Value;
 
 use crate::error::ContentError;
@@ -166,7 +166,7 @@ impl GeoParams {
     /// Appends the filters, looking up GeoShapes and areas in `store`.
     pub async fn resolve(
         &self,
-        store: &Store,
+        store: &dyn ContentRepo,
         filters: &mut Vec<ContentFilter>,
     ) -> Result<(), ContentError> {
         if let Some(circle) = &self.circle {
@@ -213,12 +213,12 @@ fn str_eq(doc: &Value, key: &str, id: &str) -> bool {
 
 /// Finds the GeoShape a `polygon` value names and returns its geometry (EPSG:4326).
 pub async fn resolve_shape(
-    store: &Store,
+    store: &dyn ContentRepo,
     shape: &ShapeRef,
 ) -> Result<hub_geo::Geometry<f64>, ContentError> {
     let doc: Option<Value> = match shape {
         ShapeRef::Id(id) => store
-            .get_content("GeoShape", id)
+            .get("GeoShape", id)
             .await?
             .map(|d| serde_json::from_str(&d))
             .transpose()
@@ -227,7 +227,7 @@ pub async fn resolve_shape(
             country,
             kind,
             id_or_name,
-        } => store.all_content("GeoShape").await?.into_iter().find(|d| {
+        } => store.all("GeoShape").await?.into_iter().find(|d| {
             str_eq(d, "Country", country)
                 && str_eq(d, "Type", kind)
                 && (str_eq(d, "Id", id_or_name)
@@ -263,18 +263,18 @@ pub async fn resolve_shape(
 /// the areas of a region or tourism association; `ska` the areas of a ski area; `skr`
 /// those of every ski area of a ski region.
 async fn resolve_areas(
-    store: &Store,
+    store: &dyn ContentRepo,
     tokens: &[(String, String)],
 ) -> Result<Vec<String>, ContentError> {
     let needs_areas = tokens.iter().any(|(p, _)| p != "are");
     let needs_ski = tokens.iter().any(|(p, _)| p == "ska" || p == "skr");
     let areas = if needs_areas {
-        store.all_content("Area").await?
+        store.all("Area").await?
     } else {
         Vec::new()
     };
     let ski_areas = if needs_ski {
-        store.all_content("SkiArea").await?
+        store.all("SkiArea").await?
     } else {
         Vec::new()
     };

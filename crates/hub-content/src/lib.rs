@@ -31,12 +31,15 @@ pub mod writes;
 pub use error::ContentError;
 pub use routes::router;
 
-use hub_store::Store;
+use std::sync::Arc;
+
+use hub_store::ContentRepo;
 
 /// What the Content API handlers share.
 #[derive(Clone)]
 pub struct ContentState {
-    pub store: Store,
+    /// The document store's content repository (the only part of the store this API uses).
+    pub content: Arc<dyn ContentRepo>,
     /// Absolute base of links in responses (`http://127.0.0.1:8080`), without trailing slash.
     pub base_url: String,
 }

@@ -48,7 +48,7 @@ fn json_response(body: String) -> Response {
 pub(crate) async fn list_datasets(
     State(state): State<ContentState>,
 ) -> Result<Response, ContentError> {
-    let counts = state.store.content_counts().await?;
+    let counts = state.content.counts().await?;
     let items: Vec<String> = ENTITY_TYPES
         .iter()
         .map(|e| {
@@ -128,14 +128,14 @@ pub(crate) async fn list_entities(
     crate::entity_filters::apply(raw, entity, &mut params)?;
     crate::closed::apply_availability(&state, entity, raw, &mut params.filters).await?;
     let mut filters = params.filters;
-    params.geo.resolve(&state.store, &mut filters).await?;
+    params.geo.resolve(&*state.content, &mut filters).await?;
     let query = ContentQuery {
         entity: entity.name,
         filters,
         order: params.order.clone(),
         page: params.page,
     };
-    let page = state.store.list_content(query).await?;
+    let page = state.content.list(query).await?;
     let page = crate::closed::visible_page(entity, page)?;
     let Page { size, number } = params.page;
     let total_pages = page.total.div_ceil(size as u64);
@@ -176,13 +176,9 @@ pub(crate) async fn get_entity(
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
     let projection = Projection::parse(raw)?;
-    let stored = state
-        .store
-        .get_content(entity.name, id)
-        .await?
-        .ok_or_else(|| {
-            ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
-        })?;
+    let stored = state.content.get(entity.name, id).await?.ok_or_else(|| {
+        ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
+    })?;
     let stored = crate::closed::visible(entity, stored)?;
     Ok(json_response(shape_document(&stored, &projection)?))
 }

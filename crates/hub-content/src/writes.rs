@@ -254,10 +254,7 @@ pub(crate) async fn create(
     let mut doc = validate_document(entity, parse_body(body)?, None)
         .map_err(ContentError::InvalidDocument)?;
     stamp_author(&mut doc, principal);
-    let out = state
-        .store
-        .put_content(entity.name, doc, now(), true)
-        .await?;
+    let out = state.content.put(entity.name, doc, now(), true).await?;
     if out.existed {
         return Err(ContentError::Conflict(format!(
             "{} already has a document with id '{}'; use PUT to replace it",
@@ -285,10 +282,7 @@ pub(crate) async fn update(
     let mut doc = validate_document(entity, parse_body(body)?, Some(id))
         .map_err(ContentError::InvalidDocument)?;
     stamp_author(&mut doc, principal);
-    let out = state
-        .store
-        .put_content(entity.name, doc, now(), false)
-        .await?;
+    let out = state.content.put(entity.name, doc, now(), false).await?;
     tracing::info!(entity = entity.name, id = %out.id, changed = out.changed, by = %principal.subject, "saved a document");
     let status = if out.created {
         StatusCode::CREATED
@@ -318,7 +312,7 @@ pub(crate) async fn delete(
     principal: Option<&Principal>,
 ) -> Result<Response, ContentError> {
     let principal = require_write(principal, entity.name, WriteAction::Delete)?;
-    if !state.store.delete_content(entity.name, id).await? {
+    if !state.content.delete(entity.name, id).await? {
         return Err(ContentError::NotFound(format!(
             "{} has no document with id '{id}'",
             entity.route

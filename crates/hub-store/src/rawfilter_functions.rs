@@ -1,28 +1,41 @@
 //! SQL functions the compiled `rawfilter` needs on SQLite (see
-//! `hub_query::content::rawfilter_sql`), and the translation of the type error they
-//! raise into [`StoreError::QueryRejected`].
+//! `hub_query::content::rawfilter_sql`), and how a failed type check leaves the
+//! database: as a check id and the JSON type found, never as text to parse.
 //!
-//! - `hub_rf_check(json_type, kinds, position, parameter)`: 1 when the value's JSON type
-//!   is one of `kinds` (comma list), 0 when it is missing or null, otherwise an error
-//!   naming the parameter and the position of the literal (a type mismatch such as
-//!   `eq(Active,1)` on a boolean).
+//! - `hub_rf_check(json_type, kinds, check)`: 1 when the value's JSON type is one of
+//!   `kinds` (comma list), 0 when it is missing or null, otherwise the statement fails
+//!   and [`take_failed_check`] on the same thread tells which check failed on what type
+//!   (a type mismatch such as `eq(Active,1)` on a boolean). The store resolves the id
+//!   through the compiled query's check table.
 //! - `hub_rf_contains(text, needle)`: case-insensitive (Unicode folding) substring.
 //! - `hub_rf_regexp(pattern, text)`: case-insensitive regular expression, compiled once
 //!   per statement, with a size limit.
+//!
+//! Must not: know parameter names, positions or messages (they stay in `hub-query`).
+
+use std::cell::Cell;
 
 use hub_model::language::fold;
+use hub_query::content::checks::{FailedCheck, FoundType};
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use crate::StoreError;
+thread_local! {
+    /// The check that failed in the statement running on this thread. SQLite calls
+    /// functions on the thread that steps the statement, so the backend reads it right
+    /// after the failed step, on the same thread.
+    static FAILED_CHECK: Cell<Option<FailedCheck>> = const { Cell::new(None) };
+}
 
-const MISMATCH: &str = "hub-rawfilter-type";
-const SEP: char = '\u{1f}';
+/// The check that made the last statement on this thread fail, if one did; clears it.
+pub(crate) fn take_failed_check() -> Option<FailedCheck> {
+    FAILED_CHECK.with(Cell::take)
+}
 
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
-    conn.create_scalar_function("hub_rf_check", 4, flags, check)?;
+    conn.create_scalar_function("hub_rf_check", 3, flags, check)?;
     conn.create_scalar_function("hub_rf_contains", 2, flags, contains)?;
     conn.create_scalar_function("hub_rf_regexp", 2, flags, |ctx| {
         let re = ctx.get_or_create_aux(0, |v| {
@@ -36,16 +49,6 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         Ok(text.map(|t| re.is_match(&t)))
     })?;
     Ok(())
-}
-
-fn describe(json_type: &str) -> &'static str {
-    match json_type {
-        "true" | "false" => "booleans",
-        "integer" | "real" => "numbers",
-        "text" => "text",
-        "array" => "an array",
-        _ => "an object",
-    }
 }
 
 /// Runs once per document: the common cases compare the arguments' bytes without
@@ -98,52 +101,17 @@ fn check(ctx: &Context) -> rusqlite::Result<i64> {
     if kinds.split(',').any(|k| k == json_type) {
         return Ok(1);
     }
-    let position: i64 = ctx.get(2)?;
-    let parameter: String = ctx.get(3)?;
-    let wanted = describe(kinds.split(',').next().unwrap_or(""));
-    let detail = format!(
-        "the field holds {} but the value compared with it is {}; write the value as the field's type",
-        describe(&json_type),
-        article(wanted)
-    );
+    let id: i64 = ctx.get(2)?;
+    let found = FoundType::from_database_name(&json_type).unwrap_or(FoundType::Object);
+    FAILED_CHECK.with(|f| {
+        f.set(Some(FailedCheck {
+            id: u32::try_from(id).unwrap_or(0),
+            found,
+        }))
+    });
     Err(rusqlite::Error::UserFunctionError(
-        format!("{MISMATCH}{SEP}{parameter}{SEP}{position}{SEP}{detail}").into(),
+        format!("rawfilter check {id} failed").into(),
     ))
-}
-
-fn article(kind: &str) -> &'static str {
-    match kind {
-        "booleans" => "a boolean (true or false)",
-        "numbers" => "a number",
-        "text" => "a quoted text or a dt'…' date",
-        _ => "[]",
-    }
-}
-
-/// Turns the type error raised by `hub_rf_check` into a client rejection; other errors
-/// pass unchanged.
-pub(crate) fn client_error(e: StoreError) -> StoreError {
-    let message = match &e {
-        StoreError::Sqlite(rusqlite::Error::SqliteFailure(_, Some(m))) => m.clone(),
-        StoreError::Sqlite(rusqlite::Error::UserFunctionError(inner)) => inner.to_string(),
-        _ => return e,
-    };
-    let Some(rest) = message.split_once(MISMATCH).map(|(_, r)| r) else {
-        return e;
-    };
-    let mut parts = rest.trim_start_matches(SEP).splitn(3, SEP);
-    match (
-        parts.next(),
-        parts.next().and_then(|p| p.parse().ok()),
-        parts.next(),
-    ) {
-        (Some(parameter), Some(position), Some(detail)) => StoreError::QueryRejected {
-            parameter: parameter.to_string(),
-            position,
-            detail: detail.to_string(),
-        },
-        _ => e,
-    }
 }
 
 #[cfg(test)]
@@ -161,34 +129,33 @@ mod tests {
         let c = conn();
         let r: (i64, i64, i64) = c
             .query_row(
-                "SELECT hub_rf_check('true', 'true,false', 1, 'p'), hub_rf_check(NULL, 'text', 1, 'p'), hub_rf_check('null', 'text', 1, 'p')",
+                "SELECT hub_rf_check('true', 'true,false', 1), hub_rf_check(NULL, 'text', 1), hub_rf_check('null', 'text', 1)",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap();
         assert_eq!(r, (1, 0, 0));
+        assert_eq!(take_failed_check(), None);
     }
 
     #[test]
-    fn a_mismatch_becomes_a_rejection_with_parameter_and_position() {
+    fn a_mismatch_reports_the_check_id_and_the_type_found() {
+        let cases = [
+            ("true", "integer,real", 11, FoundType::Boolean),
+            ("text", "true,false", 2, FoundType::Text),
+            ("real", "text", 3, FoundType::Number),
+            ("object", "array", 4, FoundType::Object),
+        ];
         let c = conn();
-        let e = c
-            .query_row(
-                "SELECT hub_rf_check('true', 'integer,real', 11, 'rawfilter')",
-                [],
+        for (json_type, kinds, id, found) in cases {
+            let e = c.query_row(
+                "SELECT hub_rf_check(?1, ?2, ?3)",
+                rusqlite::params![json_type, kinds, id],
                 |r| r.get::<_, i64>(0),
-            )
-            .unwrap_err();
-        match client_error(StoreError::Sqlite(e)) {
-            StoreError::QueryRejected {
-                parameter,
-                position,
-                detail,
-            } => {
-                assert_eq!((parameter.as_str(), position), ("rawfilter", 11));
-                assert!(detail.contains("holds booleans"), "{detail}");
-            }
-            other => panic!("{other:?}"),
+            );
+            assert!(e.is_err(), "{json_type} vs {kinds}");
+            assert_eq!(take_failed_check(), Some(FailedCheck { id, found }));
+            assert_eq!(take_failed_check(), None, "taking clears it");
         }
     }
 

@@ -23,7 +23,8 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
     let primary = Store::open_postgres(&primary_url, None).unwrap();
     let replica = Store::open_postgres(&replica_url, None).unwrap();
     replica
-        .put_content_batch(
+        .content()
+        .put_batch_blocking(
             &[(
                 "Article",
                 json!({"Id": "ONLY-ON-REPLICA", "Shortname": "r"}),
@@ -34,24 +35,27 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
 
     let both = Store::open_postgres(&primary_url, Some(&replica_url)).unwrap();
     assert!(
-        both.get_content("Article", "only-on-replica")
+        both.content()
+            .get("Article", "only-on-replica")
             .await
             .unwrap()
             .is_some(),
         "read from the replica"
     );
 
-    both.put_content(
-        "Article",
-        json!({"Id": "WRITTEN", "Shortname": "w"}),
-        "2026-01-01T00:00:00Z".into(),
-        false,
-    )
-    .await
-    .unwrap();
+    both.content()
+        .put(
+            "Article",
+            json!({"Id": "WRITTEN", "Shortname": "w"}),
+            "2026-01-01T00:00:00Z".into(),
+            false,
+        )
+        .await
+        .unwrap();
     assert!(
         primary
-            .get_content("Article", "written")
+            .content()
+            .get("Article", "written")
             .await
             .unwrap()
             .is_some(),
@@ -59,14 +63,16 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
     );
     assert!(
         replica
-            .get_content("Article", "written")
+            .content()
+            .get("Article", "written")
             .await
             .unwrap()
             .is_none(),
         "not written to the replica"
     );
     assert!(
-        both.get_content("Article", "written")
+        both.content()
+            .get("Article", "written")
             .await
             .unwrap()
             .is_none(),

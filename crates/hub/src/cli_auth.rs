@@ -318,7 +318,8 @@ pub fn import(store: &Store, file: &Path, entity: Option<&str>) -> anyhow::Resul
         .format("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string();
     let outcomes = store
-        .put_content_tracked_blocking(accepted, &stamp, &mut |n| bar.set_position(n))
+        .content()
+        .put_tracked_blocking(accepted, &stamp, &mut |n| bar.set_position(n))
         .context("writing (nothing was written)")?;
     bar.finish_and_clear();
     summary.written = outcomes.len();

@@ -40,6 +40,7 @@ pub fn load_demo_at(
     // Hidden unless loading takes longer than a moment.
     bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
 
+    let content = store.content();
     let opts = DemoOptions { scale, anchor };
     let mut batch = Vec::with_capacity(5000);
     let mut written = 0u64;
@@ -50,7 +51,7 @@ pub fn load_demo_at(
             return;
         }
         let base = *written;
-        if let Err(e) = store.put_content_batch(batch, &mut |n| bar.set_position(base + n)) {
+        if let Err(e) = content.put_batch_blocking(batch, &mut |n| bar.set_position(base + n)) {
             first_error = Some(e);
         }
         *written += batch.len() as u64;

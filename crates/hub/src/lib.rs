@@ -15,7 +15,7 @@ use axum::http::{header, HeaderName, Request};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-use hub_store::Store;
+use hub_store::{ContentRepo, Store};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
@@ -27,7 +27,7 @@ pub use config::Config;
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Serves the traffic feed's announcements from the document store.
-struct StoreAnnouncements(Store);
+struct StoreAnnouncements(Arc<dyn ContentRepo>);
 
 impl hub_datex::AnnouncementSource for StoreAnnouncements {
     fn announcements(
@@ -35,12 +35,7 @@ impl hub_datex::AnnouncementSource for StoreAnnouncements {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<Vec<serde_json::Value>, String>> + Send + '_>,
     > {
-        Box::pin(async move {
-            self.0
-                .all_content("Announcement")
-                .await
-                .map_err(|e| e.to_string())
-        })
+        Box::pin(async move { self.0.all("Announcement").await.map_err(|e| e.to_string()) })
     }
 
     fn revision(
@@ -50,7 +45,7 @@ impl hub_datex::AnnouncementSource for StoreAnnouncements {
     > {
         Box::pin(async move {
             self.0
-                .content_revision("Announcement")
+                .revision("Announcement")
                 .await
                 .map(|r| Some(r.to_string()))
                 .map_err(|e| e.to_string())
@@ -70,11 +65,11 @@ pub fn router(store: Store, config: &Config) -> Router {
 /// [`router`] with a given token service (tests pass one with a manual clock).
 pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthService) -> Router {
     let content = hub_content::router(hub_content::ContentState {
-        store: store.clone(),
+        content: store.content(),
         base_url: config.content_base_url(),
     });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
-        store: store.clone(),
+        content: store.content(),
         base_url: config.content_base_url(),
         geoconverter: config.geoconverter.clone(),
     });
@@ -90,7 +85,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         base_url: config.datex_base_url(),
         ..config.datex.clone()
     };
-    let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store)));
+    let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store.content())));
     let openapi = serde_json::to_string(&hub_content::openapi::openapi())
         .expect("the OpenAPI document serializes");
 

@@ -257,7 +257,7 @@ async fn shutdown_signal() {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let store = open_store(&config)?;
-    if config.demo && store.is_empty().await? {
+    if config.demo && store.content().is_empty().await? {
         let (s, scale) = (store.clone(), config.demo_scale);
         let summary =
             tokio::task::spawn_blocking(move || hub::demo::load_demo(&s, scale)).await??;

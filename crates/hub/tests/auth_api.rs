@@ -104,7 +104,10 @@ fn fixtures() -> Vec<(&'static str, Value)> {
 async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKey) -> App {
     capture_logs();
     let (store, dir) = support::backend();
-    store.put_content_batch(&fixtures(), &mut |_| {}).unwrap();
+    store
+        .content()
+        .put_batch_blocking(&fixtures(), &mut |_| {})
+        .unwrap();
     hub_auth::install_signing_key(&store, key).await.unwrap();
     let hash = |p: &str| hub_auth::secrets::hash_password(p);
     for (name, password, roles) in [

@@ -416,6 +416,8 @@ async fn unknown_top_level_paths_are_404_problems() {
 mod filters_formats;
 #[path = "content_api/geo_utility.rs"]
 mod geo_utility;
+#[path = "content_api/query_errors.rs"]
+mod query_errors;
 
 /// Filter values each engine reads differently (PostgreSQL's regular expressions, number
 /// and date ranges) are the client's input: a result or a 400 naming the parameter,

@@ -55,7 +55,8 @@ async fn store_writes_change_the_feed_and_its_etag() {
         "the demo has traffic announcements"
     );
     store
-        .put_content_batch(&announcements, &mut |_| {})
+        .content()
+        .put_batch_blocking(&announcements, &mut |_| {})
         .unwrap();
     let app = TestApp {
         router: hub::router(store.clone(), &test_config()),
@@ -85,7 +86,11 @@ async fn store_writes_change_the_feed_and_its_etag() {
         .expect("the situation's document")
         .clone();
     let doc_id = doc["Id"].as_str().unwrap().to_string();
-    assert!(store.delete_content("Announcement", &doc_id).await.unwrap());
+    assert!(store
+        .content()
+        .delete("Announcement", &doc_id)
+        .await
+        .unwrap());
     let (status, new_etag, xml) = feed(&app, Some(&etag)).await;
     assert_eq!(status, StatusCode::OK);
     assert_ne!(new_etag.as_deref(), Some(etag.as_str()));
@@ -97,7 +102,8 @@ async fn store_writes_change_the_feed_and_its_etag() {
 
     // A single-document save (the write API's path) invalidates it too.
     store
-        .put_content("Announcement", doc, "2026-01-01T00:00:00Z".into(), false)
+        .content()
+        .put("Announcement", doc, "2026-01-01T00:00:00Z".into(), false)
         .await
         .unwrap();
     let (status, _, xml) = feed(&app, new_etag.as_deref()).await;

@@ -47,7 +47,8 @@ fn fresh_database(admin: &str, what: &str) -> String {
 fn filled_sqlite(dir: &Path) -> Store {
     let store = Store::open_sqlite(dir).expect("opening SQLite");
     store
-        .put_content_batch(&support::content_fixtures(), &mut |_| {})
+        .content()
+        .put_batch_blocking(&support::content_fixtures(), &mut |_| {})
         .expect("loading fixtures");
     let anchor = chrono::Utc.with_ymd_and_hms(2024, 1, 15, 12, 0, 0).unwrap();
     tokio::runtime::Runtime::new()
@@ -207,8 +208,8 @@ fn migrate_copies_everything_and_the_apis_answer_alike() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         assert_eq!(
-            sqlite.content_counts().await.unwrap(),
-            pg.content_counts().await.unwrap()
+            sqlite.content().counts().await.unwrap(),
+            pg.content().counts().await.unwrap()
         );
         let config = support::test_config();
         let (a, b) = (
@@ -349,7 +350,8 @@ fn migrate_refuses_a_target_with_other_data_and_bad_arguments() {
     let url = fresh_database(&admin, "refuse");
     let other = Store::open_postgres(&url, None).unwrap();
     other
-        .put_content_batch(&support::content_fixtures()[..1], &mut |_| {})
+        .content()
+        .put_batch_blocking(&support::content_fixtures()[..1], &mut |_| {})
         .unwrap();
     drop(other);
 

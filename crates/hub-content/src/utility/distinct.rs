@@ -159,7 +159,7 @@ pub(crate) async fn distinct(
             },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
+        let page = crate::closed::visible_page(entity, state.content.list(query).await?)?;
         page.docs
             .iter()
             .map(|d| serde_json::from_str(d).map_err(hub_store::StoreError::from))
@@ -173,7 +173,7 @@ pub(crate) async fn distinct(
                 ),
             )
         })?;
-        let docs = state.store.all_content(entity.name).await?;
+        let docs = state.content.all(entity.name).await?;
         if crate::closed::has_closed_parts(entity.name) && !crate::closed::full_access() {
             docs.iter()
                 .map(|d| {

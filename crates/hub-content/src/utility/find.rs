@@ -259,7 +259,7 @@ pub(crate) async fn find(
                 parameter: "rawfilter",
             });
         }
-        locations.resolve(&state.store, &mut filters).await?;
+        locations.resolve(&*state.content, &mut filters).await?;
         let query = ContentQuery {
             entity: entity.name,
             filters,
@@ -270,7 +270,7 @@ pub(crate) async fn find(
             },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::visible_page(entity, state.store.list_content(query).await?)?;
+        let page = crate::closed::visible_page(entity, state.content.list(query).await?)?;
         total += page.total;
         detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
         let title_path = entity

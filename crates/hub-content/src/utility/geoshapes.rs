@@ -63,7 +63,7 @@ pub(crate) async fn list(
     let srid = output_srid(&raw)?;
     let area: Option<Geometry<f64>> = match &params.geo.polygon {
         Some(PolygonSpec::Coordinates { geometry, .. }) => Some(geometry.clone()),
-        Some(PolygonSpec::Shape(shape)) => Some(resolve_shape(&state.store, shape).await?),
+        Some(PolygonSpec::Shape(shape)) => Some(resolve_shape(&*state.content, shape).await?),
         None => None,
     };
     let list = |name: &str| {
@@ -78,8 +78,8 @@ pub(crate) async fn list(
     let search = raw.get("searchfilter").map(fold);
 
     let mut shapes: Vec<Value> = state
-        .store
-        .all_content("GeoShape")
+        .content
+        .all("GeoShape")
         .await?
         .into_iter()
         .filter(|d| {
@@ -158,11 +158,10 @@ pub(crate) async fn single(
     let raw = RawQuery::parse(query.as_deref());
     let srid = output_srid(&raw)?;
     let projection = crate::params::Projection::parse(&raw)?;
-    let stored = state
-        .store
-        .get_content("GeoShape", &id)
-        .await?
-        .ok_or_else(|| ContentError::NotFound(format!("GeoShapes has no shape with id '{id}'")))?;
+    let stored =
+        state.content.get("GeoShape", &id).await?.ok_or_else(|| {
+            ContentError::NotFound(format!("GeoShapes has no shape with id '{id}'"))
+        })?;
     let doc: Value = serde_json::from_str(&stored).map_err(hub_store::StoreError::from)?;
     Ok(json_response(shape_document(
         &in_srid(doc, srid)?.to_string(),

@@ -150,8 +150,8 @@ async fn answer(
             continue;
         }
         let mut entries: Vec<(String, String, Value)> = state
-            .store
-            .all_content(entity)
+            .content
+            .all(entity)
             .await?
             .into_iter()
             .filter(|d| {

@@ -22,14 +22,17 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use hub_store::Store;
+use std::sync::Arc;
+
+use hub_store::ContentRepo;
 
 pub use geoconverter::GeoConverterConfig;
 
 /// What the utility handlers share.
 #[derive(Clone)]
 pub struct UtilityState {
-    pub store: Store,
+    /// The document store's content repository.
+    pub content: Arc<dyn ContentRepo>,
     /// Absolute base of links, without trailing slash.
     pub base_url: String,
     pub geoconverter: GeoConverterConfig,

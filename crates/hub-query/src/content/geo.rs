@@ -178,7 +178,7 @@ pub(crate) fn compile_nearest(
     page.sql("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, ");
     compile_distance_order(&mut page, latitude, longitude);
     page.sql(" AS d FROM content c");
-    query.where_clause(&mut page);
+    let checks = query.where_clause(&mut page);
     page.sql(" ORDER BY d, c.id_key LIMIT ")
         .param(SqlValue::Int(query.page.size as i64))
         .sql(" OFFSET ")
@@ -191,6 +191,7 @@ pub(crate) fn compile_nearest(
         page,
         count,
         page_has_total: false,
+        checks,
     }
 }
 

@@ -12,6 +12,7 @@
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
+pub mod checks;
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
@@ -19,6 +20,7 @@ mod rawfilter_pg;
 pub mod rawfilter_sql;
 pub mod tagfilter;
 
+use checks::CheckTable;
 use rawfilter::{RawFilter, SortKey};
 use tagfilter::TagFilter;
 
@@ -41,7 +43,8 @@ pub enum ContentFilter {
         id_key: String,
         languages: Option<Vec<String>>,
     },
-    /// A `rawfilter` expression; `parameter` names the query parameter in type errors.
+    /// A `rawfilter` expression; `parameter` names the query parameter its text came
+    /// from (`rawfilter`, `expression`, `filteronfields`), which errors name.
     Raw {
         filter: RawFilter,
         parameter: &'static str,
@@ -111,6 +114,9 @@ pub struct CompiledList {
     /// When true, every page row carries the total as its second column, so `count`
     /// is needed only when the page is empty (a page past the last).
     pub page_has_total: bool,
+    /// The checks both statements leave to the database (the same ids in both: they
+    /// share one WHERE clause), to resolve a failed one to the client's parameter.
+    pub checks: CheckTable,
 }
 
 impl ContentQuery {
@@ -122,17 +128,18 @@ impl ContentQuery {
         {
             return geo::compile_nearest(self, dialect, latitude, longitude);
         }
-        if let Some(page) = self.compile_keys_first(dialect) {
+        if let Some((page, checks)) = self.compile_keys_first(dialect) {
             let page_has_total = !self.filters.is_empty();
             return CompiledList {
                 page,
                 count: self.compile_count(dialect),
                 page_has_total,
+                checks,
             };
         }
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc FROM content c");
-        self.where_clause(&mut page);
+        let checks = self.where_clause(&mut page);
         page.sql(" ORDER BY ");
         match &self.order {
             ContentOrder::Default => {
@@ -166,6 +173,7 @@ impl ContentQuery {
             page,
             count: self.compile_count(dialect),
             page_has_total: false,
+            checks,
         }
     }
 
@@ -179,7 +187,7 @@ impl ContentQuery {
     /// For orders computed from indexed columns: find the page's keys first (from the
     /// `(entity, sort_key, id_key)` index where possible), then read only those
     /// documents. Sorting whole documents of every match is what made filtered pages slow.
-    fn compile_keys_first(&self, dialect: Dialect) -> Option<SqlBuilder> {
+    fn compile_keys_first(&self, dialect: Dialect) -> Option<(SqlBuilder, CheckTable)> {
         // With filters, the total comes from the same pass (a window count) instead of
         // evaluating the filters a second time; a plain list counts from the index.
         let with_total = !self.filters.is_empty();
@@ -197,7 +205,7 @@ impl ContentQuery {
             _ => return None,
         }
         page.sql(" AS o FROM content c");
-        self.where_clause(&mut page);
+        let checks = self.where_clause(&mut page);
         page.sql(" ORDER BY o, k LIMIT ")
             .param(SqlValue::Int(self.page.size as i64))
             .sql(" OFFSET ")
@@ -205,19 +213,28 @@ impl ContentQuery {
             .sql(") p JOIN content c ON c.entity = ")
             .text(self.entity)
             .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
-        Some(page)
+        Some((page, checks))
     }
 
-    fn where_clause(&self, q: &mut SqlBuilder) {
+    /// Appends the WHERE clause; returns the checks it leaves to the database. The
+    /// clause is deterministic, so every statement of one query gets the same ids.
+    pub(crate) fn where_clause(&self, q: &mut SqlBuilder) -> CheckTable {
+        let mut checks = CheckTable::default();
         q.sql(" WHERE c.entity = ").text(self.entity);
         for filter in &self.filters {
             q.sql(" AND ");
-            compile_filter(q, filter, self.entity);
+            compile_filter(q, filter, self.entity, &mut checks);
         }
+        checks
     }
 }
 
-fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter, entity: &'static str) {
+fn compile_filter(
+    q: &mut SqlBuilder,
+    filter: &ContentFilter,
+    entity: &'static str,
+    checks: &mut CheckTable,
+) {
     match filter {
         ContentFilter::IdIn(ids) => {
             q.sql("c.id_key IN ").list(ids.iter().cloned());
@@ -259,7 +276,7 @@ fn compile_filter(q: &mut SqlBuilder, filter: &ContentFilter, entity: &'static s
                 .sql(")");
         }
         ContentFilter::Raw { filter, parameter } => {
-            rawfilter_sql::compile_rawfilter(q, filter, parameter);
+            rawfilter_sql::compile_rawfilter(q, filter, parameter, checks);
         }
         ContentFilter::Tags { kind, filter } => {
             filter.compile(q, entity, kind);

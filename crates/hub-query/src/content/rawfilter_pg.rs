@@ -4,8 +4,8 @@
 //! The same structure over `c.docb` (`jsonb`): `jsonb_typeof` stands for `json_type`
 //! (`number` for `integer`/`real`, `string` for `text`), `hub_rf_each` for `json_each`
 //! (array elements, object member values, or a scalar itself), and a mismatch calls
-//! `hub_rf_mismatch`, which raises SQLSTATE HR001 with SQLite's message (see
-//! `hub-store/src/postgres/sql/content_functions.sql`). Every comparison is guarded by
+//! `hub_rf_fail(check, type)`, which raises SQLSTATE HR001 carrying only the check id
+//! and the type found (see `hub-store/src/postgres/sql/content_functions_v5.sql`). Every comparison is guarded by
 //! its type test in a `CASE`, so no cast can fail on another type.
 
 use serde_json::{json, Map, Value};
@@ -150,12 +150,12 @@ fn pg_value_or_any_element(q: &mut SqlBuilder, ctx: &mut Ctx, operand: &PgOperan
 }
 
 /// The `jsonb_typeof` a literal compares with, and how the error names the literal.
-fn pg_kind(value: &Literal) -> (&'static str, &'static str) {
+fn pg_kind(value: &Literal) -> &'static str {
     match value {
-        Literal::Bool(_) => ("boolean", "a boolean (true or false)"),
-        Literal::Number(_) => ("number", "a number"),
-        Literal::Text(_) | Literal::Date(_) => ("string", "a quoted text or a dt'…' date"),
-        Literal::EmptyArray => ("array", "[]"),
+        Literal::Bool(_) => "boolean",
+        Literal::Number(_) => "number",
+        Literal::Text(_) | Literal::Date(_) => "string",
+        Literal::EmptyArray => "array",
     }
 }
 
@@ -215,7 +215,7 @@ fn pg_equals(q: &mut SqlBuilder, operand: &PgOperand, value: &Literal) {
         Literal::Number(_) | Literal::Date(_) => {
             q.sql("CASE WHEN ");
             operand.json_type(q);
-            q.sql(&format!(" = '{}' THEN ", pg_kind(value).0));
+            q.sql(&format!(" = '{}' THEN ", pg_kind(value)));
             pg_compare(q, operand, CompareOp::Eq, value);
             q.sql(" ELSE false END");
         }
@@ -267,20 +267,16 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             position,
         } => {
             let leaf = |q: &mut SqlBuilder, ctx: &mut Ctx, operand: &PgOperand| {
-                let (kind, wanted) = pg_kind(value);
+                let kind = pg_kind(value);
                 q.sql("CASE ");
                 operand.json_type(q);
                 q.sql(&format!(" WHEN '{kind}' THEN "));
                 pg_compare(q, operand, *op, value);
-                q.sql(" WHEN 'null' THEN NULL ELSE hub_rf_mismatch(");
+                q.sql(" WHEN 'null' THEN NULL ELSE hub_rf_fail(");
+                ctx.check_id(q, *position, value);
+                q.sql(", ");
                 operand.json_type(q);
-                q.sql(", ")
-                    .text(wanted)
-                    .sql(", ")
-                    .param(SqlValue::Int(*position as i64))
-                    .sql(", ")
-                    .text(ctx.parameter.clone())
-                    .sql(") END");
+                q.sql(") END");
             };
             pg_along_path(q, ctx, path, &leaf);
         }

@@ -5,16 +5,18 @@
 //! `EXISTS (SELECT 1 FROM json_each(…) jN WHERE …)`. Comparisons are typed: the JSON type
 //! of the value must match the literal (boolean, number, text or date as text, array for
 //! `[]`); a missing or null value does not match. A value of another type is a client
-//! error, raised by the store's registered `hub_rf_check(type, kinds, position,
-//! parameter)` function while the query runs (the store turns it into a 400).
+//! error, raised by the store's registered `hub_rf_check(type, kinds, check)` function
+//! while the query runs: it reports only the check id (see [`super::checks`]), which
+//! the store resolves to the parameter and position through the compiled query's
+//! [`CheckTable`] and answers as a 400.
 //! `like` uses `hub_rf_contains` (Unicode case folding), `likein` uses `hub_rf_regexp`.
 //! `in`/`nin`/`likein` on an array value match when any element matches.
 //!
 //! PostgreSQL gives the same matches, order and errors over `c.docb` (`jsonb`), with
 //! the functions of the store's `content_functions.sql`: each path is read once per row
 //! (`#>`, or a strict jsonpath where an index segment could meet an object), every
-//! comparison is guarded by its `jsonb_typeof` test, a mismatch calls `hub_rf_mismatch`
-//! (SQLSTATE HR001 with SQLite's message, parameter and position; the store makes it a
+//! comparison is guarded by its `jsonb_typeof` test, a mismatch calls `hub_rf_fail`
+//! (SQLSTATE HR001 carrying only the check id and the type found; the store makes it a
 //! 400), `[*]` walks `hub_rf_each` (`json_each`'s values), `like` compares
 //! `hub_fold` (ICU lower case, ß → ss) with the needle folded by `hub_model::fold`,
 //! `likein` runs the pattern (translated by `pg_regex`) case-insensitively under an
@@ -30,13 +32,23 @@
 //! fail there; numbers compare as doubles on both, but JSON numbers beyond the double
 //! range fail the cast on PostgreSQL; folding follows the server's ICU Unicode version.
 
+use super::checks::{wanted_description, CheckTable, QueryCheck};
 use super::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter, SortKey};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
-/// Appends the condition for `filter`; `parameter` names the query parameter in errors.
-pub fn compile_rawfilter(q: &mut SqlBuilder, filter: &RawFilter, parameter: &str) {
+/// Appends the condition for `filter`; `parameter` names the query parameter the text
+/// came from. Each typed comparison registers a check in `checks`; only its id goes
+/// into the SQL.
+pub fn compile_rawfilter(
+    q: &mut SqlBuilder,
+    filter: &RawFilter,
+    parameter: &'static str,
+    checks: &mut CheckTable,
+) {
+    checks.note_parameter(parameter);
     let mut ctx = Ctx {
-        parameter: parameter.to_string(),
+        parameter,
+        checks,
         next_alias: 0,
     };
     match q.dialect {
@@ -65,15 +77,26 @@ pub fn compile_rawsort(q: &mut SqlBuilder, keys: &[SortKey]) {
     }
 }
 
-pub(super) struct Ctx {
-    pub(super) parameter: String,
+pub(super) struct Ctx<'a> {
+    parameter: &'static str,
+    checks: &'a mut CheckTable,
     next_alias: usize,
 }
 
-impl Ctx {
+impl Ctx<'_> {
     pub(super) fn alias(&mut self) -> usize {
         self.next_alias += 1;
         self.next_alias
+    }
+
+    /// Registers the type check of the literal at `position` and binds its id.
+    pub(super) fn check_id(&mut self, q: &mut SqlBuilder, position: usize, value: &Literal) {
+        let id = self.checks.register(QueryCheck {
+            parameter: self.parameter,
+            position,
+            wanted: wanted_description(value),
+        });
+        q.param(SqlValue::Int(id as i64));
     }
 }
 
@@ -276,13 +299,9 @@ fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             let leaf = |q: &mut SqlBuilder, ctx: &mut Ctx, operand: &Operand| {
                 q.sql("CASE WHEN hub_rf_check(");
                 operand.json_type(q);
-                q.sql(", ")
-                    .text(kinds(value))
-                    .sql(", ")
-                    .param(SqlValue::Int(*position as i64))
-                    .sql(", ")
-                    .text(ctx.parameter.clone())
-                    .sql(") THEN ");
+                q.sql(", ").text(kinds(value)).sql(", ");
+                ctx.check_id(q, *position, value);
+                q.sql(") THEN ");
                 match value {
                     Literal::Date(d) => {
                         q.sql("datetime(");

@@ -1,6 +1,7 @@
 //! Table tests of the filter language: every construct, and each error with its position.
 
 use super::*;
+use crate::content::checks::{CheckTable, FailedCheck, FoundType, QueryError};
 use crate::content::rawfilter_sql::{compile_rawfilter, compile_rawsort};
 use crate::{Dialect, SqlBuilder, SqlValue};
 
@@ -254,14 +255,24 @@ fn parses_sort_lists() {
 }
 
 fn sqlite(expr: &str) -> SqlBuilder {
+    sqlite_with_checks(expr).0
+}
+
+fn sqlite_with_checks(expr: &str) -> (SqlBuilder, CheckTable) {
     let mut q = SqlBuilder::new(Dialect::Sqlite);
-    compile_rawfilter(&mut q, &parse_rawfilter(expr).unwrap(), "rawfilter");
-    q
+    let mut checks = CheckTable::default();
+    compile_rawfilter(
+        &mut q,
+        &parse_rawfilter(expr).unwrap(),
+        "rawfilter",
+        &mut checks,
+    );
+    (q, checks)
 }
 
 #[test]
 fn sqlite_binds_paths_and_values() {
-    let q = sqlite("eq(Detail.de.Title,\"x'; drop table content\")");
+    let (q, checks) = sqlite_with_checks("eq(Detail.de.Title,\"x'; drop table content\")");
     assert!(!q.as_sql().contains("drop"), "{}", q.as_sql());
     assert!(!q.as_sql().contains("Detail"), "{}", q.as_sql());
     assert_eq!(
@@ -270,9 +281,22 @@ fn sqlite_binds_paths_and_values() {
     );
     assert_eq!(
         q.as_sql(),
-        "CASE WHEN hub_rf_check(json_type(c.docb, ?1), ?2, ?3, ?4) THEN json_extract(c.docb, ?5) = ?6 END"
+        "CASE WHEN hub_rf_check(json_type(c.docb, ?1), ?2, ?3) THEN json_extract(c.docb, ?4) = ?5 END"
     );
-    assert_eq!(q.params()[2], SqlValue::Int(20));
+    // Only the check id reaches the database; parameter and position stay in the table.
+    assert_eq!(q.params()[2], SqlValue::Int(1));
+    assert!(!q.params().contains(&SqlValue::Text("rawfilter".into())));
+    assert_eq!(
+        checks.resolve(FailedCheck {
+            id: 1,
+            found: FoundType::Number
+        }),
+        Some(QueryError {
+            parameter: "rawfilter".into(),
+            position: 20,
+            detail: "the field holds numbers but the value compared with it is a quoted text or a dt'…' date; write the value as the field's type".into(),
+        })
+    );
 
     let q = sqlite("in(Features.[*].Id,'a')");
     assert!(
@@ -288,10 +312,12 @@ fn sqlite_binds_paths_and_values() {
 #[test]
 fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
     let mut q = SqlBuilder::new(Dialect::Postgres);
+    let mut checks = CheckTable::default();
     compile_rawfilter(
         &mut q,
         &parse_rawfilter("and(eq(Active,true),in(HasLanguage,'de'),like(Shortname,'50%'),eq(GpsInfo.0.Altitude,1))").unwrap(),
-        "rawfilter",
+        "expression",
+        &mut checks,
     );
     let sql = q.as_sql();
     assert!(
@@ -301,22 +327,33 @@ fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
     assert!(
         sql.starts_with(
             "((SELECT CASE jsonb_typeof(j1.v) WHEN 'boolean' THEN (j1.v)::boolean = $1 \
-             WHEN 'null' THEN NULL ELSE hub_rf_mismatch(jsonb_typeof(j1.v), $2, $3, $4) END \
-             FROM (SELECT (c.docb #> ($5::text)::text[]) AS v OFFSET 0) AS j1) \
-             AND (c.docb @> $6::jsonb OR c.docb @> $7::jsonb) AND (SELECT CASE WHEN "
+             WHEN 'null' THEN NULL ELSE hub_rf_fail($2, jsonb_typeof(j1.v)) END \
+             FROM (SELECT (c.docb #> ($3::text)::text[]) AS v OFFSET 0) AS j1) \
+             AND (c.docb @> $4::jsonb OR c.docb @> $5::jsonb) AND (SELECT CASE WHEN "
         ),
         "{sql}"
     );
     assert_eq!(q.params()[0], SqlValue::Bool(true));
-    assert_eq!(q.params()[2], SqlValue::Int(15));
-    assert_eq!(q.params()[3], SqlValue::Text("rawfilter".into()));
-    assert_eq!(q.params()[4], SqlValue::Text("{\"Active\"}".into()));
+    assert_eq!(q.params()[1], SqlValue::Int(1));
+    assert!(!q.params().contains(&SqlValue::Text("expression".into())));
+    let failed = |id| {
+        checks
+            .resolve(FailedCheck {
+                id,
+                found: FoundType::Text,
+            })
+            .map(|e| (e.parameter, e.position))
+    };
+    assert_eq!(failed(1), Some(("expression".to_string(), 15)));
+    assert_eq!(failed(2), Some(("expression".to_string(), 86)));
+    assert_eq!(failed(3), None);
+    assert_eq!(q.params()[2], SqlValue::Text("{\"Active\"}".into()));
     assert_eq!(
-        q.params()[5],
+        q.params()[3],
         SqlValue::Text("{\"HasLanguage\":\"de\"}".into())
     );
     assert_eq!(
-        q.params()[6],
+        q.params()[4],
         SqlValue::Text("{\"HasLanguage\":[\"de\"]}".into())
     );
     assert!(sql.contains("strpos(hub_fold("), "{sql}");
@@ -332,6 +369,7 @@ fn postgres_reads_docb_with_bound_paths_and_typed_guards() {
         &mut q,
         &parse_rawfilter("in(Features.[*].Id,'a')").unwrap(),
         "rawfilter",
+        &mut CheckTable::default(),
     );
     assert!(
         q.as_sql().starts_with(

@@ -1,16 +1,24 @@
-//! Content documents on PostgreSQL: the list queries `hub-query` compiles for the
-//! PostgreSQL dialect, single writes with the `_Meta` bookkeeping, and bulk loads as
-//! array inserts (`unnest`), a chunk of documents per statement.
+//! Content documents on PostgreSQL: [`PgContent`] moves rows for the [`ContentRepo`] —
+//! the list queries `hub-query` compiles for the PostgreSQL dialect, tracked saves, and
+//! bulk loads as array inserts (`unnest`), a chunk of documents per statement. Every
+//! decision (the `_Meta` bookkeeping, which revisions to bump, what a failed check
+//! means) comes from `crate::content`.
+//!
+//! Must not: touch the connection pools (`postgres/mod.rs`) or other domains' tables.
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 
+use async_trait::async_trait;
 use deadpool_postgres::Transaction;
-use hub_query::content::CompiledList;
+use hub_query::content::{CompiledList, ContentQuery};
+use hub_query::Dialect;
 use serde_json::Value;
 
+use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend};
-use crate::content_write::stamp_meta;
-use crate::{ContentPage, IndexedDocument, PutOutcome, Result, StoreError};
+use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
+use crate::content::{compile, parse_documents, ContentPage, ContentRepo, PutOutcome};
+use crate::{IndexedDocument, Result, StoreError};
 
 mod event_dates;
 
@@ -19,164 +27,142 @@ pub(crate) use event_dates::event_ranges;
 /// Documents per multi-row statement of a bulk load.
 const CHUNK: usize = 500;
 
-impl PgBackend {
-    pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
-        self.read(move |conn| async move {
-            let params = bind(compiled.page.params());
-            let page = super::prepare_bounded(&conn, compiled.page.as_sql())
-                .await
-                .map_err(super::rawfilter_error)?;
-            let rows = conn
-                .query(&page, &refs(&params))
-                .await
-                .map_err(super::rawfilter_error)?;
-            let mut total = None;
-            let mut docs = Vec::with_capacity(rows.len());
-            for row in &rows {
-                if compiled.page_has_total {
-                    total = Some(row.try_get::<_, i64>(1)?);
-                }
-                docs.push(row.try_get::<_, String>(0)?);
-            }
-            let total = match total {
-                Some(n) => n,
-                None => {
-                    let params = bind(compiled.count.params());
-                    let count = super::prepare_bounded(&conn, compiled.count.as_sql())
-                        .await
-                        .map_err(super::rawfilter_error)?;
-                    conn.query_one(&count, &refs(&params))
-                        .await
-                        .map_err(super::rawfilter_error)?
-                        .try_get(0)?
-                }
-            };
-            Ok(ContentPage {
-                total: total as u64,
-                docs,
+/// The content repository of a PostgreSQL store.
+pub(crate) struct PgContent(pub(crate) Arc<PgBackend>);
+
+#[async_trait]
+impl ContentRepo for PgContent {
+    async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
+        let (compiled, log) = compile(&query, Dialect::Postgres);
+        let page = self.0.read(move |conn| list_page(conn, compiled)).await;
+        log.finish();
+        page
+    }
+
+    async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
+        let id_key = id.to_lowercase();
+        self.0
+            .read(move |conn| async move {
+                let stmt = conn
+                    .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
+                    .await?;
+                Ok(conn
+                    .query_opt(&stmt, &[&entity, &id_key])
+                    .await?
+                    .map(|r| r.get(0)))
             })
-        })
-        .await
-    }
-
-    pub(crate) async fn get_content(
-        &self,
-        entity: &'static str,
-        id_key: String,
-    ) -> Result<Option<String>> {
-        self.read(move |conn| async move {
-            let stmt = conn
-                .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
-                .await?;
-            Ok(conn
-                .query_opt(&stmt, &[&entity, &id_key])
-                .await?
-                .map(|r| r.get(0)))
-        })
-        .await
-    }
-
-    pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
-        self.read(move |conn| async move {
-            let stmt = conn
-                .prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key")
-                .await?;
-            Ok(conn
-                .query(&stmt, &[&entity])
-                .await?
-                .iter()
-                .map(|r| r.get(0))
-                .collect())
-        })
-        .await
-    }
-
-    pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
-        self.read(move |conn| async move {
-            let stmt = conn
-                .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
-                .await?;
-            Ok(conn
-                .query_opt(&stmt, &[&entity])
-                .await?
-                .map(|r| r.get(0))
-                .unwrap_or(0))
-        })
-        .await
-    }
-
-    pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
-        self.read(|conn| async move {
-            let stmt = conn
-                .prepare_cached(
-                    "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
-                )
-                .await?;
-            Ok(conn
-                .query(&stmt, &[])
-                .await?
-                .iter()
-                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
-                .collect())
-        })
-        .await
-    }
-
-    /// Upserts `docs` in one transaction with the `_Meta` bookkeeping (see
-    /// `content_write::put_tracked`, its SQLite twin).
-    pub(crate) async fn put_tracked(
-        &self,
-        docs: Vec<(&'static str, Value)>,
-        now: String,
-        create_only: bool,
-    ) -> Result<Vec<PutOutcome>> {
-        self.write(move |conn| put_tracked(conn, docs, now, create_only, None))
             .await
     }
 
-    pub(crate) fn put_tracked_blocking(
+    async fn all(&self, entity: &'static str) -> Result<Vec<Value>> {
+        let docs = self
+            .0
+            .read(move |conn| async move {
+                let stmt = conn
+                    .prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key")
+                    .await?;
+                Ok(conn
+                    .query(&stmt, &[&entity])
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect())
+            })
+            .await?;
+        parse_documents(docs)
+    }
+
+    async fn revision(&self, entity: &'static str) -> Result<i64> {
+        self.0
+            .read(move |conn| async move {
+                let stmt = conn
+                    .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
+                    .await?;
+                Ok(conn
+                    .query_opt(&stmt, &[&entity])
+                    .await?
+                    .map(|r| r.get(0))
+                    .unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn counts(&self) -> Result<Vec<(String, u64)>> {
+        self.0
+            .read(|conn| async move {
+                let stmt = conn
+                    .prepare_cached(
+                        "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
+                    )
+                    .await?;
+                Ok(conn
+                    .query(&stmt, &[])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                    .collect())
+            })
+            .await
+    }
+
+    async fn put(
+        &self,
+        entity: &'static str,
+        doc: Value,
+        now: String,
+        create_only: bool,
+    ) -> Result<PutOutcome> {
+        let mut out = self
+            .0
+            .write(move |conn| put_tracked(conn, vec![(entity, doc)], now, create_only, None))
+            .await?;
+        Ok(out.pop().expect("one document in, one outcome out"))
+    }
+
+    fn put_tracked_blocking(
         &self,
         docs: Vec<(&'static str, Value)>,
         now: &str,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Vec<PutOutcome>> {
         let now = now.to_string();
-        self.with_progress(progress, move |conn, tx| {
+        with_progress(&self.0, progress, move |conn, tx| {
             put_tracked(conn, docs, now, false, Some(tx))
         })
     }
 
-    pub(crate) async fn delete_content(
-        &self,
-        entity: &'static str,
-        id_key: String,
-    ) -> Result<bool> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
-            let n = tx
-                .execute(
-                    "DELETE FROM content WHERE entity = $1 AND id_key = $2",
-                    &[&entity, &id_key],
-                )
-                .await?;
-            if n > 0 {
-                bump_revisions(&tx, [entity].into_iter()).await?;
-            }
-            tx.commit().await?;
-            Ok(n > 0)
-        })
-        .await
+    async fn delete(&self, entity: &'static str, id: &str) -> Result<bool> {
+        let id_key = id.to_lowercase();
+        self.0
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
+                let n = tx
+                    .execute(
+                        "DELETE FROM content WHERE entity = $1 AND id_key = $2",
+                        &[&entity, &id_key],
+                    )
+                    .await?;
+                if n > 0 {
+                    bump_revisions(&tx, &[entity]).await?;
+                }
+                tx.commit().await?;
+                Ok(n > 0)
+            })
+            .await
     }
 
-    /// Inserts or replaces `docs` in one transaction (all or none).
-    pub(crate) fn put_content_batch(
+    fn put_batch_blocking(
         &self,
-        docs: Vec<IndexedDocument>,
+        docs: &[(&'static str, Value)],
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        let docs = docs
+            .iter()
+            .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
+            .collect::<Result<Vec<_>>>()?;
         let n = docs.len() as u64;
-        self.with_progress(progress, move |mut conn, progress| async move {
+        with_progress(&self.0, progress, move |mut conn, progress| async move {
             let tx = conn.transaction().await?;
             let mut done = 0u64;
             for chunk in docs.chunks(CHUNK) {
@@ -184,7 +170,7 @@ impl PgBackend {
                 done += chunk.len() as u64;
                 let _ = progress.send(done);
             }
-            bump_revisions(&tx, docs.iter().map(|d| d.entity)).await?;
+            bump_revisions(&tx, &revisions_to_bump(docs.iter().map(|d| d.entity))).await?;
             tx.commit().await?;
             if docs.len() >= 1000 {
                 conn.batch_execute(
@@ -197,27 +183,67 @@ impl PgBackend {
         progress(n);
         Ok(())
     }
-
-    /// Runs a write on the backend's runtime while this thread reports its progress.
-    fn with_progress<T, F, Fut>(&self, progress: &mut dyn FnMut(u64), work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(Conn, std::sync::mpsc::Sender<u64>) -> Fut + Send + 'static,
-        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
-    {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::scope(|s| {
-            let worker = s.spawn(move || self.write_blocking(move |conn| work(conn, tx)));
-            for done in rx {
-                progress(done);
-            }
-            worker
-                .join()
-                .map_err(|_| StoreError::Task("a bulk write panicked".into()))?
-        })
-    }
 }
 
+/// Runs a compiled list; a failed check or unusable value becomes the client's error.
+async fn list_page(conn: Conn, compiled: CompiledList) -> Result<ContentPage> {
+    let fail = |e| list_error(&compiled.checks, e);
+    let params = bind(compiled.page.params());
+    let page = super::prepare_bounded(&conn, compiled.page.as_sql())
+        .await
+        .map_err(fail)?;
+    let rows = conn.query(&page, &refs(&params)).await.map_err(fail)?;
+    let mut total = None;
+    let mut docs = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if compiled.page_has_total {
+            total = Some(row.try_get::<_, i64>(1)?);
+        }
+        docs.push(row.try_get::<_, String>(0)?);
+    }
+    let total = match total {
+        Some(n) => n,
+        None => {
+            let params = bind(compiled.count.params());
+            let count = super::prepare_bounded(&conn, compiled.count.as_sql())
+                .await
+                .map_err(fail)?;
+            conn.query_one(&count, &refs(&params))
+                .await
+                .map_err(fail)?
+                .try_get(0)?
+        }
+    };
+    Ok(ContentPage {
+        total: total as u64,
+        docs,
+    })
+}
+
+/// Runs a write on the backend's runtime while this thread reports its progress.
+fn with_progress<T, F, Fut>(
+    backend: &PgBackend,
+    progress: &mut dyn FnMut(u64),
+    work: F,
+) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(Conn, std::sync::mpsc::Sender<u64>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let worker = s.spawn(move || backend.write_blocking(move |conn| work(conn, tx)));
+        for done in rx {
+            progress(done);
+        }
+        worker
+            .join()
+            .map_err(|_| StoreError::Task("a bulk write panicked".into()))?
+    })
+}
+
+/// Upserts `docs` in one transaction as `plan_put` decides, locking each stored row.
 async fn put_tracked(
     mut conn: Conn,
     docs: Vec<(&'static str, Value)>,
@@ -231,34 +257,19 @@ async fn put_tracked(
         .await?;
     let mut outcomes = Vec::with_capacity(docs.len());
     let mut written = Vec::new();
-    for (n, (entity, mut doc)) in docs.into_iter().enumerate() {
-        let probe = IndexedDocument::from_document(entity, &doc)?;
-        let old: Option<String> = tx
-            .query_opt(&select, &[&probe.entity, &probe.id_key])
+    for (n, (entity, doc)) in docs.into_iter().enumerate() {
+        let (entity_name, id_key) = document_key(entity, &doc)?;
+        let stored: Option<String> = tx
+            .query_opt(&select, &[&entity_name, &id_key])
             .await?
             .map(|r| r.get(0));
-        let old: Option<Value> = old.as_deref().map(serde_json::from_str).transpose()?;
-        let created = old.is_none();
-        if create_only && !created {
-            outcomes.push(PutOutcome {
-                entity: probe.entity,
-                id: probe.id,
-                created: false,
-                changed: false,
-                existed: true,
-            });
-            continue;
+        match plan_put(entity, doc, stored.as_deref(), &now, create_only)? {
+            PutPlan::Keep(outcome) => outcomes.push(outcome),
+            PutPlan::Write(outcome, indexed) => {
+                outcomes.push(outcome);
+                written.push(*indexed);
+            }
         }
-        let changed = stamp_meta(&mut doc, old.as_ref(), &now)?;
-        let indexed = IndexedDocument::from_document(entity, &doc)?;
-        outcomes.push(PutOutcome {
-            entity: indexed.entity,
-            id: indexed.id.clone(),
-            created,
-            changed,
-            existed: false,
-        });
-        written.push(indexed);
         if written.len() == CHUNK {
             write_indexed(&tx, &written).await?;
             written.clear();
@@ -270,12 +281,7 @@ async fn put_tracked(
         }
     }
     write_indexed(&tx, &written).await?;
-    let entities: Vec<&str> = outcomes
-        .iter()
-        .filter(|o| !o.existed)
-        .map(|o| o.entity)
-        .collect();
-    bump_revisions(&tx, entities.into_iter()).await?;
+    bump_revisions(&tx, &written_entities(&outcomes)).await?;
     tx.commit().await?;
     if let Some(p) = &progress {
         let _ = p.send(outcomes.len() as u64);
@@ -415,18 +421,14 @@ async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> 
 }
 
 /// Counts writes per entity type in the writing transaction (see the SQLite twin).
-async fn bump_revisions<'a>(
-    tx: &Transaction<'_>,
-    entities: impl Iterator<Item = &'a str>,
-) -> Result<()> {
-    let touched: BTreeSet<&str> = entities.collect();
+async fn bump_revisions(tx: &Transaction<'_>, entities: &[&str]) -> Result<()> {
     let stmt = tx
         .prepare_cached(
             "INSERT INTO content_revision (entity, revision) VALUES ($1, 1) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1",
         )
         .await?;
-    for entity in touched {
-        tx.execute(&stmt, &[&entity]).await?;
+    for entity in entities {
+        tx.execute(&stmt, &[entity]).await?;
     }
     Ok(())
 }

@@ -39,6 +39,11 @@ pub(crate) const PG_MIGRATIONS: &[PgMigration] = &[
         name: "content functions: rawfilter checks, folding, dates",
         sql: include_str!("sql/content_functions.sql"),
     },
+    PgMigration {
+        version: 5,
+        name: "content functions: rawfilter checks report only a check id",
+        sql: include_str!("sql/content_functions_v5.sql"),
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -15,7 +15,7 @@ mod migrations;
 mod rawfilter;
 pub(crate) mod timeseries;
 
-pub(crate) use rawfilter::rawfilter_error;
+pub(crate) use content::PgContent;
 
 pub(crate) use migrations::describe;
 

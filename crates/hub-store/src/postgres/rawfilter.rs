@@ -1,38 +1,41 @@
-//! `rawfilter` on PostgreSQL: the server-side pieces its compiled SQL relies on.
+//! `rawfilter` on PostgreSQL: how a failed list query becomes a client error.
 //!
-//! The functions live in `sql/content_functions.sql` (migration 4). A type mismatch
-//! (`eq(Active,1)` on a boolean) makes `hub_rf_mismatch` raise SQLSTATE `HR001` with
-//! the message SQLite's `hub_rf_check` gives, the query parameter as the error's DETAIL
-//! and the literal's position as its HINT.
+//! The functions live in `sql/content_functions.sql` (migration 4) and
+//! `sql/content_functions_v5.sql`. A type mismatch (`eq(Active,1)` on a boolean) makes
+//! `hub_rf_fail` raise SQLSTATE `HR001` with the check id as DETAIL and the JSON type
+//! found as HINT; the compiled query's check table names the parameter and position.
+//! Must not: read parameter names or positions from the database's text.
 
+use hub_query::content::checks::{CheckTable, FailedCheck, FoundType};
 use tokio_postgres::error::SqlState;
 
+use crate::content::failed_check_error;
 use crate::StoreError;
 
-/// The SQLSTATE of a `rawfilter` type mismatch.
-const MISMATCH: &str = "HR001";
+/// The SQLSTATE of a failed `rawfilter` check.
+const CHECK_FAILED: &str = "HR001";
 
-/// A `rawfilter` type mismatch raised while a query runs becomes the client error
-/// [`StoreError::QueryRejected`]; other errors pass through.
-pub(crate) fn rawfilter_error(e: tokio_postgres::Error) -> StoreError {
-    let rejected = e
+/// The check a `hub_rf_fail` error reports, if `e` is one.
+fn failed_check(e: &tokio_postgres::Error) -> Option<FailedCheck> {
+    let db = e
         .as_db_error()
-        .filter(|db| *db.code() == SqlState::from_code(MISMATCH))
-        .and_then(|db| {
-            let position = db.hint()?.parse().ok()?;
-            Some(StoreError::QueryRejected {
-                parameter: db.detail()?.to_string(),
-                position,
-                detail: db.message().to_string(),
-            })
-        });
-    if let Some(r) = rejected {
-        return r;
+        .filter(|db| *db.code() == SqlState::from_code(CHECK_FAILED))?;
+    Some(FailedCheck {
+        id: db.detail()?.parse().ok()?,
+        found: FoundType::from_database_name(db.hint()?)?,
+    })
+}
+
+/// The error of a list query of `checks` that failed with `e`: a failed check is the
+/// client's [`StoreError::Query`]; other errors pass through as the server's.
+pub(crate) fn list_error(checks: &CheckTable, e: tokio_postgres::Error) -> StoreError {
+    if let Some(failed) = failed_check(&e) {
+        return failed_check_error(checks, failed);
     }
     // Data exceptions a filter's own values cause on PostgreSQL but not on SQLite: a
     // `likein` pattern PostgreSQL's regular expressions do not support, a number too
     // large for a double, a date outside PostgreSQL's range. The client's input, so a
-    // 400 naming the filter parameter, not a 500.
+    // 400 naming the parameter the query compiled, not a 500.
     let data_exception = e.as_db_error().filter(|db| {
         [
             SqlState::INVALID_REGULAR_EXPRESSION,
@@ -43,15 +46,8 @@ pub(crate) fn rawfilter_error(e: tokio_postgres::Error) -> StoreError {
         ]
         .contains(db.code())
     });
-    match data_exception {
-        Some(db) => StoreError::QueryRejected {
-            parameter: "rawfilter".into(),
-            position: 1,
-            detail: format!(
-                "a value of the filter cannot be used on this server: {}",
-                db.message()
-            ),
-        },
+    match data_exception.and_then(|db| checks.unusable_value(db.message())) {
+        Some(query_error) => StoreError::Query(query_error),
         None => StoreError::Postgres(e),
     }
 }

@@ -5,14 +5,17 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
-use hub_query::content::CompiledList;
 use hub_query::SqlValue;
 use md5::{Digest, Md5};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{params, Connection, OpenFlags, ToSql};
 
 use crate::migrations::MIGRATIONS;
-use crate::{ContentPage, IndexedDocument, Result, StoreError};
+use crate::{Result, StoreError};
+
+mod content;
+
+pub(crate) use content::SqliteContent;
 
 const DATABASE_FILE: &str = "hub.sqlite3";
 
@@ -109,178 +112,6 @@ impl SqliteBackend {
             .map_err(|e| StoreError::Task(e.to_string()))?;
         work(&mut conn)
     }
-
-    pub(crate) async fn list_content(&self, compiled: CompiledList) -> Result<ContentPage> {
-        self.read(move |conn| {
-            let count = |conn: &Connection| -> Result<i64> {
-                Ok(conn
-                    .prepare_cached(compiled.count.as_sql())?
-                    .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?)
-            };
-            let mut stmt = conn.prepare_cached(compiled.page.as_sql())?;
-            let mut total_in_page = None;
-            let docs = stmt
-                .query_map(bind(compiled.page.params()).as_slice(), |r| {
-                    if compiled.page_has_total {
-                        total_in_page = Some(r.get::<_, i64>(1)?);
-                    }
-                    r.get::<_, String>(0)
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let total = match total_in_page {
-                Some(n) => n,
-                None => count(conn)?,
-            };
-            Ok(ContentPage {
-                total: total as u64,
-                docs,
-            })
-        })
-        .await
-        .map_err(crate::rawfilter_functions::client_error)
-    }
-
-    pub(crate) async fn get_content(
-        &self,
-        entity: &'static str,
-        id_key: String,
-    ) -> Result<Option<String>> {
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?;
-            let mut rows = stmt.query(params![entity, id_key])?;
-            Ok(match rows.next()? {
-                Some(row) => Some(row.get(0)?),
-                None => None,
-            })
-        })
-        .await
-    }
-
-    pub(crate) async fn all_content(&self, entity: &'static str) -> Result<Vec<String>> {
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
-            let rows = stmt.query_map([entity], |r| r.get::<_, String>(0))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-        .await
-    }
-
-    pub(crate) async fn content_revision(&self, entity: &'static str) -> Result<i64> {
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?;
-            let mut rows = stmt.query([entity])?;
-            Ok(match rows.next()? {
-                Some(row) => row.get(0)?,
-                None => 0,
-            })
-        })
-        .await
-    }
-
-    pub(crate) async fn content_counts(&self) -> Result<Vec<(String, u64)>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-            })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-        .await
-    }
-
-    pub(crate) fn put_content_batch(
-        &self,
-        docs: &[IndexedDocument],
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<()> {
-        let mut conn = self
-            .inner
-            .writer
-            .lock()
-            .map_err(|e| StoreError::Task(e.to_string()))?;
-        let tx = conn.transaction()?;
-        {
-            let mut delete_side = [
-                tx.prepare_cached(
-                    "DELETE FROM content_language WHERE entity = ?1 AND id_key = ?2",
-                )?,
-                tx.prepare_cached("DELETE FROM content_title WHERE entity = ?1 AND id_key = ?2")?,
-                tx.prepare_cached("DELETE FROM content_tag WHERE entity = ?1 AND id_key = ?2")?,
-            ];
-            let mut upsert = tx.prepare_cached(
-                "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
-            )?;
-            let mut language = tx.prepare_cached(
-                "INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)",
-            )?;
-            let mut title = tx.prepare_cached(
-                "INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            let mut tag = tx.prepare_cached("INSERT OR IGNORE INTO content_tag (entity, id_key, kind, tag) VALUES (?1, ?2, ?3, ?4)")?;
-            for (n, d) in docs.iter().enumerate() {
-                for stmt in delete_side.iter_mut() {
-                    stmt.execute(params![d.entity, d.id_key])?;
-                }
-                upsert.execute(params![
-                    d.entity,
-                    d.id_key,
-                    d.id,
-                    d.sort_key,
-                    d.source,
-                    d.active,
-                    d.last_change,
-                    d.latitude,
-                    d.longitude,
-                    d.doc
-                ])?;
-                for lang in &d.languages {
-                    language.execute(params![d.entity, d.id_key, lang])?;
-                }
-                for (lang, folded) in &d.titles {
-                    title.execute(params![d.entity, d.id_key, lang, folded])?;
-                }
-                for (kind, t) in &d.tags {
-                    tag.execute(params![d.entity, d.id_key, kind, t])?;
-                }
-                if n % 1000 == 999 {
-                    progress(n as u64 + 1);
-                }
-            }
-        }
-        bump_revisions(&tx, docs.iter().map(|d| d.entity))?;
-        tx.commit()?;
-        // Bulk loads change the shape of the data: refresh the planner's statistics so
-        // it keeps choosing the selective indexes (tags by id, not by document).
-        if docs.len() >= 1000 {
-            conn.execute_batch("ANALYZE")?;
-        }
-        progress(docs.len() as u64);
-        Ok(())
-    }
-}
-
-/// Counts writes per entity type, in the writing transaction, so caches of derived
-/// views (the traffic feed) can tell cheaply whether anything changed.
-pub(crate) fn bump_revisions<'a>(
-    tx: &Connection,
-    entities: impl Iterator<Item = &'a str>,
-) -> Result<()> {
-    let mut touched: Vec<&str> = entities.collect();
-    touched.sort_unstable();
-    touched.dedup();
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO content_revision (entity, revision) VALUES (?1, 1) ON CONFLICT (entity) DO UPDATE SET revision = revision + 1",
-    )?;
-    for entity in touched {
-        stmt.execute([entity])?;
-    }
-    Ok(())
 }
 
 fn configure(conn: &Connection) -> Result<()> {

@@ -24,7 +24,8 @@ fn app() -> &'static App {
     APP.get_or_init(|| {
         let (store, dir) = support::backend();
         store
-            .put_content_batch(&fixtures(), &mut |_| {})
+            .content()
+            .put_batch_blocking(&fixtures(), &mut |_| {})
             .expect("loading fixtures");
         App {
             router: hub::router(store, &support::test_config()),

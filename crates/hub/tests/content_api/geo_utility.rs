@@ -213,7 +213,8 @@ fn app() -> &'static GeoApp {
     APP.get_or_init(|| {
         let (store, dir) = support::backend();
         store
-            .put_content_batch(&fixtures(), &mut |_| {})
+            .content()
+            .put_batch_blocking(&fixtures(), &mut |_| {})
             .expect("loading fixtures");
         let mut config = support::test_config();
         // The converter tests fetch from an in-process server on 127.0.0.1.

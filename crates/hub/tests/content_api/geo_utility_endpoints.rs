@@ -134,7 +134,10 @@ async fn the_real_bolzano_province_in_epsg_32632_lands_in_south_tyrol() {
     let mut docs = fixtures();
     docs.retain(|(e, _)| *e != "GeoShape");
     docs.push(shape_doc);
-    store.put_content_batch(&docs, &mut |_| {}).unwrap();
+    store
+        .content()
+        .put_batch_blocking(&docs, &mut |_| {})
+        .unwrap();
     let router = hub::router(store, &support::test_config());
     let call = |uri: &'static str| {
         let router = router.clone();
@@ -741,7 +744,8 @@ async fn utility_endpoints_keep_closed_parts_hidden() {
         "AccoRoomInfo": [{"Id": "room1", "Name": "Suite secret", "PriceFrom": 99}],
         "Availability": [{"Date": "2030-01-01", "Available": true, "PriceFrom": 120}]});
     store
-        .put_content_batch(&[("Accommodation", doc)], &mut |_| {})
+        .content()
+        .put_batch_blocking(&[("Accommodation", doc)], &mut |_| {})
         .unwrap();
     let router = hub::router(store, &support::test_config());
     let fetch = |uri: String| {

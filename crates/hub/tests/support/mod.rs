@@ -41,7 +41,8 @@ pub fn content_app() -> &'static TestApp {
     APP.get_or_init(|| {
         let (store, dir) = backend();
         store
-            .put_content_batch(&content_fixtures(), &mut |_| {})
+            .content()
+            .put_batch_blocking(&content_fixtures(), &mut |_| {})
             .expect("loading fixtures");
         TestApp {
             router: hub::router(store.clone(), &test_config()),

@@ -1,0 +1,177 @@
+//! Content documents: the [`ContentRepo`] the Content API, the traffic feed, the demo
+//! loader and `hub import` use, and the decisions both backends share.
+//!
+//! Owns: the repository trait, its value types ([`ContentPage`], [`PutOutcome`]), and
+//! every decision that does not depend on the database (the tracked save in [`put`],
+//! which revisions a write bumps, how a failed query check becomes a client error).
+//! Must not: hold SQL or connections — the implementations are `sqlite/content.rs` and
+//! `postgres/content.rs`, which only move rows.
+
+pub(crate) mod put;
+
+use async_trait::async_trait;
+use hub_query::content::checks::{CheckTable, FailedCheck};
+use hub_query::content::{CompiledList, ContentQuery};
+use serde_json::Value;
+
+use crate::{Result, StoreError};
+
+/// One page of documents and the total number of matches.
+#[derive(Debug, Clone)]
+pub struct ContentPage {
+    pub total: u64,
+    /// Documents as stored JSON text, in order.
+    pub docs: Vec<String>,
+}
+
+/// What saving one document did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PutOutcome {
+    pub entity: &'static str,
+    pub id: String,
+    /// No document with this id existed.
+    pub created: bool,
+    /// The content differs from the stored one (always true when created).
+    pub changed: bool,
+    /// A create-only save found the id taken and wrote nothing.
+    pub existed: bool,
+}
+
+/// The content documents of one store. Ids match case-insensitively everywhere.
+#[async_trait]
+pub trait ContentRepo: Send + Sync {
+    /// A page of documents matching `query`, and the total count. A query whose
+    /// expression meets data of another type fails with [`StoreError::Query`].
+    async fn list(&self, query: ContentQuery) -> Result<ContentPage>;
+
+    /// One document (its stored JSON text) by entity name and id.
+    async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>>;
+
+    /// Every document of one entity type, parsed, in id order (for feeds that render a
+    /// whole collection, such as the traffic situations).
+    async fn all(&self, entity: &'static str) -> Result<Vec<Value>>;
+
+    /// A number that grows with every write to documents of `entity` (0 before the
+    /// first), for caches of views derived from a whole collection.
+    async fn revision(&self, entity: &'static str) -> Result<i64>;
+
+    /// Number of documents per entity name, by name.
+    async fn counts(&self) -> Result<Vec<(String, u64)>>;
+
+    /// True when no content document is stored (a fresh data directory).
+    async fn is_empty(&self) -> Result<bool> {
+        Ok(self.counts().await?.iter().all(|(_, n)| *n == 0))
+    }
+
+    /// Saves one document (insert or replace) atomically, stamping `_Meta.LastUpdate`
+    /// with `now` and `_Meta.LastChange` only when the content really changed. With
+    /// `create_only`, an existing id is left alone (`PutOutcome::existed`).
+    async fn put(
+        &self,
+        entity: &'static str,
+        doc: Value,
+        now: String,
+        create_only: bool,
+    ) -> Result<PutOutcome>;
+
+    /// Like [`ContentRepo::put`] for many documents in one transaction (all or none);
+    /// blocking, for `hub import`. `progress` gets the number written so far.
+    fn put_tracked_blocking(
+        &self,
+        docs: Vec<(&'static str, Value)>,
+        now: &str,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<PutOutcome>>;
+
+    /// Deletes one document; false when there was none.
+    async fn delete(&self, entity: &'static str, id: &str) -> Result<bool>;
+
+    /// Inserts or replaces documents as given (no `_Meta` bookkeeping) in one
+    /// transaction; blocking, for bulk loads. `progress` gets the number written so far.
+    fn put_batch_blocking(
+        &self,
+        docs: &[(&'static str, Value)],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()>;
+}
+
+/// Parses stored documents.
+pub(crate) fn parse_documents(docs: Vec<String>) -> Result<Vec<Value>> {
+    docs.iter()
+        .map(|d| serde_json::from_str(d).map_err(StoreError::from))
+        .collect()
+}
+
+/// The error of a list query whose database run failed: a failed check becomes the
+/// client's [`StoreError::Query`] naming the parameter and position the API compiled;
+/// an unknown check id stays the server's fault.
+pub(crate) fn failed_check_error(checks: &CheckTable, failed: FailedCheck) -> StoreError {
+    match checks.resolve(failed) {
+        Some(e) => StoreError::Query(e),
+        None => StoreError::Task(format!(
+            "the database reported check {} that the query never issued",
+            failed.id
+        )),
+    }
+}
+
+/// Logs a list query's SQL and time for `HUB_LOG=hub_store::sql=debug`: the backend
+/// benchmark reads them to tell the database's share of a request from the API's own.
+pub(crate) struct ListLog(Option<(std::time::Instant, String, String)>);
+
+impl ListLog {
+    pub(crate) fn start(compiled: &CompiledList) -> ListLog {
+        ListLog(
+            tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG).then(|| {
+                (
+                    std::time::Instant::now(),
+                    compiled.page.as_sql().to_string(),
+                    format!("{:?}", compiled.page.params()),
+                )
+            }),
+        )
+    }
+
+    pub(crate) fn finish(self) {
+        if let Some((started, sql, params)) = self.0 {
+            tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "list_content");
+        }
+    }
+}
+
+/// Compiles `query` for `dialect`, logging as [`ListLog`] does.
+pub(crate) fn compile(
+    query: &ContentQuery,
+    dialect: hub_query::Dialect,
+) -> (CompiledList, ListLog) {
+    let compiled = query.compile(dialect);
+    let log = ListLog::start(&compiled);
+    (compiled, log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hub_query::content::checks::{FoundType, QueryCheck};
+
+    #[test]
+    fn failed_checks_are_client_faults_only_when_the_query_issued_them() {
+        let mut checks = CheckTable::default();
+        checks.register(QueryCheck {
+            parameter: "expression",
+            position: 26,
+            wanted: "a number",
+        });
+        let cases = [(1, true), (2, false), (0, false)];
+        for (id, client) in cases {
+            let e = failed_check_error(
+                &checks,
+                FailedCheck {
+                    id,
+                    found: FoundType::Text,
+                },
+            );
+            assert_eq!(e.is_client_fault(), client, "{id}: {e}");
+        }
+    }
+}

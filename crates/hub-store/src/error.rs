@@ -1,0 +1,84 @@
+//! The storage layer's one error type, [`StoreError`].
+//!
+//! Owns: the split between client faults (a query the data rejects, a document or
+//! record the store refuses) and server faults (everything else), so the HTTP edge
+//! maps an error without looking at its text. Must not: render HTTP or parse messages.
+
+use thiserror::Error;
+
+pub use hub_query::content::checks::QueryError;
+
+/// Errors of the storage layer. Two of them are the client's fault and say so through
+/// [`StoreError::is_client_fault`]: [`StoreError::Query`] (a query the stored data
+/// rejects while it runs; the API answers 400 naming the parameter and position) and
+/// [`StoreError::Invalid`] (a document or record the store refuses; 400/409 as the API
+/// decides). Every other variant is a server fault: the HTTP edge answers 500/503 and
+/// logs it.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("PostgreSQL error: {}", crate::postgres::describe(.0))]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
+    #[error("database configuration: {0}")]
+    Config(String),
+    #[error("schema migration {version} failed: {detail}")]
+    Migration { version: i64, detail: String },
+    #[error("stored document is not valid JSON: {0}")]
+    Corrupt(#[from] serde_json::Error),
+    #[error("cannot open the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("a storage task failed: {0}")]
+    Task(String),
+    #[error("the database schema is at version {found}, newer than this program knows ({known}); upgrade Hub")]
+    SchemaTooNew { found: i64, known: i64 },
+    /// Client fault: a document or record the store refuses (not an object, no id, an
+    /// unknown entity type, a reference to something missing).
+    #[error("document rejected: {0}")]
+    Invalid(String),
+    /// Client fault: the query's expression meets stored data it cannot compare with
+    /// (a `rawfilter` value of another JSON type than the field), or holds a value the
+    /// database cannot use.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+impl StoreError {
+    /// True for errors the client caused ([`StoreError::Query`], [`StoreError::Invalid`]);
+    /// false for failures of the server or its database.
+    pub fn is_client_fault(&self) -> bool {
+        matches!(self, StoreError::Query(_) | StoreError::Invalid(_))
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_queries_and_refused_documents_are_client_faults() {
+        let query = QueryError {
+            parameter: "rawfilter".into(),
+            position: 3,
+            detail: "x".into(),
+        };
+        let cases = [
+            (StoreError::Query(query), true),
+            (StoreError::Invalid("no Id".into()), true),
+            (StoreError::Unavailable("down".into()), false),
+            (StoreError::Task("panic".into()), false),
+            (StoreError::Config("bad url".into()), false),
+            (StoreError::SchemaTooNew { found: 9, known: 5 }, false),
+        ];
+        for (error, client) in cases {
+            assert_eq!(error.is_client_fault(), client, "{error}");
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Content documents on SQLite: [`SqliteContent`] moves rows for the
+//! [`ContentRepo`] — the list statements `hub-query` compiles, single reads, tracked
+//! saves and bulk loads. Every decision (the `_Meta` bookkeeping, which revisions to
+//! bump, what a failed check means) comes from `crate::content`.
+//!
+//! Must not: touch the connection pool (`sqlite/mod.rs`) or other domains' tables.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use hub_query::content::ContentQuery;
+use hub_query::Dialect;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+use super::{bind, SqliteBackend};
+use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
+use crate::content::{
+    compile, failed_check_error, parse_documents, ContentPage, ContentRepo, PutOutcome,
+};
+use crate::rawfilter_functions::take_failed_check;
+use crate::{IndexedDocument, Result};
+
+/// The content repository of a SQLite store.
+pub(crate) struct SqliteContent(pub(crate) Arc<SqliteBackend>);
+
+#[async_trait]
+impl ContentRepo for SqliteContent {
+    async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
+        let (compiled, log) = compile(&query, Dialect::Sqlite);
+        let page = self
+            .0
+            .read(move |conn| {
+                take_failed_check();
+                list_page(conn, &compiled).map_err(|e| match take_failed_check() {
+                    Some(failed) => failed_check_error(&compiled.checks, failed),
+                    None => e,
+                })
+            })
+            .await;
+        log.finish();
+        page
+    }
+
+    async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
+        let id_key = id.to_lowercase();
+        self.0
+            .read(move |conn| {
+                Ok(conn
+                    .prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?
+                    .query_row(params![entity, id_key], |r| r.get(0))
+                    .optional()?)
+            })
+            .await
+    }
+
+    async fn all(&self, entity: &'static str) -> Result<Vec<Value>> {
+        let docs = self
+            .0
+            .read(move |conn| {
+                let mut stmt = conn
+                    .prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
+                let rows = stmt.query_map([entity], |r| r.get::<_, String>(0))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .await?;
+        parse_documents(docs)
+    }
+
+    async fn revision(&self, entity: &'static str) -> Result<i64> {
+        self.0
+            .read(move |conn| {
+                Ok(conn
+                    .prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?
+                    .query_row([entity], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn counts(&self) -> Result<Vec<(String, u64)>> {
+        self.0
+            .read(|conn| {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
+                )?;
+                let rows = stmt.query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .await
+    }
+
+    async fn put(
+        &self,
+        entity: &'static str,
+        doc: Value,
+        now: String,
+        create_only: bool,
+    ) -> Result<PutOutcome> {
+        let mut out = self
+            .0
+            .write(move |conn| {
+                put_tracked(conn, vec![(entity, doc)], &now, create_only, &mut |_| {})
+            })
+            .await?;
+        Ok(out.pop().expect("one document in, one outcome out"))
+    }
+
+    fn put_tracked_blocking(
+        &self,
+        docs: Vec<(&'static str, Value)>,
+        now: &str,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<PutOutcome>> {
+        self.0
+            .write_blocking(|conn| put_tracked(conn, docs, now, false, progress))
+    }
+
+    async fn delete(&self, entity: &'static str, id: &str) -> Result<bool> {
+        let id_key = id.to_lowercase();
+        self.0
+            .write(move |conn| {
+                let tx = conn.transaction()?;
+                delete_side(&tx, entity, &id_key)?;
+                let n = tx.execute(
+                    "DELETE FROM content WHERE entity = ?1 AND id_key = ?2",
+                    params![entity, id_key],
+                )?;
+                if n > 0 {
+                    bump_revisions(&tx, &[entity])?;
+                }
+                tx.commit()?;
+                Ok(n > 0)
+            })
+            .await
+    }
+
+    fn put_batch_blocking(
+        &self,
+        docs: &[(&'static str, Value)],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let indexed = docs
+            .iter()
+            .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
+            .collect::<Result<Vec<_>>>()?;
+        self.0
+            .write_blocking(|conn| put_batch(conn, &indexed, progress))
+    }
+}
+
+fn list_page(
+    conn: &Connection,
+    compiled: &hub_query::content::CompiledList,
+) -> Result<ContentPage> {
+    let mut stmt = conn.prepare_cached(compiled.page.as_sql())?;
+    let mut total_in_page = None;
+    let docs = stmt
+        .query_map(bind(compiled.page.params()).as_slice(), |r| {
+            if compiled.page_has_total {
+                total_in_page = Some(r.get::<_, i64>(1)?);
+            }
+            r.get::<_, String>(0)
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let total = match total_in_page {
+        Some(n) => n,
+        None => conn
+            .prepare_cached(compiled.count.as_sql())?
+            .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?,
+    };
+    Ok(ContentPage {
+        total: total as u64,
+        docs,
+    })
+}
+
+/// Upserts `docs` in one transaction as `plan_put` decides. An error leaves the store
+/// as it was.
+fn put_tracked(
+    conn: &mut Connection,
+    docs: Vec<(&'static str, Value)>,
+    now: &str,
+    create_only: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<PutOutcome>> {
+    let tx = conn.transaction()?;
+    let mut outcomes = Vec::with_capacity(docs.len());
+    for (n, (entity, doc)) in docs.into_iter().enumerate() {
+        let (entity_name, id_key) = document_key(entity, &doc)?;
+        let stored: Option<String> = tx
+            .prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?
+            .query_row(params![entity_name, id_key], |r| r.get(0))
+            .optional()?;
+        match plan_put(entity, doc, stored.as_deref(), now, create_only)? {
+            PutPlan::Keep(outcome) => outcomes.push(outcome),
+            PutPlan::Write(outcome, indexed) => {
+                write_indexed(&tx, &indexed)?;
+                outcomes.push(outcome);
+            }
+        }
+        if n % 1000 == 999 {
+            progress(n as u64 + 1);
+        }
+    }
+    // Caches of whole collections (the traffic feed) must see single writes too.
+    bump_revisions(&tx, &written_entities(&outcomes))?;
+    tx.commit()?;
+    progress(outcomes.len() as u64);
+    Ok(outcomes)
+}
+
+/// Inserts or replaces already indexed documents in one transaction.
+fn put_batch(
+    conn: &mut Connection,
+    docs: &[IndexedDocument],
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let tx = conn.transaction()?;
+    for (n, d) in docs.iter().enumerate() {
+        write_indexed(&tx, d)?;
+        if n % 1000 == 999 {
+            progress(n as u64 + 1);
+        }
+    }
+    bump_revisions(&tx, &revisions_to_bump(docs.iter().map(|d| d.entity)))?;
+    tx.commit()?;
+    // Bulk loads change the shape of the data: refresh the planner's statistics so
+    // it keeps choosing the selective indexes (tags by id, not by document).
+    if docs.len() >= 1000 {
+        conn.execute_batch("ANALYZE")?;
+    }
+    progress(docs.len() as u64);
+    Ok(())
+}
+
+/// Counts writes per entity type, in the writing transaction, so caches of derived
+/// views (the traffic feed) can tell cheaply whether anything changed.
+fn bump_revisions(tx: &Connection, entities: &[&str]) -> Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO content_revision (entity, revision) VALUES (?1, 1) ON CONFLICT (entity) DO UPDATE SET revision = revision + 1",
+    )?;
+    for entity in entities {
+        stmt.execute([entity])?;
+    }
+    Ok(())
+}
+
+fn delete_side(conn: &Connection, entity: &str, id_key: &str) -> Result<()> {
+    for sql in [
+        "DELETE FROM content_language WHERE entity = ?1 AND id_key = ?2",
+        "DELETE FROM content_title WHERE entity = ?1 AND id_key = ?2",
+        "DELETE FROM content_tag WHERE entity = ?1 AND id_key = ?2",
+    ] {
+        conn.prepare_cached(sql)?.execute(params![entity, id_key])?;
+    }
+    Ok(())
+}
+
+fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
+    delete_side(conn, d.entity, &d.id_key)?;
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
+    )?
+    .execute(params![d.entity, d.id_key, d.id, d.sort_key, d.source, d.active, d.last_change, d.latitude, d.longitude, d.doc])?;
+    let mut language = conn.prepare_cached(
+        "INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)",
+    )?;
+    for lang in &d.languages {
+        language.execute(params![d.entity, d.id_key, lang])?;
+    }
+    let mut title = conn.prepare_cached(
+        "INSERT INTO content_title (entity, id_key, lang, folded) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (lang, folded) in &d.titles {
+        title.execute(params![d.entity, d.id_key, lang, folded])?;
+    }
+    let mut tag = conn.prepare_cached(
+        "INSERT OR IGNORE INTO content_tag (entity, id_key, kind, tag) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (kind, t) in &d.tags {
+        tag.execute(params![d.entity, d.id_key, kind, t])?;
+    }
+    Ok(())
+}
