@@ -86,16 +86,17 @@ pub struct Store {
     backend: Arc<Backend>,
 }
 
+/// The backends are shared with the repositories `Store` hands out.
 enum Backend {
-    Sqlite(sqlite::SqliteBackend),
-    Postgres(postgres::PgBackend),
+    Sqlite(Arc<sqlite::SqliteBackend>),
+    Postgres(Arc<postgres::PgBackend>),
 }
 
 impl Store {
     /// Opens (creating if needed) the SQLite store in `dir` and migrates its schema.
     pub fn open_sqlite(dir: &Path) -> Result<Store> {
         Ok(Store {
-            backend: Arc::new(Backend::Sqlite(sqlite::SqliteBackend::open(dir)?)),
+            backend: Arc::new(Backend::Sqlite(Arc::new(sqlite::SqliteBackend::open(dir)?))),
         })
     }
 
@@ -103,10 +104,10 @@ impl Store {
     /// migrates its schema; several processes may do this at once.
     pub fn open_postgres(url: &str, replica_url: Option<&str>) -> Result<Store> {
         Ok(Store {
-            backend: Arc::new(Backend::Postgres(postgres::PgBackend::open(
+            backend: Arc::new(Backend::Postgres(Arc::new(postgres::PgBackend::open(
                 url,
                 replica_url,
-            )?)),
+            )?))),
         })
     }
 
@@ -127,6 +128,14 @@ impl Store {
                 Store::open_postgres(&url, None)
             }
             _ => Store::open_sqlite(dir),
+        }
+    }
+
+    /// The token service's tables (users, clients, refresh tokens, signing keys).
+    pub fn auth(&self) -> Arc<dyn auth::AuthRepo> {
+        match &*self.backend {
+            Backend::Sqlite(b) => Arc::new(sqlite::auth::SqliteAuth::new(b.clone())),
+            Backend::Postgres(b) => Arc::new(postgres::auth::PgAuth::new(b.clone())),
         }
     }
 
