@@ -1,8 +1,7 @@
 //! The demo principals: a user that reads closed data and a client that writes. They
 //! exist for demonstration only; the server warns about them at start.
 
-use hub_store::auth::{ClientRecord, UserRecord};
-use hub_store::Store;
+use hub_store::auth::{AuthRepo, ClientRecord, UserRecord};
 
 use crate::secrets;
 
@@ -27,7 +26,7 @@ pub fn writer_roles(entities: &[&str]) -> Vec<String> {
 
 /// Creates (or resets) the demo user and writer client. Blocking (Argon2 hashing).
 pub fn create_demo_principals(
-    store: &Store,
+    repo: &dyn AuthRepo,
     entities: &[&str],
 ) -> Result<(), hub_store::StoreError> {
     let now = crate::clock::Clock::now(&crate::clock::SystemClock);
@@ -45,7 +44,7 @@ pub fn create_demo_principals(
         roles: writer_roles(entities),
         created_at: now,
     };
-    store.auth_upsert_blocking(&[user], &[client])
+    repo.upsert_blocking(&[user], &[client])
 }
 
 /// Entity types the demo writer may create, update and delete.
@@ -61,34 +60,32 @@ pub const DEMO_WRITABLE: [&str; 6] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hub_store::auth::RoleChange;
+    use hub_store::Store;
 
     /// Reloading the demo principals (each `--demo` start does) keeps the user's subject
     /// id and resets roles; on either backend, and from inside a runtime as the server does.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn reloading_the_demo_principals_keeps_the_subject_id() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_for_tests(dir.path()).unwrap();
-        create_demo_principals(&store, &DEMO_WRITABLE).unwrap();
-        let first = store.auth_user(DEMO_USER).await.unwrap().unwrap();
-        assert!(store
-            .auth_user_roles(DEMO_USER, vec!["Extra".into()], true)
+        let repo = Store::open_for_tests(dir.path()).unwrap().auth();
+        create_demo_principals(&*repo, &DEMO_WRITABLE).unwrap();
+        let first = repo.user(DEMO_USER).await.unwrap().unwrap();
+        assert!(repo
+            .user_roles(DEMO_USER, vec!["Extra".into()], RoleChange::Grant)
             .await
             .unwrap());
-        create_demo_principals(&store, &["Event"]).unwrap();
-        let again = store.auth_user(DEMO_USER).await.unwrap().unwrap();
+        create_demo_principals(&*repo, &["Event"]).unwrap();
+        let again = repo.user(DEMO_USER).await.unwrap().unwrap();
         assert_eq!(again.id, first.id);
         let mut roles: Vec<String> = DEMO_USER_ROLES.iter().map(|r| r.to_string()).collect();
         roles.sort();
         assert_eq!(again.roles, roles);
-        let client = store
-            .auth_client(DEMO_WRITER_CLIENT)
-            .await
-            .unwrap()
-            .unwrap();
+        let client = repo.client(DEMO_WRITER_CLIENT).await.unwrap().unwrap();
         let mut writer = writer_roles(&["Event"]);
         writer.sort();
         assert_eq!(client.roles, writer);
-        assert_eq!(store.auth_clients().await.unwrap().len(), 1);
-        assert_eq!(store.auth_users().await.unwrap().len(), 1);
+        assert_eq!(repo.clients().await.unwrap().len(), 1);
+        assert_eq!(repo.users().await.unwrap().len(), 1);
     }
 }

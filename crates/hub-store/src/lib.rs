@@ -39,6 +39,7 @@ pub struct Store {
     backend: Arc<Backend>,
 }
 
+/// The backends are shared with the repositories `Store` hands out.
 enum Backend {
     Sqlite(Arc<sqlite::SqliteBackend>),
     Postgres(Arc<postgres::PgBackend>),
@@ -80,6 +81,14 @@ impl Store {
                 Store::open_postgres(&url, None)
             }
             _ => Store::open_sqlite(dir),
+        }
+    }
+
+    /// The token service's tables (users, clients, refresh tokens, signing keys).
+    pub fn auth(&self) -> Arc<dyn auth::AuthRepo> {
+        match &*self.backend {
+            Backend::Sqlite(b) => Arc::new(sqlite::auth::SqliteAuth::new(b.clone())),
+            Backend::Postgres(b) => Arc::new(postgres::auth::PgAuth::new(b.clone())),
         }
     }
 

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::Subcommand;
 use hub_auth::secrets;
 use hub_model::EntityType;
-use hub_store::auth::{ClientRecord, UserRecord};
+use hub_store::auth::{ClientRecord, RoleChange, UserRecord};
 use hub_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
@@ -92,6 +92,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 pub fn run_user(store: &Store, command: UserCommand) -> anyhow::Result<()> {
     let rt = runtime()?;
+    let auth = store.auth();
     match command {
         UserCommand::Add {
             username,
@@ -106,19 +107,19 @@ pub fn run_user(store: &Store, command: UserCommand) -> anyhow::Result<()> {
                 roles,
                 created_at: now(),
             };
-            rt.block_on(store.auth_user_add(user))?;
+            rt.block_on(auth.user_add(user))?;
             println!("created user {username}");
             if generated {
                 println!("password (shown once): {password}");
             }
         }
         UserCommand::List => {
-            for u in rt.block_on(store.auth_users())? {
+            for u in rt.block_on(auth.users())? {
                 println!("{}\t{}\t{}", u.username, u.id, u.roles.join(","));
             }
         }
         UserCommand::Remove { username } => {
-            if !rt.block_on(store.auth_user_remove(&username))? {
+            if !rt.block_on(auth.user_remove(&username))? {
                 bail!("no user named {username}");
             }
             println!("removed user {username}");
@@ -128,9 +129,7 @@ pub fn run_user(store: &Store, command: UserCommand) -> anyhow::Result<()> {
             password_stdin,
         } => {
             let (password, generated) = read_password(password_stdin)?;
-            if !rt.block_on(
-                store.auth_user_set_password(&username, secrets::hash_password(&password)),
-            )? {
+            if !rt.block_on(auth.user_set_password(&username, secrets::hash_password(&password)))? {
                 bail!("no user named {username}");
             }
             println!("set the password of {username}; its sessions have ended");
@@ -144,13 +143,13 @@ pub fn run_user(store: &Store, command: UserCommand) -> anyhow::Result<()> {
             bail!("name at least one role for {username}")
         }
         UserCommand::Grant { username, roles } => {
-            if !rt.block_on(store.auth_user_roles(&username, roles.clone(), true))? {
+            if !rt.block_on(auth.user_roles(&username, roles.clone(), RoleChange::Grant))? {
                 bail!("no user named {username}");
             }
             println!("granted {} to {username}", roles.join(", "));
         }
         UserCommand::Revoke { username, roles } => {
-            if !rt.block_on(store.auth_user_roles(&username, roles.clone(), false))? {
+            if !rt.block_on(auth.user_roles(&username, roles.clone(), RoleChange::Revoke))? {
                 bail!("no user named {username}");
             }
             println!("revoked {} from {username}", roles.join(", "));
@@ -161,6 +160,7 @@ pub fn run_user(store: &Store, command: UserCommand) -> anyhow::Result<()> {
 
 pub fn run_client(store: &Store, command: ClientCommand) -> anyhow::Result<()> {
     let rt = runtime()?;
+    let auth = store.auth();
     match command {
         ClientCommand::Add {
             client_id,
@@ -178,17 +178,17 @@ pub fn run_client(store: &Store, command: ClientCommand) -> anyhow::Result<()> {
                 roles,
                 created_at: now(),
             };
-            rt.block_on(store.auth_client_add(record))?;
+            rt.block_on(auth.client_add(record))?;
             println!("created client {client_id}");
             println!("client_secret (shown once): {secret}");
         }
         ClientCommand::List => {
-            for c in rt.block_on(store.auth_clients())? {
+            for c in rt.block_on(auth.clients())? {
                 println!("{}\t{}\t{}", c.client_id, c.roles.join(","), c.description);
             }
         }
         ClientCommand::Remove { client_id } => {
-            if !rt.block_on(store.auth_client_remove(&client_id))? {
+            if !rt.block_on(auth.client_remove(&client_id))? {
                 bail!("no client named {client_id}");
             }
             println!("removed client {client_id}");

@@ -77,7 +77,7 @@ pub fn load_demo_at(
         return Err(e.into());
     }
     // The demo user `demo`/`demo` (reads closed data) and the demo writer client.
-    hub_auth::demo::create_demo_principals(store, &hub_auth::demo::DEMO_WRITABLE)?;
+    hub_auth::demo::create_demo_principals(&*store.auth(), &hub_auth::demo::DEMO_WRITABLE)?;
     Ok(DemoSummary {
         documents: written,
         elapsed: started.elapsed(),

@@ -58,7 +58,7 @@ pub fn router(store: Store, config: &Config) -> Router {
     router_with_auth(
         store.clone(),
         config,
-        hub_auth::AuthService::new(store, config.auth_config()),
+        hub_auth::AuthService::new(store.auth(), config.auth_config()),
     )
 }
 

@@ -274,8 +274,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         );
         store.refresh_statistics().await?;
     }
-    hub_auth::ensure_signing_keys(&store).await?;
-    if store.auth_user(hub_auth::demo::DEMO_USER).await?.is_some() {
+    hub_auth::ensure_signing_keys(&*store.auth()).await?;
+    if store
+        .auth()
+        .user(hub_auth::demo::DEMO_USER)
+        .await?
+        .is_some()
+    {
         tracing::warn!(
             user = hub_auth::demo::DEMO_USER,
             client = hub_auth::demo::DEMO_WRITER_CLIENT,

@@ -108,7 +108,9 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
         .content()
         .put_batch_blocking(&fixtures(), &mut |_| {})
         .unwrap();
-    hub_auth::install_signing_key(&store, key).await.unwrap();
+    hub_auth::install_signing_key(&*store.auth(), key)
+        .await
+        .unwrap();
     let hash = |p: &str| hub_auth::secrets::hash_password(p);
     for (name, password, roles) in [
         ("reader", READER_PASSWORD, vec!["DataReader"]),
@@ -122,7 +124,7 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
             roles: roles.into_iter().map(String::from).collect(),
             created_at: 0,
         };
-        store.auth_user_add(user).await.unwrap();
+        store.auth().user_add(user).await.unwrap();
     }
     for (id, secret, roles) in [
         (
@@ -139,7 +141,7 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
             roles,
             created_at: 0,
         };
-        store.auth_client_add(client).await.unwrap();
+        store.auth().client_add(client).await.unwrap();
     }
     let clock = Arc::new(ManualClock::new(START));
     let config = support::test_config();
@@ -149,7 +151,7 @@ async fn app_with(realm: &str, external: Option<ExternalIssuer>, key: &SigningKe
         external,
         ..AuthConfig::default()
     };
-    let auth = AuthService::with_clock(store.clone(), auth_config, clock.clone());
+    let auth = AuthService::with_clock(store.auth(), auth_config, clock.clone());
     let router = hub::router_with_auth(store.clone(), &config, auth.clone());
     App {
         router,
@@ -176,7 +178,9 @@ async fn loopback_store_with_user(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (store, dir) = support::backend();
-    hub_auth::install_signing_key(&store, key).await.unwrap();
+    hub_auth::install_signing_key(&*store.auth(), key)
+        .await
+        .unwrap();
     let user = UserRecord {
         id: format!("id-{username}"),
         username: username.into(),
@@ -184,7 +188,7 @@ async fn loopback_store_with_user(
         roles: vec![role.into()],
         created_at: 0,
     };
-    store.auth_user_add(user).await.unwrap();
+    store.auth().user_add(user).await.unwrap();
     (listener, base, store, dir)
 }
 
@@ -716,7 +720,7 @@ async fn an_external_issuer_is_trusted_by_its_jwks() {
     let (listener, base, store, _dir) =
         loopback_store_with_user(&keys().1, "kc-reader", "kc-pw", "AccoReader").await;
     let external = AuthService::new(
-        store,
+        store.auth(),
         AuthConfig {
             realm: "noi".into(),
             auth_url: base.clone(),

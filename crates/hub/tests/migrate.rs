@@ -55,7 +55,7 @@ fn filled_sqlite(dir: &Path) -> Store {
         .unwrap()
         .block_on(hub_timeseries::load_demo(&store, 1, anchor))
         .expect("loading demo time series");
-    hub_auth::demo::create_demo_principals(&store, &hub_auth::demo::DEMO_WRITABLE)
+    hub_auth::demo::create_demo_principals(&*store.auth(), &hub_auth::demo::DEMO_WRITABLE)
         .expect("creating demo principals");
     store
 }

@@ -1,5 +1,6 @@
-//! The token service's tables on PostgreSQL: the twin of the SQLite code in
-//! `crate::auth`, with the same answers.
+//! The token service's tables on PostgreSQL: [`PgAuth`] implements
+//! [`AuthRepo`] by moving rows; every decision is `crate::auth`'s, the same functions
+//! the SQLite backend calls.
 //!
 //! Several processes share the database, so what one SQLite writer serialises for free
 //! is done with locks here, always taken in the same order (user row, client row,
@@ -14,24 +15,44 @@
 //! Every auth query, reads included, goes to the primary, never to a read replica: a
 //! removed user or a changed password must take effect at once, not after the
 //! replica's lag.
+//!
+//! Owns: the PostgreSQL statements and locks of the auth tables. Must not: decide
+//! (rotation, retention).
+
+use std::sync::Arc;
 
 use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Row;
 
 use super::PgBackend;
-use crate::auth::{ClientRecord, RefreshOutcome, RefreshRecord, SigningKeyRecord, UserRecord};
+use crate::auth::{
+    client_exists, decide_rotation, forget_sessions_ended_before, retired_signing_keys,
+    user_exists, AuthRepo, ClientRecord, NextRefresh, RefreshOutcome, RefreshPresentation,
+    RefreshRecord, RoleChange, Rotation, SigningKeyRecord, StoredRefresh, UserRecord,
+};
 use crate::{Result, StoreError};
 
 /// Class of the two-key advisory locks that serialise work on one refresh-token family
 /// (the migration lock uses the one-key space, which is distinct).
 const FAMILY_LOCK_CLASS: i32 = 0x4855_4241; // "HUBA"
 
+/// [`AuthRepo`] on the PostgreSQL backend.
+pub(crate) struct PgAuth {
+    db: Arc<PgBackend>,
+}
+
+impl PgAuth {
+    pub(crate) fn new(db: Arc<PgBackend>) -> Self {
+        PgAuth { db }
+    }
+}
+
 /// A unique violation is the caller's conflict (`StoreError::Invalid`), like SQLite's
 /// constraint violations.
-fn conflict(e: tokio_postgres::Error, message: &str) -> StoreError {
+fn conflict(e: tokio_postgres::Error, conflict: impl FnOnce() -> StoreError) -> StoreError {
     if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-        StoreError::Invalid(message.to_string())
+        conflict()
     } else {
         e.into()
     }
@@ -116,7 +137,7 @@ async fn insert_user(tx: &Transaction<'_>, user: &UserRecord, replace: bool) -> 
         ],
     )
     .await
-    .map_err(|e| conflict(e, &format!("user '{}' exists already", user.username)))?;
+    .map_err(|e| conflict(e, || user_exists(&user.username)))?;
     tx.execute(
         "DELETE FROM auth_user_role WHERE username = $1",
         &[&user.username],
@@ -148,7 +169,7 @@ async fn insert_client(tx: &Transaction<'_>, client: &ClientRecord, replace: boo
         ],
     )
     .await
-    .map_err(|e| conflict(e, &format!("client '{}' exists already", client.client_id)))?;
+    .map_err(|e| conflict(e, || client_exists(&client.client_id)))?;
     tx.execute(
         "DELETE FROM auth_client_role WHERE client_id = $1",
         &[&client.client_id],
@@ -211,23 +232,22 @@ fn refresh_record(r: &Row) -> Result<RefreshRecord> {
     })
 }
 
-impl PgBackend {
-    pub(crate) async fn auth_user_add(&self, user: UserRecord) -> Result<()> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            insert_user(&tx, &user, false).await?;
-            tx.commit().await?;
-            Ok(())
-        })
-        .await
+#[async_trait::async_trait]
+impl AuthRepo for PgAuth {
+    async fn user_add(&self, user: UserRecord) -> Result<()> {
+        self.db
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                insert_user(&tx, &user, false).await?;
+                tx.commit().await?;
+                Ok(())
+            })
+            .await
     }
 
-    pub(crate) fn auth_upsert_blocking(
-        &self,
-        users: Vec<UserRecord>,
-        clients: Vec<ClientRecord>,
-    ) -> Result<()> {
-        self.write_blocking(move |mut conn| async move {
+    fn upsert_blocking(&self, users: &[UserRecord], clients: &[ClientRecord]) -> Result<()> {
+        let (users, clients) = (users.to_vec(), clients.to_vec());
+        self.db.write_blocking(move |mut conn| async move {
             let tx = conn.transaction().await?;
             // Upserting by name keeps the subject id of an existing user stable.
             for u in &users {
@@ -241,13 +261,15 @@ impl PgBackend {
         })
     }
 
-    pub(crate) async fn auth_user(&self, username: String) -> Result<Option<UserRecord>> {
-        self.write(move |conn| async move { user_row(&conn, &username).await })
+    async fn user(&self, username: &str) -> Result<Option<UserRecord>> {
+        let username = username.to_string();
+        self.db
+            .write(move |conn| async move { user_row(&conn, &username).await })
             .await
     }
 
-    pub(crate) async fn auth_users(&self) -> Result<Vec<UserRecord>> {
-        self.write(|conn| async move {
+    async fn users(&self) -> Result<Vec<UserRecord>> {
+        self.db.write(|conn| async move {
             let rows = conn
                 .query(
                     "SELECT u.id, u.username, u.password_hash, u.created_at, \
@@ -266,67 +288,68 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_user_remove(&self, username: String) -> Result<bool> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            // The user row first: it waits for rotations of the user's tokens in flight,
-            // so the token deletion below sees their successors.
-            let n = tx
-                .execute("DELETE FROM auth_user WHERE username = $1", &[&username])
-                .await?;
-            tx.execute(
-                "DELETE FROM auth_refresh_token WHERE username = $1",
-                &[&username],
-            )
-            .await?;
-            tx.execute(
-                "DELETE FROM auth_user_role WHERE username = $1",
-                &[&username],
-            )
-            .await?;
-            tx.commit().await?;
-            Ok(n > 0)
-        })
-        .await
-    }
-
-    pub(crate) async fn auth_user_set_password(
-        &self,
-        username: String,
-        password_hash: String,
-    ) -> Result<bool> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            let n = tx
-                .execute(
-                    "UPDATE auth_user SET password_hash = $2 WHERE username = $1",
-                    &[&username, &password_hash],
+    async fn user_remove(&self, username: &str) -> Result<bool> {
+        let username = username.to_string();
+        self.db
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                // The user row first: it waits for rotations of the user's tokens in flight,
+                // so the token deletion below sees their successors.
+                let n = tx
+                    .execute("DELETE FROM auth_user WHERE username = $1", &[&username])
+                    .await?;
+                tx.execute(
+                    "DELETE FROM auth_refresh_token WHERE username = $1",
+                    &[&username],
                 )
                 .await?;
-            tx.execute(
+                tx.execute(
+                    "DELETE FROM auth_user_role WHERE username = $1",
+                    &[&username],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(n > 0)
+            })
+            .await
+    }
+
+    async fn user_set_password(&self, username: &str, password_hash: String) -> Result<bool> {
+        let username = username.to_string();
+        self.db
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                let n = tx
+                    .execute(
+                        "UPDATE auth_user SET password_hash = $2 WHERE username = $1",
+                        &[&username, &password_hash],
+                    )
+                    .await?;
+                tx.execute(
                 "UPDATE auth_refresh_token SET revoked = true WHERE username = $1 AND NOT revoked",
                 &[&username],
             )
             .await?;
-            tx.commit().await?;
-            Ok(n > 0)
-        })
-        .await
+                tx.commit().await?;
+                Ok(n > 0)
+            })
+            .await
     }
 
-    pub(crate) async fn auth_user_roles(
+    async fn user_roles(
         &self,
-        username: String,
+        username: &str,
         roles: Vec<String>,
-        grant_roles: bool,
+        change: RoleChange,
     ) -> Result<bool> {
-        self.write(move |mut conn| async move {
+        let username = username.to_string();
+        self.db.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             // Locking the user row keeps a concurrent removal from leaving roles behind.
             if tx.query_opt("SELECT 1 FROM auth_user WHERE username = $1 FOR SHARE", &[&username]).await?.is_none() {
                 return Ok(false);
             }
-            if grant_roles {
+            if change == RoleChange::Grant {
                 grant(&tx, "INSERT INTO auth_user_role (username, role) VALUES ($1, $2) ON CONFLICT DO NOTHING", &username, &roles).await?;
             } else {
                 tx.execute("DELETE FROM auth_user_role WHERE username = $1 AND role = ANY($2)", &[&username, &roles]).await?;
@@ -337,23 +360,26 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_client_add(&self, client: ClientRecord) -> Result<()> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            insert_client(&tx, &client, false).await?;
-            tx.commit().await?;
-            Ok(())
-        })
-        .await
-    }
-
-    pub(crate) async fn auth_client(&self, client_id: String) -> Result<Option<ClientRecord>> {
-        self.write(move |conn| async move { client_row(&conn, &client_id).await })
+    async fn client_add(&self, client: ClientRecord) -> Result<()> {
+        self.db
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                insert_client(&tx, &client, false).await?;
+                tx.commit().await?;
+                Ok(())
+            })
             .await
     }
 
-    pub(crate) async fn auth_clients(&self) -> Result<Vec<ClientRecord>> {
-        self.write(|conn| async move {
+    async fn client(&self, client_id: &str) -> Result<Option<ClientRecord>> {
+        let client_id = client_id.to_string();
+        self.db
+            .write(move |conn| async move { client_row(&conn, &client_id).await })
+            .await
+    }
+
+    async fn clients(&self) -> Result<Vec<ClientRecord>> {
+        self.db.write(|conn| async move {
             let rows = conn
                 .query(
                     "SELECT c.client_id, c.secret_hash, c.description, c.created_at, \
@@ -372,55 +398,54 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_client_remove(&self, client_id: String) -> Result<bool> {
-        self.write(move |mut conn| async move {
-            let tx = conn.transaction().await?;
-            // The client row first, for the same reason as a user's.
-            let n = tx
-                .execute(
-                    "DELETE FROM auth_client WHERE client_id = $1",
+    async fn client_remove(&self, client_id: &str) -> Result<bool> {
+        let client_id = client_id.to_string();
+        self.db
+            .write(move |mut conn| async move {
+                let tx = conn.transaction().await?;
+                // The client row first, for the same reason as a user's.
+                let n = tx
+                    .execute(
+                        "DELETE FROM auth_client WHERE client_id = $1",
+                        &[&client_id],
+                    )
+                    .await?;
+                tx.execute(
+                    "DELETE FROM auth_refresh_token WHERE client_id = $1",
                     &[&client_id],
                 )
                 .await?;
-            tx.execute(
-                "DELETE FROM auth_refresh_token WHERE client_id = $1",
-                &[&client_id],
-            )
-            .await?;
-            tx.execute(
-                "DELETE FROM auth_client_role WHERE client_id = $1",
-                &[&client_id],
-            )
-            .await?;
-            tx.commit().await?;
-            Ok(n > 0)
-        })
-        .await
-    }
-
-    pub(crate) async fn auth_refresh_insert(&self, record: RefreshRecord) -> Result<()> {
-        self.write(move |conn| async move { insert_refresh(&conn, &record).await })
+                tx.execute(
+                    "DELETE FROM auth_client_role WHERE client_id = $1",
+                    &[&client_id],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(n > 0)
+            })
             .await
     }
 
-    pub(crate) async fn auth_refresh_rotate<F>(
+    async fn refresh_insert(&self, record: RefreshRecord) -> Result<()> {
+        self.db
+            .write(move |conn| async move { insert_refresh(&conn, &record).await })
+            .await
+    }
+
+    async fn refresh_rotate(
         &self,
-        token_hash: String,
-        client_id: String,
-        now: i64,
-        next: F,
-    ) -> Result<RefreshOutcome>
-    where
-        F: FnOnce(&RefreshRecord) -> RefreshRecord + Send + 'static,
-    {
-        self.write(move |mut conn| async move {
+        presented: RefreshPresentation,
+        next: NextRefresh,
+    ) -> Result<RefreshOutcome> {
+        self.db.write(move |mut conn| async move {
+            let RefreshPresentation { token_hash, client_id, now } = presented;
             let tx = conn.transaction().await?;
             // Who the token belongs to never changes, so it may be read before locking.
             let owner = tx
                 .query_opt("SELECT family, username, client_id FROM auth_refresh_token WHERE token_hash = $1", &[&token_hash])
                 .await?;
-            let outcome = match owner {
-                None => RefreshOutcome::Invalid,
+            let stored = match owner {
+                None => None,
                 Some(owner) => {
                     let (family, username, owner_client): (String, String, String) = (owner.try_get(0)?, owner.try_get(1)?, owner.try_get(2)?);
                     tx.execute("SELECT 1 FROM auth_user WHERE username = $1 FOR SHARE", &[&username]).await?;
@@ -434,34 +459,32 @@ impl PgBackend {
                             &[&token_hash],
                         )
                         .await?;
-                    let row = match row {
-                        Some(r) => Some((refresh_record(&r)?, r.try_get::<_, Option<i64>>(8)?, r.try_get::<_, bool>(9)?)),
-                        None => None,
-                    };
                     match row {
-                        None => RefreshOutcome::Invalid,
-                        Some((_, _, true)) => RefreshOutcome::Invalid,
-                        Some((old, _, _)) if old.client_id != client_id => RefreshOutcome::Invalid,
-                        Some((old, Some(_), false)) => {
-                            tx.execute("UPDATE auth_refresh_token SET revoked = true WHERE family = $1", &[&old.family]).await?;
-                            RefreshOutcome::Reused
-                        }
-                        Some((old, None, false)) if old.expires_at <= now || old.session_expires_at <= now => RefreshOutcome::Invalid,
-                        Some((old, None, false)) => {
-                            let new = next(&old);
-                            tx.execute("UPDATE auth_refresh_token SET used_at = $2 WHERE token_hash = $1", &[&old.token_hash, &now]).await?;
-                            insert_refresh(&tx, &new).await?;
-                            RefreshOutcome::Rotated(new)
-                        }
+                        Some(r) => Some(StoredRefresh { record: refresh_record(&r)?, used_at: r.try_get(8)?, revoked: r.try_get(9)? }),
+                        None => None,
                     }
                 }
             };
-            // Housekeeping: sessions over for a day are forgotten. Rows another
-            // transaction holds are left for a later pass rather than waited for.
+            let outcome = match (decide_rotation(stored.as_ref(), &client_id, now), stored) {
+                (Rotation::Rotate, Some(stored)) => {
+                    let old = stored.record;
+                    let new = next(&old);
+                    tx.execute("UPDATE auth_refresh_token SET used_at = $2 WHERE token_hash = $1", &[&old.token_hash, &now]).await?;
+                    insert_refresh(&tx, &new).await?;
+                    RefreshOutcome::Rotated(new)
+                }
+                (Rotation::ReuseDetected, Some(stored)) => {
+                    tx.execute("UPDATE auth_refresh_token SET revoked = true WHERE family = $1", &[&stored.record.family]).await?;
+                    RefreshOutcome::Reused
+                }
+                (refused, _) => refused.refused(),
+            };
+            // Housekeeping: ended sessions are forgotten. Rows another transaction holds
+            // are left for a later pass rather than waited for.
             tx.execute(
                 "DELETE FROM auth_refresh_token WHERE token_hash IN \
                  (SELECT token_hash FROM auth_refresh_token WHERE session_expires_at < $1 FOR UPDATE SKIP LOCKED)",
-                &[&(now - 86_400)],
+                &[&forget_sessions_ended_before(now)],
             )
             .await?;
             tx.commit().await?;
@@ -470,8 +493,8 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_signing_keys(&self) -> Result<Vec<SigningKeyRecord>> {
-        self.write(|conn| async move {
+    async fn signing_keys(&self) -> Result<Vec<SigningKeyRecord>> {
+        self.db.write(|conn| async move {
             let stmt = conn.prepare_cached("SELECT kid, private_der, created_at FROM auth_signing_key ORDER BY created_at DESC, seq DESC").await?;
             conn.query(&stmt, &[])
                 .await?
@@ -482,21 +505,21 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn auth_signing_key_insert(
-        &self,
-        key: SigningKeyRecord,
-        keep: usize,
-    ) -> Result<()> {
-        self.write(move |mut conn| async move {
+    async fn signing_key_insert(&self, key: SigningKeyRecord, keep: usize) -> Result<()> {
+        self.db.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             tx.execute("INSERT INTO auth_signing_key (kid, private_der, created_at) VALUES ($1, $2, $3)", &[&key.kid, &key.private_der, &key.created_at])
                 .await?;
-            let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-            tx.execute(
-                "DELETE FROM auth_signing_key WHERE kid NOT IN (SELECT kid FROM auth_signing_key ORDER BY created_at DESC, seq DESC LIMIT $1)",
-                &[&keep],
-            )
-            .await?;
+            let newest_first: Vec<String> = tx
+                .query("SELECT kid FROM auth_signing_key ORDER BY created_at DESC, seq DESC", &[])
+                .await?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect::<Result<_, _>>()?;
+            let retired = retired_signing_keys(&newest_first, keep);
+            if !retired.is_empty() {
+                tx.execute("DELETE FROM auth_signing_key WHERE kid = ANY($1)", &[&retired]).await?;
+            }
             tx.commit().await?;
             Ok(())
         })
