@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use super::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter, SortKey};
-use super::rawfilter_sql::{op_sql, sqlite_path, Ctx};
+use super::rawfilter_sql::{boolean_group, op_sql, sqlite_path, Ctx};
 use crate::sql::{SqlBuilder, SqlValue};
 
 /// A path is read with `#>` when every segment is an object key that `#>` cannot take
@@ -245,21 +245,13 @@ fn nested(keys: &[PathSegment], value: Value) -> Value {
 
 pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
     match filter {
-        RawFilter::And(parts) | RawFilter::Or(parts) => {
-            let joiner = if matches!(filter, RawFilter::And(_)) {
-                " AND "
-            } else {
-                " OR "
-            };
-            q.sql("(");
-            for (i, part) in parts.iter().enumerate() {
-                if i > 0 {
-                    q.sql(joiner);
-                }
-                pg_filter(q, ctx, part);
-            }
-            q.sql(")");
-        }
+        RawFilter::And(parts) | RawFilter::Or(parts) => boolean_group(
+            q,
+            ctx,
+            matches!(filter, RawFilter::And(_)),
+            parts,
+            pg_filter,
+        ),
         RawFilter::Compare {
             op,
             path,

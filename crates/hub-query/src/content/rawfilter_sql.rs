@@ -273,23 +273,34 @@ fn sqlite_equals(q: &mut SqlBuilder, operand: &Operand, value: &Literal) {
     q.sql(")");
 }
 
+/// `(a AND b …)` or `(a OR b …)`: the boolean skeleton both dialects share; `part`
+/// compiles each member in the dialect at hand.
+pub(super) fn boolean_group(
+    q: &mut SqlBuilder,
+    ctx: &mut Ctx,
+    all: bool,
+    parts: &[RawFilter],
+    part: fn(&mut SqlBuilder, &mut Ctx, &RawFilter),
+) {
+    q.sql("(");
+    for (i, member) in parts.iter().enumerate() {
+        if i > 0 {
+            q.sql(if all { " AND " } else { " OR " });
+        }
+        part(q, ctx, member);
+    }
+    q.sql(")");
+}
+
 fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
     match filter {
-        RawFilter::And(parts) | RawFilter::Or(parts) => {
-            let joiner = if matches!(filter, RawFilter::And(_)) {
-                " AND "
-            } else {
-                " OR "
-            };
-            q.sql("(");
-            for (i, part) in parts.iter().enumerate() {
-                if i > 0 {
-                    q.sql(joiner);
-                }
-                sqlite_filter(q, ctx, part);
-            }
-            q.sql(")");
-        }
+        RawFilter::And(parts) | RawFilter::Or(parts) => boolean_group(
+            q,
+            ctx,
+            matches!(filter, RawFilter::And(_)),
+            parts,
+            sqlite_filter,
+        ),
         RawFilter::Compare {
             op,
             path,
