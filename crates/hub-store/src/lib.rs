@@ -160,6 +160,18 @@ impl Store {
         }
     }
 
+    /// The Time Series repository over this store's backend.
+    pub fn timeseries(&self) -> Arc<dyn timeseries::TimeSeriesRepo> {
+        match &*self.backend {
+            Backend::Sqlite(_) => Arc::new(sqlite::timeseries::SqliteTimeSeries::new(
+                self.backend.clone(),
+            )),
+            Backend::Postgres(_) => Arc::new(postgres::timeseries::PgTimeSeries::new(
+                self.backend.clone(),
+            )),
+        }
+    }
+
     /// A page of documents matching `query`, and the total count.
     pub async fn list_content(&self, query: ContentQuery) -> Result<ContentPage> {
         let compiled = query.compile(self.dialect());

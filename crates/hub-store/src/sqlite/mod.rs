@@ -1,6 +1,8 @@
 //! The embedded SQLite backend: one writer connection, a pool of readers (WAL lets them
 //! read while the writer writes), every call on a blocking thread.
 
+pub(crate) mod timeseries;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
