@@ -458,7 +458,9 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     }
     // Checked last, so that any other error of the query is answered first (as before
     // the check moved here from the API crate).
-    patterns.iter().try_for_each(|p| regex_check::check_pattern(p))?;
+    patterns
+        .iter()
+        .try_for_each(|p| regex_check::check_pattern(p))?;
     Ok(CompiledTs { sql: b, columns })
 }
 

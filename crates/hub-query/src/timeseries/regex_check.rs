@@ -33,9 +33,18 @@ mod tests {
             ("", None),
             ("^park", None),
             ("(?i)Bozen|Bolzano", None),
-            ("[a-", Some("Invalid regular expression '[a-': regex parse error")),
-            ("([", Some("Invalid regular expression '([': regex parse error")),
-            ("a{1000}{1000}", Some("Invalid regular expression 'a{1000}{1000}': ")),
+            (
+                "[a-",
+                Some("Invalid regular expression '[a-': regex parse error"),
+            ),
+            (
+                "([",
+                Some("Invalid regular expression '([': regex parse error"),
+            ),
+            (
+                "a{1000}{1000}",
+                Some("Invalid regular expression 'a{1000}{1000}': "),
+            ),
         ];
         for (pattern, expected) in cases {
             let got = check_pattern(pattern).map_err(|e| e.to_string());
@@ -56,7 +65,10 @@ mod tests {
         let cases: &[(&str, Option<&str>)] = &[
             ("sname.re.park", None),
             ("sname.ire.[a-", Some("Invalid regular expression '[a-'")),
-            ("or(scode.eq.x,sname.nre.a{1000}{1000})", Some("Invalid regular expression 'a{1000}{1000}'")),
+            (
+                "or(scode.eq.x,sname.nre.a{1000}{1000})",
+                Some("Invalid regular expression 'a{1000}{1000}'"),
+            ),
         ];
         for (filter, expected) in cases {
             let q = TsQuery {
@@ -72,10 +84,15 @@ mod tests {
                 access: None,
             };
             for dialect in [crate::Dialect::Sqlite, crate::Dialect::Postgres] {
-                let got = compile_query(&q, dialect).map(|_| ()).map_err(|e| e.to_string());
+                let got = compile_query(&q, dialect)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
                 match expected {
                     None => assert_eq!(got, Ok(()), "{filter}"),
-                    Some(start) => assert!(got.clone().expect_err(filter).starts_with(start), "{filter}: {got:?}"),
+                    Some(start) => assert!(
+                        got.clone().expect_err(filter).starts_with(start),
+                        "{filter}: {got:?}"
+                    ),
                 }
             }
         }
