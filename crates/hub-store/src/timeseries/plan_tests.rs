@@ -189,8 +189,9 @@ fn push_plans() {
                 rec("S", "nope", 500, Double(1.0)),
                 rec("S", "free", 5, Text("a".into())),
             ],
-            &[(11, 2)],
-            &[(11, 2)],
+            // sorted, the text record comes first
+            &[(11, 0)],
+            &[(11, 0)],
             [1, 0, 1, 1],
         ),
     ];
