@@ -9,8 +9,9 @@
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
 //! (the auth layer puts a [`Roles`] value into the request extensions; absent = anonymous).
 //!
-//! Wiring: `hub_timeseries::router(TimeseriesState::new(store.timeseries(), config))`, nested at the
-//! server root (routes already start with `/v2`).
+//! Wiring: `hub_timeseries::router(TimeseriesState::new(store.timeseries(), config))`,
+//! nested at the server root (routes already start with `/v2`). The state holds only the
+//! Time Series repository (`Arc<dyn TimeSeriesRepo>`), not the whole store.
 
 mod access;
 pub mod demo;

@@ -35,7 +35,14 @@ const ONLY_ACTIVATION: SyncFlags = SyncFlags {
 #[test]
 fn station_sync_plans() {
     // (active codes in scope, incoming codes, flags) → (upserted codes, deactivated codes)
-    let cases: &[(&[&str], &[&str], SyncFlags, &[&str], &[&str])] = &[
+    type Case<'a> = (
+        &'a [&'a str],
+        &'a [&'a str],
+        SyncFlags,
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+    let cases: &[Case] = &[
         (&[], &[], SYNC, &[], &[]),
         (&["a", "b"], &[], SYNC, &[], &[]),
         (&["a", "b"], &["a"], SYNC, &["a"], &["b"]),
@@ -60,7 +67,8 @@ fn station_sync_plans() {
 #[test]
 fn deactivation_scopes() {
     // (first station's origin, flags) → scope
-    let cases: &[(Option<Option<&str>>, SyncFlags, Option<Option<&str>>)] = &[
+    type Scope<'a> = Option<Option<&'a str>>;
+    let cases: &[(Scope, SyncFlags, Scope)] = &[
         (Some(Some("A22")), SYNC, Some(Some("A22"))),
         (Some(None), SYNC, Some(None)),
         (Some(Some("A22")), NO_SYNC, None),
@@ -87,7 +95,8 @@ fn deactivation_scopes() {
 fn missing_parents() {
     let existing: HashSet<(String, String)> = [("P".to_string(), "p1".to_string())].into();
     // (stations as (code, parent)) → code of the first station whose parent is missing
-    let cases: &[(&[(&str, Option<(&str, &str)>)], Option<&str>)] = &[
+    type Station<'a> = (&'a str, Option<(&'a str, &'a str)>);
+    let cases: &[(&[Station], Option<&str>)] = &[
         (&[], None),
         (&[("a", None)], None),
         (&[("a", Some(("P", "p1")))], None),
