@@ -5,8 +5,12 @@
 //! and PostgreSQL with PostGIS (for deployments that outgrow one machine; a later
 //! backend variant). Callers hand it `hub-query` ASTs and get rows back; they never see
 //! a connection or write SQL. [`Store`] opens a backend and hands out per-domain
-//! repositories (content documents: [`Store::content`] → [`ContentRepo`]); errors are
-//! one type, [`StoreError`], which tells client faults from server faults.
+//! repositories — [`Store::content`] → [`ContentRepo`], [`Store::auth`] →
+//! [`auth::AuthRepo`], [`Store::timeseries`] → [`timeseries::TimeSeriesRepo`] — each a
+//! trait with a SQLite and a PostgreSQL implementation side by side (`sqlite/`,
+//! `postgres/`). Decisions both backends need are pure functions in the domain modules;
+//! a backend only moves rows. Errors are one type, [`StoreError`], which tells client
+//! faults from server faults.
 //!
 //! Owns: schema migrations with a version table, content documents with their indexed
 //! columns ([`index`]), and the blocking-thread discipline (SQLite work never runs on an
@@ -119,6 +123,18 @@ impl Store {
         match &*self.backend {
             Backend::Sqlite(_) => hub_query::Dialect::Sqlite,
             Backend::Postgres(_) => hub_query::Dialect::Postgres,
+        }
+    }
+
+    /// The Time Series repository over this store's backend.
+    pub fn timeseries(&self) -> Arc<dyn timeseries::TimeSeriesRepo> {
+        match &*self.backend {
+            Backend::Sqlite(_) => Arc::new(sqlite::timeseries::SqliteTimeSeries::new(
+                self.backend.clone(),
+            )),
+            Backend::Postgres(_) => Arc::new(postgres::timeseries::PgTimeSeries::new(
+                self.backend.clone(),
+            )),
         }
     }
 

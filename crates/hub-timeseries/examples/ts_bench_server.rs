@@ -27,7 +27,8 @@ async fn main() {
         Ok(url) if !url.trim().is_empty() => {
             let store = Store::open_postgres(url.trim(), None).expect("open PostgreSQL store");
             let empty = store
-                .ts_type_list(TypeList::StationTypes)
+                .timeseries()
+                .type_list(TypeList::StationTypes)
                 .await
                 .expect("read station types")
                 .is_empty();
@@ -41,7 +42,7 @@ async fn main() {
     eprintln!("backend: {}", store.backend_name());
     if fresh {
         let t = Instant::now();
-        let sum = hub_timeseries::load_demo(&store, scale, chrono::Utc::now())
+        let sum = hub_timeseries::load_demo(&*store.timeseries(), scale, chrono::Utc::now())
             .await
             .expect("demo data");
         eprintln!(
@@ -55,7 +56,7 @@ async fn main() {
         base_url: format!("http://127.0.0.1:{port}/v2"),
         ..Default::default()
     };
-    let app = router(TimeseriesState::new(store, config));
+    let app = router(TimeseriesState::new(store.timeseries(), config));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .expect("bind");

@@ -38,7 +38,7 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = fresh_store(dir.path(), 1);
     println!("backend: {}", store.backend_name());
-    let state = TimeseriesState::new(store.clone(), TimeseriesConfig::default());
+    let state = TimeseriesState::new(store.timeseries(), TimeseriesConfig::default());
     let app = router(state);
     let post = |uri: String, body: Value| {
         let app = app.clone();
@@ -101,7 +101,7 @@ async fn main() {
     let dir2 = tempfile::tempdir().unwrap();
     let store2 = fresh_store(dir2.path(), 2);
     let started = Instant::now();
-    let sum = hub_timeseries::load_demo(&store2, 1, chrono::Utc::now())
+    let sum = hub_timeseries::load_demo(&*store2.timeseries(), 1, chrono::Utc::now())
         .await
         .unwrap();
     let secs = started.elapsed().as_secs_f64();

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use hub_store::timeseries::{
     DataTypeInput, EdgeInput, EventInput, ProvenanceInput, RecordInput, RecordValue, StationInput,
 };
-use hub_store::{Store, StoreError};
+use hub_store::timeseries::{SyncFlags, TimeSeriesRepo};
+use hub_store::StoreError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -59,7 +60,7 @@ fn uuid_from(rng: &mut ChaCha8Rng) -> String {
 
 /// Loads the demo data set; `anchor` is the end of the history (e.g. now).
 pub async fn load_demo(
-    store: &Store,
+    store: &dyn TimeSeriesRepo,
     scale: u32,
     anchor: DateTime<Utc>,
 ) -> Result<DemoSummary, StoreError> {
@@ -69,7 +70,7 @@ pub async fn load_demo(
     let end = anchor.timestamp_millis() / 600_000 * 600_000;
     let start = end - 7 * DAY_MS;
     let prov = store
-        .ts_provenance(ProvenanceInput {
+        .provenance(ProvenanceInput {
             uuid: uuid_from(&mut rng),
             lineage: "hub-demo".into(),
             data_collector: "hub-demo-generator".into(),
@@ -77,7 +78,7 @@ pub async fn load_demo(
         })
         .await?;
     store
-        .ts_sync_data_types(vec![
+        .sync_data_types(vec![
             dtype("free", "", "free parking slots", "Instantaneous"),
             dtype("occupied", "", "occupied parking slots", "Instantaneous"),
             dtype(
@@ -118,11 +119,10 @@ pub async fn load_demo(
         ((t % DAY_MS) as f64 / DAY_MS as f64 * std::f64::consts::TAU + phase).sin()
     };
     let push = |stype: &'static str, recs: Vec<RecordInput>| {
-        let store = store.clone();
         let prov = prov.clone();
         async move {
             store
-                .ts_push_records(stype.to_string(), Some(prov), recs)
+                .push_records(stype.to_string(), Some(prov), recs)
                 .await
         }
     };
@@ -150,7 +150,7 @@ pub async fn load_demo(
     }
     sum.stations += st.len() as u64;
     store
-        .ts_sync_stations("ParkingStation".into(), st, false, false)
+        .sync_stations("ParkingStation".into(), st, SyncFlags::default())
         .await?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
         let mut recs = Vec::new();
@@ -202,10 +202,10 @@ pub async fn load_demo(
     }
     sum.stations += (stations.len() + plugs.len()) as u64;
     store
-        .ts_sync_stations("EChargingStation".into(), stations, false, false)
+        .sync_stations("EChargingStation".into(), stations, SyncFlags::default())
         .await?;
     store
-        .ts_sync_stations("EChargingPlug".into(), plugs, false, false)
+        .sync_stations("EChargingPlug".into(), plugs, SyncFlags::default())
         .await?;
     let (mut rs, mut rp) = (Vec::new(), Vec::new());
     for i in 0..n {
@@ -250,7 +250,7 @@ pub async fn load_demo(
     }
     sum.stations += st.len() as u64;
     store
-        .ts_sync_stations("MeteoStation".into(), st, false, false)
+        .sync_stations("MeteoStation".into(), st, SyncFlags::default())
         .await?;
     let mut recs = Vec::new();
     for i in 0..n {
@@ -328,7 +328,7 @@ pub async fn load_demo(
     }
     sum.stations += st.len() as u64;
     store
-        .ts_sync_stations("TrafficSensor".into(), st, false, false)
+        .sync_stations("TrafficSensor".into(), st, SyncFlags::default())
         .await?;
     let mut recs = Vec::new();
     for i in 0..n {
@@ -375,7 +375,7 @@ pub async fn load_demo(
             }
         })
         .collect();
-    sum.edges = store.ts_put_edges(edges).await?;
+    sum.edges = store.put_edges(edges).await?;
 
     // Events.
     let mut events = Vec::new();
@@ -401,6 +401,6 @@ pub async fn load_demo(
             });
         }
     }
-    sum.events = store.ts_put_events(events).await?;
+    sum.events = store.put_events(events).await?;
     Ok(sum)
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use hub_store::Store;
+use hub_store::timeseries::{SyncFlags, TimeSeriesRepo};
 use serde_json::Value;
 
 use crate::writer::{parse_data_types, parse_provenance, parse_records, parse_stations};
@@ -45,7 +45,10 @@ impl From<ApiError> for ImportError {
     }
 }
 
-pub async fn import_file(store: &Store, path: &Path) -> Result<ImportSummary, ImportError> {
+pub async fn import_file(
+    store: &dyn TimeSeriesRepo,
+    path: &Path,
+) -> Result<ImportSummary, ImportError> {
     let p = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
         path: p.clone(),
@@ -56,7 +59,10 @@ pub async fn import_file(store: &Store, path: &Path) -> Result<ImportSummary, Im
     import_value(store, &v).await
 }
 
-pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, ImportError> {
+pub async fn import_value(
+    store: &dyn TimeSeriesRepo,
+    v: &Value,
+) -> Result<ImportSummary, ImportError> {
     let o = v
         .as_object()
         .ok_or_else(|| ImportError::Invalid("$: must be a JSON object".into()))?;
@@ -64,7 +70,7 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
     let provenance = match o.get("provenance") {
         Some(p) => Some(
             store
-                .ts_provenance(parse_provenance(p, "$.provenance")?)
+                .provenance(parse_provenance(p, "$.provenance")?)
                 .await?,
         ),
         None => None,
@@ -72,7 +78,7 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
     if let Some(t) = o.get("dataTypes") {
         let types = parse_data_types(t, "$.dataTypes")?;
         sum.data_types = types.len() as u64;
-        store.ts_sync_data_types(types).await?;
+        store.sync_data_types(types).await?;
     }
     if let Some(s) = o.get("stations") {
         let map = s
@@ -82,7 +88,7 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
             let stations = parse_stations(list, &format!("$.stations.{stype}"), stype)?;
             sum.stations += stations.len() as u64;
             store
-                .ts_sync_stations(stype.clone(), stations, false, false)
+                .sync_stations(stype.clone(), stations, SyncFlags::default())
                 .await?;
         }
     }
@@ -93,7 +99,7 @@ pub async fn import_value(store: &Store, v: &Value) -> Result<ImportSummary, Imp
         for (stype, inner) in map {
             let (records, prov) = parse_records(inner, &format!("$.records.{stype}"))?;
             let s = store
-                .ts_push_records(stype.clone(), prov.or(provenance.clone()), records)
+                .push_records(stype.clone(), prov.or(provenance.clone()), records)
                 .await?;
             sum.records += s.inserted;
             sum.skipped_records += s.skipped_older;

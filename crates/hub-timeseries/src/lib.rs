@@ -9,8 +9,9 @@
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
 //! (the auth layer puts a [`Roles`] value into the request extensions; absent = anonymous).
 //!
-//! Wiring: `hub_timeseries::router(TimeseriesState::new(store, config))`, nested at the
-//! server root (routes already start with `/v2`).
+//! Wiring: `hub_timeseries::router(TimeseriesState::new(store.timeseries(), config))`,
+//! nested at the server root (routes already start with `/v2`). The state holds only the
+//! Time Series repository (`Arc<dyn TimeSeriesRepo>`), not the whole store.
 
 mod access;
 pub mod demo;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 use axum::routing::{get, post};
 use axum::Router;
 use hub_query::timeseries::AccessRule;
-use hub_store::Store;
+use hub_store::timeseries::TimeSeriesRepo;
 use serde::{Deserialize, Serialize};
 
 pub use demo::load_demo;
@@ -129,12 +130,12 @@ impl Default for TimeseriesConfig {
 /// Shared state of the routes. Cheap to clone.
 #[derive(Clone)]
 pub struct TimeseriesState {
-    pub store: Store,
+    pub store: Arc<dyn TimeSeriesRepo>,
     pub config: Arc<TimeseriesConfig>,
 }
 
 impl TimeseriesState {
-    pub fn new(store: Store, config: TimeseriesConfig) -> Self {
+    pub fn new(store: Arc<dyn TimeSeriesRepo>, config: TimeseriesConfig) -> Self {
         TimeseriesState {
             store,
             config: Arc::new(config),

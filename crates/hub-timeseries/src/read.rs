@@ -124,21 +124,17 @@ pub async fn dispatch(
         offset: p.offset,
         access: rules_for(&st.config, ext.get::<Roles>()),
     };
-    let compiled = compile_query(&q, st.store.dialect())?;
-    for pattern in &compiled.patterns {
-        if let Err(e) = regex::RegexBuilder::new(pattern)
-            .size_limit(hub_store::timeseries::REGEX_SIZE_LIMIT)
-            .build()
-        {
-            return Err(ApiError::BadRequest {
-                message: format!("Invalid regular expression '{pattern}': {e}"),
-                description: Some("Error in a re/ire/nre/nire filter value".into()),
-                info: None,
-            });
-        }
-    }
+    let compiled = compile_query(&q, st.store.dialect()).map_err(|e| match e {
+        // hub-query checked the pattern; the answer keeps its description.
+        e @ TsQueryError::InvalidRegex { .. } => ApiError::BadRequest {
+            message: e.to_string(),
+            description: Some("Error in a re/ire/nre/nire filter value".into()),
+            info: None,
+        },
+        e => e.into(),
+    })?;
     let columns = compiled.columns.clone();
-    let rows = st.store.ts_query(compiled).await?;
+    let rows = st.store.query(compiled).await?;
     if repr.tree && rows.len() > st.config.max_tree_rows {
         return Err(ApiError::bad(format!(
             "TREE BUILDING: Response of more than {} rows. Please rephrase your request. Use a flat representation, WHERE, SELECT, LIMIT with OFFSET or a narrow time interval.",
@@ -205,7 +201,7 @@ async fn type_list(
         Dataset::Edge => TypeList::EdgeTypes,
         Dataset::Event => TypeList::EventOrigins,
     };
-    let ids = st.store.ts_type_list(what).await?;
+    let ids = st.store.type_list(what).await?;
     let base = format!("{}/{}", st.config.base_url, repr.raw);
     let out: Vec<Value> = ids
         .iter()

@@ -261,7 +261,7 @@ pub async fn provenance(
 ) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let p = parse_provenance(&body(&bytes)?, "$")?;
-    let uuid = st.store.ts_provenance(p).await?;
+    let uuid = st.store.provenance(p).await?;
     Ok((StatusCode::OK, Json(json!(uuid))).into_response())
 }
 
@@ -276,7 +276,14 @@ pub async fn sync_stations(
     let stations = parse_stations(&body(&bytes)?, "$", &stype)?;
     let sum = st
         .store
-        .ts_sync_stations(stype, stations, f.sync_state, f.only_activation)
+        .sync_stations(
+            stype,
+            stations,
+            hub_store::timeseries::SyncFlags {
+                sync_state: f.sync_state,
+                only_activation: f.only_activation,
+            },
+        )
         .await?;
     Ok((StatusCode::CREATED, Json(json!(sum))).into_response())
 }
@@ -288,7 +295,7 @@ pub async fn sync_data_types(
 ) -> Result<Response, ApiError> {
     authorize(&st, &ext)?;
     let types = parse_data_types(&body(&bytes)?, "$")?;
-    let sum = st.store.ts_sync_data_types(types).await?;
+    let sum = st.store.sync_data_types(types).await?;
     Ok((StatusCode::CREATED, Json(json!(sum))).into_response())
 }
 
@@ -303,7 +310,7 @@ pub async fn push_records(
     let (records, prov) = parse_records(&body(&bytes)?, "$")?;
     let sum = st
         .store
-        .ts_push_records(stype, prov.or(f.provenance), records)
+        .push_records(stype, prov.or(f.provenance), records)
         .await?;
     Ok((StatusCode::CREATED, Json(json!(sum))).into_response())
 }
@@ -328,7 +335,7 @@ pub async fn push_records_all(
     for (stype, records) in parsed {
         let s = st
             .store
-            .ts_push_records(stype, f.provenance.clone(), records)
+            .push_records(stype, f.provenance.clone(), records)
             .await?;
         total.inserted += s.inserted;
         total.skipped_older += s.skipped_older;
@@ -359,7 +366,7 @@ pub async fn date_of_last_record(
         .ok_or_else(|| ApiError::bad("Query parameter 'stationId' is required"))?;
     let ms = st
         .store
-        .ts_last_record(stype, code, q.type_id, q.period)
+        .last_record(stype, code, q.type_id, q.period)
         .await?;
     Ok(Json(json!(ms)).into_response())
 }

@@ -54,7 +54,7 @@ async fn env() -> &'static Env {
     ENV.get_or_init(|| async {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_for_tests(dir.path()).unwrap();
-        let state = TimeseriesState::new(store.clone(), config());
+        let state = TimeseriesState::new(store.timeseries(), config());
         let w = |path: &str, body: Value| {
             let state = state.clone();
             let path = path.to_string();
@@ -92,8 +92,8 @@ async fn env() -> &'static Env {
             "EChargingStation": {"E1": {"report": [rec(T0 + MIN10, json!({"sky": "sunny", "n": 3}))]}}
         })).await;
         let sta = |code: &str, x: f64| StationInput { code: code.into(), name: format!("sensor {code}"), origin: Some("A22".into()), coordinate: Some((x, 46.4)), ..Default::default() };
-        store.ts_sync_stations("TrafficSensor".into(), vec![sta("T1", 11.0), sta("T2", 11.2)], false, false).await.unwrap();
-        store.ts_put_edges(vec![EdgeInput {
+        store.timeseries().sync_stations("TrafficSensor".into(), vec![sta("T1", 11.0), sta("T2", 11.2)], hub_store::timeseries::SyncFlags::default()).await.unwrap();
+        store.timeseries().put_edges(vec![EdgeInput {
             station_type: "LinkStation".into(),
             station: StationInput { code: "T1->T2".into(), name: "tis -> cfirmiano".into(), origin: Some("NOI".into()), ..Default::default() },
             begin: Some(("TrafficSensor".into(), "T1".into())),
@@ -106,7 +106,7 @@ async fn env() -> &'static Env {
             description: Some("works".into()), location_description: Some("km 3".into()),
             geometry: Some(json!({"type": "Point", "coordinates": [11.3, 46.5]})), start: Some(start), end, provenance_uuid: Some(prov.clone()), ..Default::default()
         };
-        store.ts_put_events(vec![ev("ev1", "s1", T0, Some(T0 + MIN10)), ev("ev2", "s1", T0 + MIN10, None), ev("ev3", "s2", T0, Some(T0 + 1))]).await.unwrap();
+        store.timeseries().put_events(vec![ev("ev1", "s1", T0, Some(T0 + MIN10)), ev("ev2", "s1", T0 + MIN10, None), ev("ev3", "s2", T0, Some(T0 + 1))]).await.unwrap();
         Env { _dir: dir, state }
     })
     .await
@@ -757,7 +757,7 @@ async fn fixture_tree_has_the_reference_structure() {
     let fixture: Value = serde_json::from_str(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
-    let state = TimeseriesState::new(store.clone(), TimeseriesConfig::default());
+    let state = TimeseriesState::new(store.timeseries(), TimeseriesConfig::default());
     let stations = fixture["data"]["EChargingStation"]["stations"]
         .as_object()
         .unwrap();
@@ -795,7 +795,9 @@ async fn fixture_tree_has_the_reference_structure() {
         "stations": {"EChargingStation": dtos},
         "records": {"EChargingStation": records},
     });
-    hub_timeseries::import_value(&store, &file).await.unwrap();
+    hub_timeseries::import_value(&*store.timeseries(), &file)
+        .await
+        .unwrap();
     let (s, ours) = call_state(
         &state,
         "GET",
@@ -969,15 +971,19 @@ async fn sqlite_and_postgres_answer_alike() {
         (sqlite.backend_name(), pg.backend_name()),
         ("sqlite", "postgres")
     );
-    let a = hub_timeseries::load_demo(&sqlite, 1, anchor).await.unwrap();
-    let b = hub_timeseries::load_demo(&pg, 1, anchor).await.unwrap();
+    let a = hub_timeseries::load_demo(&*sqlite.timeseries(), 1, anchor)
+        .await
+        .unwrap();
+    let b = hub_timeseries::load_demo(&*pg.timeseries(), 1, anchor)
+        .await
+        .unwrap();
     assert_eq!(
         (a.stations, a.records, a.edges, a.events),
         (b.stations, b.records, b.edges, b.events)
     );
     let (sa, sb) = (
-        TimeseriesState::new(sqlite, config()),
-        TimeseriesState::new(pg, config()),
+        TimeseriesState::new(sqlite.timeseries(), config()),
+        TimeseriesState::new(pg.timeseries(), config()),
     );
     compare_answers(&sa, &sb, true).await;
 }
@@ -1010,7 +1016,8 @@ async fn concurrent_writers_on_postgres() {
         let store = stores[(k % 2) as usize].clone();
         tasks.push(tokio::spawn(async move {
             store
-                .ts_sync_data_types(vec![DataTypeInput {
+                .timeseries()
+                .sync_data_types(vec![DataTypeInput {
                     name: "free".into(),
                     ..Default::default()
                 }])
@@ -1026,7 +1033,15 @@ async fn concurrent_writers_on_postgres() {
                 })
                 .collect();
             store
-                .ts_sync_stations("ParkingStation".into(), stations, true, false)
+                .timeseries()
+                .sync_stations(
+                    "ParkingStation".into(),
+                    stations,
+                    hub_store::timeseries::SyncFlags {
+                        sync_state: true,
+                        only_activation: false,
+                    },
+                )
                 .await?;
             // Overlapping windows: writer k pushes steps k*5 .. k*5+20.
             let records: Vec<RecordInput> = (0..20)
@@ -1041,14 +1056,15 @@ async fn concurrent_writers_on_postgres() {
                 })
                 .collect();
             store
-                .ts_push_records("ParkingStation".into(), None, records)
+                .timeseries()
+                .push_records("ParkingStation".into(), None, records)
                 .await
         }));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
     }
-    let state = TimeseriesState::new(stores[0].clone(), TimeseriesConfig::default());
+    let state = TimeseriesState::new(stores[0].timeseries(), TimeseriesConfig::default());
     let (s, v) = call_state(
         &state,
         "GET",
@@ -1098,7 +1114,9 @@ async fn sqlite_copied_to_postgres_answers_alike() {
     let anchor = chrono::Utc.with_ymd_and_hms(2024, 1, 15, 12, 0, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open_sqlite(dir.path()).unwrap();
-    hub_timeseries::load_demo(&sqlite, 1, anchor).await.unwrap();
+    hub_timeseries::load_demo(&*sqlite.timeseries(), 1, anchor)
+        .await
+        .unwrap();
     let url = hub_store::postgres::create_database(
         &admin,
         &format!("hub_test_{}_copy", std::process::id()),
@@ -1121,13 +1139,18 @@ async fn sqlite_copied_to_postgres_answers_alike() {
             ..Default::default()
         };
         store
-            .ts_sync_stations("ParkingStation".into(), vec![new], false, false)
+            .timeseries()
+            .sync_stations(
+                "ParkingStation".into(),
+                vec![new],
+                hub_store::timeseries::SyncFlags::default(),
+            )
             .await
             .unwrap();
     }
     compare_answers(
-        &TimeseriesState::new(sqlite, config()),
-        &TimeseriesState::new(pg, config()),
+        &TimeseriesState::new(sqlite.timeseries(), config()),
+        &TimeseriesState::new(pg.timeseries(), config()),
         false,
     )
     .await;

@@ -78,7 +78,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         ..config.timeseries.clone()
     };
     let timeseries = hub_timeseries::router(hub_timeseries::TimeseriesState::new(
-        store.clone(),
+        store.timeseries(),
         timeseries_config,
     ));
     let datex_config = hub_datex::DatexConfig {

@@ -266,7 +266,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             seconds = summary.elapsed.as_secs_f64(),
             "loaded the demo dataset into an empty store"
         );
-        let mobility = hub_timeseries::load_demo(&store, scale, chrono::Utc::now()).await?;
+        let mobility =
+            hub_timeseries::load_demo(&*store.timeseries(), scale, chrono::Utc::now()).await?;
         tracing::info!(
             stations = mobility.stations,
             records = mobility.records,
@@ -344,7 +345,7 @@ fn main() -> anyhow::Result<()> {
             let started = std::time::Instant::now();
             let runtime = tokio::runtime::Runtime::new()?;
             let mobility = runtime.block_on(hub_timeseries::load_demo(
-                &store,
+                &*store.timeseries(),
                 config.demo_scale,
                 chrono::Utc::now(),
             ))?;
@@ -380,7 +381,7 @@ fn main() -> anyhow::Result<()> {
             let store = open_store(&config)?;
             tokio::runtime::Runtime::new()?.block_on(async {
                 for file in &files {
-                    let summary = hub_timeseries::import_file(&store, file).await.with_context(|| format!("importing {}", file.display()))?;
+                    let summary = hub_timeseries::import_file(&*store.timeseries(), file).await.with_context(|| format!("importing {}", file.display()))?;
                     println!(
                         "{}: {} data types, {} stations, {} records written, {} records older than the latest value skipped",
                         file.display(),

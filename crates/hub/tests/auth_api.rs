@@ -1244,7 +1244,7 @@ async fn secrets_and_tokens_never_appear_in_logs() {
 async fn bearer_roles_open_closed_time_series() {
     let app = app().await;
     hub_timeseries::import_value(
-        &app.store,
+        &*app.store.timeseries(),
         &json!({
             "dataTypes": [{"name": "flow", "unit": "vehicles", "description": "vehicles per period", "rtype": "Count"}],
             "stations": {"TrafficSensor": [{"id": "A22-1", "name": "A22 km 1", "origin": "A22", "latitude": 46.5, "longitude": 11.3}]},

@@ -101,7 +101,7 @@ async fn demo_app() -> (support::TestApp, String) {
     })
     .await
     .unwrap();
-    hub_timeseries::load_demo(&store, 1, anchor)
+    hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
         .await
         .expect("demo time series");
     store.refresh_statistics().await.expect("statistics");

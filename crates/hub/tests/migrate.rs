@@ -53,7 +53,7 @@ fn filled_sqlite(dir: &Path) -> Store {
     let anchor = chrono::Utc.with_ymd_and_hms(2024, 1, 15, 12, 0, 0).unwrap();
     tokio::runtime::Runtime::new()
         .unwrap()
-        .block_on(hub_timeseries::load_demo(&store, 1, anchor))
+        .block_on(hub_timeseries::load_demo(&*store.timeseries(), 1, anchor))
         .expect("loading demo time series");
     hub_auth::demo::create_demo_principals(&*store.auth(), &hub_auth::demo::DEMO_WRITABLE)
         .expect("creating demo principals");

@@ -19,6 +19,7 @@ pub mod datetime;
 pub mod filter;
 pub mod parser;
 pub mod query;
+pub mod regex_check;
 pub mod schema;
 pub mod select;
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod tests;
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
 pub use query::{compile_query, AccessRule, CompiledTs, EventScope, OutColumn, Route, TsQuery};
+pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};
 
 /// Errors of the `where`/`select` languages. Every variant is the client's fault (400).
@@ -60,6 +62,9 @@ pub enum TsQueryError {
     },
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: {0}")]
     TypeMismatch(String),
+    /// A `re`/`ire`/`nre`/`nire` value the regex engine refuses or that compiles too large.
+    #[error("Invalid regular expression '{pattern}': {detail}")]
+    InvalidRegex { pattern: String, detail: String },
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: SRID {0} is not supported in geospatial filters; use 4326 (longitude, latitude) or 3857")]
     Srid(i64),
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filter;
 use super::parser::Where;
+use super::regex_check;
 use super::schema::{DefList, Kind};
 use super::select::{expand_select, Target};
 use super::TsQueryError;
@@ -110,8 +111,6 @@ pub struct OutColumn {
 pub struct CompiledTs {
     pub sql: SqlBuilder,
     pub columns: Vec<OutColumn>,
-    /// Regular expressions of `re/ire/nre/nire` clauses (the caller validates them).
-    pub patterns: Vec<String>,
 }
 
 fn yes(d: Dialect) -> &'static str {
@@ -457,11 +456,12 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     if q.offset > 0 {
         b.sql(" OFFSET ").param(SqlValue::Int(q.offset));
     }
-    Ok(CompiledTs {
-        sql: b,
-        columns,
-        patterns,
-    })
+    // Checked last, so that any other error of the query is answered first (as before
+    // the check moved here from the API crate).
+    patterns
+        .iter()
+        .try_for_each(|p| regex_check::check_pattern(p))?;
+    Ok(CompiledTs { sql: b, columns })
 }
 
 /// Times are epoch milliseconds in both schemas.

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::error::Error;
+use std::sync::Arc;
 
 use deadpool_postgres::Transaction;
 use hub_query::timeseries::CompiledTs;
@@ -15,12 +16,31 @@ use tokio_postgres::types::{FromSql, Type};
 mod push;
 
 use super::{bind, refs, PgBackend};
-use crate::timeseries::{edge_line, geometry_bbox};
+use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::{
-    now_ms, Cell, DataTypeInput, EdgeInput, EventInput, ProvenanceInput, PushSummary, RecordInput,
-    RecordValue, StationInput, SyncSummary, TypeList,
+    edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
+    ProvenanceInput, PushSummary, QueryLog, RecordInput, StationInput, SyncSummary, TimeSeriesRepo,
+    TypeList,
 };
-use crate::{Result, StoreError};
+use crate::{Backend, Result, StoreError};
+
+/// The PostgreSQL Time Series repository; shares the store's pools.
+pub(crate) struct PgTimeSeries {
+    backend: Arc<Backend>,
+}
+
+impl PgTimeSeries {
+    pub(crate) fn new(backend: Arc<Backend>) -> Self {
+        PgTimeSeries { backend }
+    }
+
+    fn db(&self) -> &PgBackend {
+        match &*self.backend {
+            Backend::Postgres(b) => b,
+            Backend::Sqlite(_) => unreachable!("built only over a PostgreSQL backend"),
+        }
+    }
+}
 
 /// Rows per array statement of a record push.
 const RECORD_CHUNK: usize = 50_000;
@@ -72,14 +92,6 @@ fn query_error(e: tokio_postgres::Error) -> StoreError {
             ))
         }
         _ => StoreError::Postgres(e),
-    }
-}
-
-fn values(v: &RecordValue) -> (Option<f64>, Option<&str>, Option<&str>) {
-    match v {
-        RecordValue::Double(x) => (Some(*x), None, None),
-        RecordValue::Text(s) => (None, Some(s.as_str()), None),
-        RecordValue::Json(s) => (None, None, Some(s.as_str())),
     }
 }
 
@@ -163,21 +175,18 @@ async fn upsert_stations(
             .iter()
             .map(|s| s.parent.as_ref().map(|p| p.1.as_str()).unwrap_or(""))
             .collect();
-        let missing = tx
-            .query_opt(
-                "SELECT u.ord FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(pt, pc, ord) \
-                 WHERE NOT EXISTS (SELECT 1 FROM ts_station p WHERE p.stationtype = u.pt AND p.stationcode = u.pc) ORDER BY u.ord LIMIT 1",
+        let existing: HashSet<(String, String)> = tx
+            .query(
+                "SELECT p.stationtype, p.stationcode FROM ts_station p JOIN unnest($1::text[], $2::text[]) AS u(pt, pc) \
+                 ON p.stationtype = u.pt AND p.stationcode = u.pc",
                 &[&pt, &pc],
             )
-            .await?;
-        if let Some(row) = missing {
-            let k = (row.get::<_, i64>(0) - 1) as usize;
-            let s = with_parent[k];
-            let (ptype, pcode) = s.parent.as_ref().expect("filtered");
-            return Err(StoreError::Invalid(format!(
-                "station '{}': parent station '{pcode}' of type '{ptype}' does not exist",
-                s.code
-            )));
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        if let Some(e) = plan::first_missing_parent(&with_parent, &existing) {
+            return Err(e);
         }
         tx.execute(
             "UPDATE ts_station s SET parent_id = p.id FROM unnest($1::int8[], $2::text[], $3::text[]) AS u(id, pt, pc) \
@@ -210,85 +219,91 @@ async fn upsert_stations(
     Ok(out)
 }
 
-impl PgBackend {
-    pub(crate) async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
-        self.read(move |conn| async move {
-            let (sql, params) = compiled.sql.into_parts();
-            let bound = bind(&params);
-            let stmt = super::prepare_bounded(&conn, &sql)
-                .await
-                .map_err(query_error)?;
-            let rows = conn
-                .query(&stmt, &refs(&bound))
-                .await
-                .map_err(query_error)?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let mut cells = Vec::with_capacity(row.len());
-                for i in 0..row.len() {
-                    cells.push(row.try_get::<_, AnyCell>(i)?.0);
+#[async_trait::async_trait]
+impl TimeSeriesRepo for PgTimeSeries {
+    fn dialect(&self) -> hub_query::Dialect {
+        hub_query::Dialect::Postgres
+    }
+
+    async fn query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
+        let log = QueryLog::start(&compiled);
+        let rows = self
+            .db()
+            .read(move |conn| async move {
+                let (sql, params) = compiled.sql.into_parts();
+                let bound = bind(&params);
+                let stmt = super::prepare_bounded(&conn, &sql)
+                    .await
+                    .map_err(query_error)?;
+                let rows = conn
+                    .query(&stmt, &refs(&bound))
+                    .await
+                    .map_err(query_error)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for row in &rows {
+                    let mut cells = Vec::with_capacity(row.len());
+                    for i in 0..row.len() {
+                        cells.push(row.try_get::<_, AnyCell>(i)?.0);
+                    }
+                    out.push(cells);
                 }
-                out.push(cells);
-            }
-            Ok(out)
-        })
-        .await
+                Ok(out)
+            })
+            .await;
+        log.finish();
+        rows
     }
 
-    pub(crate) async fn ts_type_list(&self, what: TypeList) -> Result<Vec<String>> {
-        let sql = match what {
-            TypeList::StationTypes => "SELECT DISTINCT stationtype FROM ts_station WHERE available ORDER BY 1",
-            TypeList::EdgeTypes => {
-                "SELECT DISTINCT i.stationtype FROM ts_edge e JOIN ts_station i ON i.id = e.edge_data_id WHERE i.available ORDER BY 1"
-            }
-            TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
-        };
-        self.read(move |conn| async move {
-            let stmt = conn.prepare_cached(sql).await?;
-            Ok(conn
-                .query(&stmt, &[])
-                .await?
-                .iter()
-                .map(|r| r.get::<_, String>(0))
-                .collect())
-        })
-        .await
+    async fn type_list(&self, what: TypeList) -> Result<Vec<String>> {
+        self.db()
+            .read(move |conn| async move {
+                let stmt = conn.prepare_cached(plan::type_list_sql(what)).await?;
+                Ok(conn
+                    .query(&stmt, &[])
+                    .await?
+                    .iter()
+                    .map(|r| r.get::<_, String>(0))
+                    .collect())
+            })
+            .await
     }
 
-    pub(crate) async fn ts_sync_stations(
+    async fn sync_stations(
         &self,
         stype: String,
         stations: Vec<StationInput>,
-        sync_state: bool,
-        only_activation: bool,
+        flags: SyncFlags,
     ) -> Result<SyncSummary> {
-        self.write(move |mut conn| async move {
+        self.db().write(move |mut conn| async move {
             let tx = conn.transaction().await?;
-            let now = now_ms();
-            let mut seen = HashSet::new();
-            let unique: Vec<&StationInput> = stations.iter().filter(|s| seen.insert(s.code.as_str())).collect();
+            // Locks the active stations in scope (in code order) so concurrent syncs queue.
+            let active: Vec<String> = match plan::deactivation_scope(&stations, flags) {
+                Some(origin) => tx
+                    .query(
+                        "SELECT stationcode FROM ts_station WHERE stationtype = $1 AND active \
+                         AND origin IS NOT DISTINCT FROM $2 ORDER BY stationcode FOR UPDATE",
+                        &[&stype, &origin],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let sync = plan::plan_station_sync(&active, &stations, flags);
             let mut sum = SyncSummary::default();
-            if !unique.is_empty() {
-                let done = upsert_stations(&tx, &stype, &unique, now).await?;
-                for (_, created) in done.values() {
-                    if *created {
-                        sum.created += 1
-                    } else {
-                        sum.updated += 1
-                    }
-                }
+            if !sync.upsert.is_empty() {
+                let done = upsert_stations(&tx, &stype, &sync.upsert, now_ms()).await?;
+                sum.created = done.values().filter(|d| d.1).count() as u64;
+                sum.updated = done.len() as u64 - sum.created;
             }
-            if sync_state && !only_activation {
-                if let Some(first) = stations.first() {
-                    let codes: Vec<&str> = seen.iter().copied().collect();
-                    sum.deactivated = tx
-                        .execute(
-                            "UPDATE ts_station SET active = false WHERE stationtype = $1 AND active \
-                             AND origin IS NOT DISTINCT FROM $2 AND NOT (stationcode = ANY($3))",
-                            &[&stype, &first.origin, &codes],
-                        )
-                        .await?;
-                }
+            if !sync.deactivate.is_empty() {
+                sum.deactivated = tx
+                    .execute(
+                        "UPDATE ts_station SET active = false WHERE stationtype = $1 AND stationcode = ANY($2)",
+                        &[&stype, &sync.deactivate],
+                    )
+                    .await?;
             }
             tx.commit().await?;
             Ok(sum)
@@ -296,11 +311,8 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_sync_data_types(
-        &self,
-        types: Vec<DataTypeInput>,
-    ) -> Result<SyncSummary> {
-        self.write(move |mut conn| async move {
+    async fn sync_data_types(&self, types: Vec<DataTypeInput>) -> Result<SyncSummary> {
+        self.db().write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();
             let mut sum = SyncSummary::default();
@@ -328,7 +340,7 @@ impl PgBackend {
                         )
                         .await?
                         .get(0);
-                    if current.as_deref() != Some(text.as_str()) {
+                    if plan::metadata_changed(current.as_deref(), &text) {
                         let mid: i64 = tx
                             .query_one(
                                 "INSERT INTO ts_type_metadata (type_id, created_on, json) VALUES ($1, $2, $3) RETURNING id",
@@ -346,8 +358,8 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_provenance(&self, p: ProvenanceInput) -> Result<String> {
-        self.write(move |mut conn| async move {
+    async fn provenance(&self, p: ProvenanceInput) -> Result<String> {
+        self.db().write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             tx.execute(
                 "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES ($1, $2, $3, $4) \
@@ -368,20 +380,31 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_last_record(
+    async fn push_records(
+        &self,
+        stype: String,
+        provenance: Option<String>,
+        records: Vec<RecordInput>,
+    ) -> Result<PushSummary> {
+        push::push_records(self.db(), stype, provenance, records).await
+    }
+
+    async fn last_record(
         &self,
         stype: String,
         code: String,
         dtype: Option<String>,
         period: Option<i64>,
     ) -> Result<i64> {
-        self.read(move |conn| async move {
+        self.db().read(move |conn| async move {
             let sid: Option<i64> = conn
                 .query_opt("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2", &[&stype, &code])
                 .await?
                 .map(|r| r.get(0));
-            let Some(sid) = sid else { return Ok(0) };
-            let max: Option<i64> = conn
+            let Some(sid) = sid else {
+                return Ok(plan::last_record_answer(false, None, dtype.is_some() || period.is_some()));
+            };
+            let newest: Option<i64> = conn
                 .query_one(
                     "SELECT MAX(me.timestamp) FROM ts_latest me JOIN ts_series ts ON ts.id = me.series_id JOIN ts_type t ON t.id = ts.type_id \
                      WHERE ts.station_id = $1 AND ($2::text IS NULL OR t.cname = $2) AND ($3::int8 IS NULL OR ts.period = $3)",
@@ -389,17 +412,13 @@ impl PgBackend {
                 )
                 .await?
                 .get(0);
-            Ok(match max {
-                Some(m) => m,
-                None if dtype.is_none() && period.is_none() => 0,
-                None => -1,
-            })
+            Ok(plan::last_record_answer(true, newest, dtype.is_some() || period.is_some()))
         })
         .await
     }
 
-    pub(crate) async fn ts_put_edges(&self, edges: Vec<EdgeInput>) -> Result<u64> {
-        self.write(move |mut conn| async move {
+    async fn put_edges(&self, edges: Vec<EdgeInput>) -> Result<u64> {
+        self.db().write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();
             let insert = tx
@@ -431,8 +450,8 @@ impl PgBackend {
         .await
     }
 
-    pub(crate) async fn ts_put_events(&self, events: Vec<EventInput>) -> Result<u64> {
-        self.write(move |mut conn| async move {
+    async fn put_events(&self, events: Vec<EventInput>) -> Result<u64> {
+        self.db().write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();
             let location = tx
@@ -488,7 +507,7 @@ impl PgBackend {
 
 #[cfg(test)]
 mod tests {
-    use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput};
+    use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
     use crate::{Backend, Store};
 
     fn record(t: i64, v: f64) -> RecordInput {
@@ -518,11 +537,12 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
+        let ts = store.timeseries();
         rt.block_on(async {
-            store.ts_sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
+            ts.sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
             let s = StationInput { code: "S".into(), name: "s".into(), ..Default::default() };
-            store.ts_sync_stations("P".into(), vec![s], false, false).await.unwrap();
-            store.ts_push_records("P".into(), None, vec![record(1000, 1.0)]).await.unwrap();
+            ts.sync_stations("P".into(), vec![s], SyncFlags::default()).await.unwrap();
+            ts.push_records("P".into(), None, vec![record(1000, 1.0)]).await.unwrap();
             let Backend::Postgres(b) = &*store.backend else { panic!("not PostgreSQL") };
             b.write(|conn| async move {
                 conn.execute("INSERT INTO ts_history (series_id, timestamp, created_on, double_value) SELECT series_id, 3000, 0, 99 FROM ts_latest", &[])
@@ -531,9 +551,9 @@ mod tests {
             })
             .await
             .unwrap();
-            let sum = store.ts_push_records("P".into(), None, vec![record(2000, 2.0), record(3000, 3.0)]).await.unwrap();
+            let sum = ts.push_records("P".into(), None, vec![record(2000, 2.0), record(3000, 3.0)]).await.unwrap();
             assert_eq!((sum.inserted, sum.skipped_older), (2, 0));
-            assert_eq!(store.ts_last_record("P".into(), "S".into(), None, None).await.unwrap(), 3000);
+            assert_eq!(ts.last_record("P".into(), "S".into(), None, None).await.unwrap(), 3000);
             let kept: f64 = b
                 .read(|conn| async move { Ok(conn.query_one("SELECT double_value FROM ts_history WHERE timestamp = 3000", &[]).await?.get(0)) })
                 .await

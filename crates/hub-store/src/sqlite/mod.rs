@@ -2,6 +2,7 @@
 //! read while the writer writes), every call on a blocking thread.
 
 pub(crate) mod auth;
+pub(crate) mod timeseries;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -7,8 +7,7 @@ use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::Connection;
 use serde_json::Value;
 
-/// Largest compiled regular expression a filter may produce (bytes).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+use hub_query::timeseries::REGEX_SIZE_LIMIT;
 
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;

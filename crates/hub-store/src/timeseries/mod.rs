@@ -5,113 +5,105 @@
 //! series (`ts_latest`) and the history clustered by (series, timestamp)
 //! (`ts_history`, `WITHOUT ROWID`), edges with GeoJSON line geometry and bounding-box
 //! columns, events with locations. Times are epoch milliseconds (UTC). The PostgreSQL
-//! backend has the same tables (`postgres/sql/timeseries.sql`) and its own
-//! implementations (`postgres/timeseries.rs`); the methods here dispatch.
+//! schema is the twin (`postgres/sql/timeseries.sql`).
 //!
-//! Owns: running the SQL that `hub_query::timeseries` compiles, the writer's upserts
-//! (one transaction per call), and the SQL functions SQLite needs for those queries.
+//! Owns: the [`TimeSeriesRepo`] trait the Time Series API uses, its vocabulary
+//! ([`model`]), every decision both backends share ([`plan`], pure functions), and the
+//! SQL functions SQLite needs for the compiled queries. The implementations only move
+//! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
 mod functions;
-mod write;
+mod geometry;
+pub mod model;
+pub mod plan;
 
 use hub_query::timeseries::CompiledTs;
-use rusqlite::types::ValueRef;
 
-use crate::{Backend, Result, Store};
+use crate::Result;
 
-pub use functions::{geometry_intersects_box, haversine, REGEX_SIZE_LIMIT};
-pub use write::*;
+pub use functions::{geometry_intersects_box, haversine};
+pub use hub_query::timeseries::REGEX_SIZE_LIMIT;
+pub use model::*;
+pub use plan::SyncFlags;
 
 pub(crate) use functions::register as register_functions;
+pub(crate) use geometry::{edge_line, geometry_bbox};
 
-/// One SQL value of a result row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(String),
-}
+/// The Time Series API's storage: reads of compiled queries and level-1 lists, and the
+/// writer's operations (every write call is one transaction).
+#[async_trait::async_trait]
+pub trait TimeSeriesRepo: Send + Sync {
+    /// Which SQL dialect [`TimeSeriesRepo::query`] expects compiled queries in.
+    fn dialect(&self) -> hub_query::Dialect;
 
-/// What a level-1 list enumerates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypeList {
-    StationTypes,
-    EdgeTypes,
-    EventOrigins,
-}
-
-impl Store {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
-    pub async fn ts_query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
-        // The SQL and its time for `HUB_LOG=hub_store::sql=debug` (see `list_content`).
-        let sql_log =
+    async fn query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>>;
+
+    /// Distinct station types (of available stations), edge types or event origins, sorted.
+    async fn type_list(&self, what: TypeList) -> Result<Vec<String>>;
+
+    /// Upserts stations of one type by code; with `sync_state`, other active stations of
+    /// this type and of the first station's origin become inactive (unless `only_activation`).
+    async fn sync_stations(
+        &self,
+        stype: String,
+        stations: Vec<StationInput>,
+        flags: SyncFlags,
+    ) -> Result<SyncSummary>;
+
+    /// Upserts data types by name; a new type-metadata row when the metadata changed.
+    async fn sync_data_types(&self, types: Vec<DataTypeInput>) -> Result<SyncSummary>;
+
+    /// The uuid of the provenance with this (lineage, collector, version), created when new.
+    async fn provenance(&self, p: ProvenanceInput) -> Result<String>;
+
+    /// Stores records of stations of `stype`. Per series only records newer than its latest
+    /// value are kept (older or equal ones are counted as skipped); the latest row follows.
+    async fn push_records(
+        &self,
+        stype: String,
+        provenance: Option<String>,
+        records: Vec<RecordInput>,
+    ) -> Result<PushSummary>;
+
+    /// Epoch ms of the newest latest value of a station (optionally of one type/period),
+    /// with the reference's sentinels ([`plan::last_record_answer`]).
+    async fn last_record(
+        &self,
+        stype: String,
+        code: String,
+        dtype: Option<String>,
+        period: Option<i64>,
+    ) -> Result<i64>;
+
+    /// Inserts or replaces edges (their describing stations are upserted first).
+    async fn put_edges(&self, edges: Vec<EdgeInput>) -> Result<u64>;
+
+    /// Inserts or replaces events by uuid.
+    async fn put_events(&self, events: Vec<EventInput>) -> Result<u64>;
+}
+
+/// The SQL and its time for `HUB_LOG=hub_store::sql=debug` (the backend benchmark reads
+/// them to tell the database's share of a request from the API's own).
+pub(crate) struct QueryLog(Option<(std::time::Instant, String, String)>);
+
+impl QueryLog {
+    pub(crate) fn start(compiled: &CompiledTs) -> QueryLog {
+        QueryLog(
             tracing::enabled!(target: "hub_store::sql", tracing::Level::DEBUG).then(|| {
                 (
                     std::time::Instant::now(),
                     compiled.sql.as_sql().to_string(),
                     format!("{:?}", compiled.sql.params()),
                 )
-            });
-        let rows = self.ts_query_on_backend(compiled).await;
-        if let Some((started, sql, params)) = sql_log {
+            }),
+        )
+    }
+
+    pub(crate) fn finish(self) {
+        if let Some((started, sql, params)) = self.0 {
             tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "ts_query");
-        }
-        rows
-    }
-
-    async fn ts_query_on_backend(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
-        match &*self.backend {
-            Backend::Postgres(b) => b.ts_query(compiled).await,
-            Backend::Sqlite(b) => {
-                b.read(move |conn| {
-                    let (sql, params) = compiled.sql.into_parts();
-                    let mut stmt = conn.prepare_cached(&sql)?;
-                    let n = stmt.column_count();
-                    let bound = crate::sqlite::bind(&params);
-                    let mut rows = stmt.query(bound.as_slice())?;
-                    let mut out = Vec::new();
-                    while let Some(row) = rows.next()? {
-                        let mut cells = Vec::with_capacity(n);
-                        for i in 0..n {
-                            cells.push(match row.get_ref(i)? {
-                                ValueRef::Null => Cell::Null,
-                                ValueRef::Integer(v) => Cell::Int(v),
-                                ValueRef::Real(v) => Cell::Real(v),
-                                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                    Cell::Text(String::from_utf8_lossy(t).into_owned())
-                                }
-                            });
-                        }
-                        out.push(cells);
-                    }
-                    Ok(out)
-                })
-                .await
-            }
-        }
-    }
-
-    /// Distinct station types (of available stations), edge types or event origins, sorted.
-    pub async fn ts_type_list(&self, what: TypeList) -> Result<Vec<String>> {
-        let sql = match what {
-            TypeList::StationTypes => "SELECT DISTINCT stationtype FROM ts_station WHERE available = 1 ORDER BY 1",
-            TypeList::EdgeTypes => {
-                "SELECT DISTINCT i.stationtype FROM ts_edge e JOIN ts_station i ON i.id = e.edge_data_id WHERE i.available = 1 ORDER BY 1"
-            }
-            TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
-        };
-        match &*self.backend {
-            Backend::Postgres(b) => b.ts_type_list(what).await,
-            Backend::Sqlite(b) => {
-                b.read(move |conn| {
-                    let mut stmt = conn.prepare_cached(sql)?;
-                    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-                    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-                })
-                .await
-            }
         }
     }
 }

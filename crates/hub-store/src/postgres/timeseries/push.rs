@@ -4,14 +4,13 @@
 
 use super::*;
 
-impl PgBackend {
-    pub(crate) async fn ts_push_records(
-        &self,
-        stype: String,
-        provenance: Option<String>,
-        mut records: Vec<RecordInput>,
-    ) -> Result<PushSummary> {
-        self.write(move |mut conn| async move {
+pub(super) async fn push_records(
+    db: &PgBackend,
+    stype: String,
+    provenance: Option<String>,
+    mut records: Vec<RecordInput>,
+) -> Result<PushSummary> {
+    db.write(move |mut conn| async move {
             let tx = conn.transaction().await?;
             let now = now_ms();
             let prov: Option<i64> = match &provenance {
@@ -19,26 +18,18 @@ impl PgBackend {
                     tx.query_opt("SELECT id FROM ts_provenance WHERE uuid = $1", &[u])
                         .await?
                         .map(|r| r.get(0))
-                        .ok_or_else(|| StoreError::Invalid(format!("provenance '{u}' does not exist; create it with POST /json/provenance")))?,
+                        .ok_or_else(|| plan::missing_provenance(u))?,
                 ),
                 None => None,
             };
-            records.sort_by(|a, b| (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(&b.station_code, &b.data_type, b.period, b.timestamp)));
-            let mut sum = PushSummary::default();
-
-            // Stations and types, one query each.
-            let codes: Vec<&str> = {
-                let mut v: Vec<&str> = records.iter().map(|r| r.station_code.as_str()).collect();
-                v.dedup();
-                v
-            };
+            plan::sort_records(&mut records);
+            let (codes, names) = plan::push_names(&records);
             let stations: HashMap<String, i64> = tx
                 .query("SELECT stationcode, id FROM ts_station WHERE stationtype = $1 AND stationcode = ANY($2)", &[&stype, &codes])
                 .await?
                 .iter()
                 .map(|r| (r.get(0), r.get(1)))
                 .collect();
-            let names: Vec<&str> = records.iter().map(|r| r.data_type.as_str()).collect::<HashSet<_>>().into_iter().collect();
             let types: HashMap<String, i64> = tx
                 .query("SELECT cname, id FROM ts_type WHERE cname = ANY($1)", &[&names])
                 .await?
@@ -46,27 +37,10 @@ impl PgBackend {
                 .map(|r| (r.get(0), r.get(1)))
                 .collect();
 
-            // Series keys of the known records, created when missing.
-            type Key = (i64, i64, i64, i64);
-            let mut keyed: Vec<(usize, Key)> = Vec::with_capacity(records.len());
-            for (k, r) in records.iter().enumerate() {
-                let Some(&sid) = stations.get(&r.station_code) else {
-                    sum.unknown_stations += 1;
-                    continue;
-                };
-                let Some(&tid) = types.get(&r.data_type) else {
-                    sum.unknown_types += 1;
-                    continue;
-                };
-                keyed.push((k, (sid, tid, r.period, match r.value {
-                    RecordValue::Double(_) => 0,
-                    RecordValue::Text(_) => 1,
-                    RecordValue::Json(_) => 2,
-                })));
-            }
-            let mut keys: Vec<Key> = keyed.iter().map(|x| x.1).collect::<HashSet<_>>().into_iter().collect();
-            keys.sort();
-            let mut series: HashMap<Key, (i64, i64)> = HashMap::with_capacity(keys.len()); // -> (id, latest ts)
+            // Series of the known records (sorted keys), created when missing.
+            let resolved = plan::resolve_push(&records, &stations, &types);
+            let keys = &resolved.series;
+            let mut series: HashMap<plan::SeriesKey, (i64, i64)> = HashMap::with_capacity(keys.len()); // -> (id, latest ts)
             if !keys.is_empty() {
                 let a: Vec<i64> = keys.iter().map(|k| k.0).collect();
                 let b: Vec<i64> = keys.iter().map(|k| k.1).collect();
@@ -105,23 +79,13 @@ impl PgBackend {
                         v.1 = *t;
                     }
                 }
-            }
-
-            // Only records newer than their series' latest value.
-            let mut keep: Vec<(i64, usize)> = Vec::with_capacity(keyed.len());
-            let mut latest_new: HashMap<i64, usize> = HashMap::new();
-            for (k, key) in &keyed {
-                let entry = series.get_mut(key).ok_or_else(|| StoreError::Task("series vanished during a push".into()))?;
-                let r = &records[*k];
-                if r.timestamp <= entry.1 {
-                    sum.skipped_older += 1;
-                    continue;
+                if series.len() != keys.len() {
+                    return Err(StoreError::Task("series vanished during a push".into()));
                 }
-                entry.1 = r.timestamp;
-                keep.push((entry.0, *k));
-                latest_new.insert(entry.0, *k);
-                sum.inserted += 1;
             }
+            let push = plan::plan_push(&records, &resolved, &series);
+            let keep = &push.history;
+
             // History rows: only timestamps newer than the locked latest values, so a
             // conflict is impossible unless the tables disagree (hand-edited data); the
             // plain insert is ~40% faster than `ON CONFLICT DO NOTHING`, which remains the
@@ -144,7 +108,7 @@ impl PgBackend {
                 let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
                 let (mut ds, mut xs, mut js) = (Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()));
                 for c in chunk {
-                    let (d, x, j) = values(&records[c.1].value);
+                    let (d, x, j) = value_columns(&records[c.1].value);
                     ds.push(d);
                     xs.push(x);
                     js.push(j);
@@ -160,14 +124,13 @@ impl PgBackend {
                     Err(e) => return Err(e.into()),
                 }
             }
-            if !latest_new.is_empty() {
-                let mut latest: Vec<(i64, usize)> = latest_new.into_iter().collect();
-                latest.sort_unstable();
+            if !push.latest.is_empty() {
+                let latest = &push.latest;
                 let sids: Vec<i64> = latest.iter().map(|c| c.0).collect();
                 let ts: Vec<i64> = latest.iter().map(|c| records[c.1].timestamp).collect();
                 let (mut ds, mut xs, mut js) = (Vec::new(), Vec::new(), Vec::new());
-                for c in &latest {
-                    let (d, x, j) = values(&records[c.1].value);
+                for c in latest {
+                    let (d, x, j) = value_columns(&records[c.1].value);
                     ds.push(d);
                     xs.push(x);
                     js.push(j);
@@ -184,8 +147,7 @@ impl PgBackend {
                 tx.execute(&up, &[&sids, &ts, &now, &ds, &xs, &js, &prov]).await?;
             }
             tx.commit().await?;
-            Ok(sum)
+            Ok(push.summary)
         })
         .await
-    }
 }

@@ -1,0 +1,230 @@
+//! Every decision of the Time Series writer and level-1 lists that both backends need,
+//! as pure functions: which stations a sync writes and which it deactivates, whose parent
+//! is missing, which records a push keeps, the last-record sentinels, the type-list SQL.
+//! The backends only load the rows these functions look at and write what they return.
+//!
+//! Must not: touch a connection or know a backend.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{PushSummary, RecordInput, StationInput, TypeList};
+use crate::StoreError;
+
+/// The flags of a station sync (`syncState`, `onlyActivation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncFlags {
+    pub sync_state: bool,
+    pub only_activation: bool,
+}
+
+/// The stations a sync upserts (codes made unique, the first occurrence wins) and the
+/// codes it deactivates.
+#[derive(Debug, Clone)]
+pub struct SyncPlan<'a> {
+    pub upsert: Vec<&'a StationInput>,
+    pub deactivate: Vec<String>,
+}
+
+/// Whose active stations a sync may deactivate: `Some(origin)` (the first incoming
+/// station's origin, possibly none) when the sync deactivates at all, `None` otherwise.
+/// The backend loads the active codes of (station type, that origin) for
+/// [`plan_station_sync`].
+pub fn deactivation_scope(incoming: &[StationInput], flags: SyncFlags) -> Option<Option<String>> {
+    if !flags.sync_state || flags.only_activation {
+        return None;
+    }
+    incoming.first().map(|s| s.origin.clone())
+}
+
+/// The plan of a station sync given the active codes in its [`deactivation_scope`]
+/// (empty when there is none): upsert each incoming code once, deactivate the active
+/// codes the sync did not mention.
+pub fn plan_station_sync<'a>(
+    active_in_scope: &[String],
+    incoming: &'a [StationInput],
+    flags: SyncFlags,
+) -> SyncPlan<'a> {
+    let mut seen = HashSet::new();
+    let upsert: Vec<&StationInput> = incoming
+        .iter()
+        .filter(|s| seen.insert(s.code.as_str()))
+        .collect();
+    let deactivate = match deactivation_scope(incoming, flags) {
+        Some(_) => active_in_scope
+            .iter()
+            .filter(|c| !seen.contains(c.as_str()))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
+    SyncPlan { upsert, deactivate }
+}
+
+/// The first station (in input order) whose parent is not among `existing` (pairs of
+/// station type and code, read after the sync's own upserts), as the error the writer
+/// answers.
+pub fn first_missing_parent(
+    stations: &[&StationInput],
+    existing: &HashSet<(String, String)>,
+) -> Option<StoreError> {
+    stations.iter().find_map(|s| {
+        let (ptype, pcode) = s.parent.as_ref()?;
+        (!existing.contains(&(ptype.clone(), pcode.clone()))).then(|| {
+            StoreError::Invalid(format!(
+                "station '{}': parent station '{pcode}' of type '{ptype}' does not exist",
+                s.code
+            ))
+        })
+    })
+}
+
+/// Whether a new metadata history row is due: the stored document differs.
+pub fn metadata_changed(current: Option<&str>, new: &str) -> bool {
+    current != Some(new)
+}
+
+/// The error of a push or event naming a provenance that does not exist.
+pub fn missing_provenance(uuid: &str) -> StoreError {
+    StoreError::Invalid(format!(
+        "provenance '{uuid}' does not exist; create it with POST /json/provenance"
+    ))
+}
+
+/// A series: (station id, type id, period, value table).
+pub type SeriesKey = (i64, i64, i64, i64);
+
+/// Orders records by series and time, the order a push considers them in.
+pub fn sort_records(records: &mut [RecordInput]) {
+    records.sort_by(|a, b| {
+        (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
+            &b.station_code,
+            &b.data_type,
+            b.period,
+            b.timestamp,
+        ))
+    });
+}
+
+/// Distinct station codes and data-type names of a push, sorted (the rows to load).
+pub fn push_names(records: &[RecordInput]) -> (Vec<String>, Vec<String>) {
+    let mut codes: Vec<String> = records.iter().map(|r| r.station_code.clone()).collect();
+    let mut types: Vec<String> = records.iter().map(|r| r.data_type.clone()).collect();
+    for v in [&mut codes, &mut types] {
+        v.sort();
+        v.dedup();
+    }
+    (codes, types)
+}
+
+/// Records of known stations and types with their series keys (by record index), the
+/// distinct keys sorted (the series to create or load, in lock order), and the counts of
+/// records naming unknown stations or types.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResolvedPush {
+    pub keyed: Vec<(usize, SeriesKey)>,
+    pub series: Vec<SeriesKey>,
+    pub unknown_stations: u64,
+    pub unknown_types: u64,
+}
+
+pub fn resolve_push(
+    records: &[RecordInput],
+    stations: &HashMap<String, i64>,
+    types: &HashMap<String, i64>,
+) -> ResolvedPush {
+    let mut out = ResolvedPush::default();
+    for (k, r) in records.iter().enumerate() {
+        let Some(&sid) = stations.get(&r.station_code) else {
+            out.unknown_stations += 1;
+            continue;
+        };
+        let Some(&tid) = types.get(&r.data_type) else {
+            out.unknown_types += 1;
+            continue;
+        };
+        out.keyed.push((k, (sid, tid, r.period, r.value.table())));
+    }
+    out.series = out.keyed.iter().map(|x| x.1).collect();
+    out.series.sort_unstable();
+    out.series.dedup();
+    out
+}
+
+/// What a push writes: history rows as (series id, record index) in record order, the
+/// new latest row per series (sorted by series id), and the summary.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PushPlan {
+    pub history: Vec<(i64, usize)>,
+    pub latest: Vec<(i64, usize)>,
+    pub summary: PushSummary,
+}
+
+/// Keeps, per series, only records newer than its latest value (`series` maps a key to
+/// (series id, latest timestamp or `i64::MIN`)); `records` sorted by [`sort_records`].
+pub fn plan_push(
+    records: &[RecordInput],
+    resolved: &ResolvedPush,
+    series: &HashMap<SeriesKey, (i64, i64)>,
+) -> PushPlan {
+    let mut plan = PushPlan {
+        summary: PushSummary {
+            unknown_stations: resolved.unknown_stations,
+            unknown_types: resolved.unknown_types,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut newest: HashMap<SeriesKey, i64> = HashMap::new();
+    let mut latest: HashMap<i64, usize> = HashMap::new();
+    for (k, key) in &resolved.keyed {
+        let Some(&(id, stored)) = series.get(key) else {
+            continue;
+        };
+        let current = newest.entry(*key).or_insert(stored);
+        if records[*k].timestamp <= *current {
+            plan.summary.skipped_older += 1;
+            continue;
+        }
+        *current = records[*k].timestamp;
+        plan.history.push((id, *k));
+        latest.insert(id, *k);
+        plan.summary.inserted += 1;
+    }
+    plan.latest = latest.into_iter().collect();
+    plan.latest.sort_unstable();
+    plan
+}
+
+/// The reference's answer of `getDateOfLastRecord`: the newest latest value, else 0 when
+/// the station is unknown or nothing beyond it was asked, else -1 (station without
+/// that series).
+pub fn last_record_answer(
+    station_exists: bool,
+    newest: Option<i64>,
+    type_or_period_asked: bool,
+) -> i64 {
+    match (station_exists, newest) {
+        (false, _) => 0,
+        (true, Some(t)) => t,
+        (true, None) if !type_or_period_asked => 0,
+        (true, None) => -1,
+    }
+}
+
+/// The SQL of a level-1 list, one text for both backends (`IS TRUE` reads SQLite's 0/1
+/// and PostgreSQL's boolean alike).
+pub fn type_list_sql(what: TypeList) -> &'static str {
+    match what {
+        TypeList::StationTypes => {
+            "SELECT DISTINCT stationtype FROM ts_station WHERE available IS TRUE ORDER BY 1"
+        }
+        TypeList::EdgeTypes => {
+            "SELECT DISTINCT i.stationtype FROM ts_edge e JOIN ts_station i ON i.id = e.edge_data_id WHERE i.available IS TRUE ORDER BY 1"
+        }
+        TypeList::EventOrigins => "SELECT DISTINCT origin FROM ts_event ORDER BY 1",
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
