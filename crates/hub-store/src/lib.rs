@@ -129,12 +129,8 @@ impl Store {
     /// The Time Series repository over this store's backend.
     pub fn timeseries(&self) -> Arc<dyn timeseries::TimeSeriesRepo> {
         match &*self.backend {
-            Backend::Sqlite(_) => Arc::new(sqlite::timeseries::SqliteTimeSeries::new(
-                self.backend.clone(),
-            )),
-            Backend::Postgres(_) => Arc::new(postgres::timeseries::PgTimeSeries::new(
-                self.backend.clone(),
-            )),
+            Backend::Sqlite(b) => Arc::new(sqlite::timeseries::SqliteTimeSeries::new(b.clone())),
+            Backend::Postgres(b) => Arc::new(postgres::timeseries::PgTimeSeries::new(b.clone())),
         }
     }
 

@@ -22,23 +22,20 @@ use crate::timeseries::{
     ProvenanceInput, PushSummary, QueryLog, RecordInput, StationInput, SyncSummary, TimeSeriesRepo,
     TypeList,
 };
-use crate::{Backend, Result, StoreError};
+use crate::{Result, StoreError};
 
 /// The PostgreSQL Time Series repository; shares the store's pools.
 pub(crate) struct PgTimeSeries {
-    backend: Arc<Backend>,
+    backend: Arc<PgBackend>,
 }
 
 impl PgTimeSeries {
-    pub(crate) fn new(backend: Arc<Backend>) -> Self {
+    pub(crate) fn new(backend: Arc<PgBackend>) -> Self {
         PgTimeSeries { backend }
     }
 
     fn db(&self) -> &PgBackend {
-        match &*self.backend {
-            Backend::Postgres(b) => b,
-            Backend::Sqlite(_) => unreachable!("built only over a PostgreSQL backend"),
-        }
+        &self.backend
     }
 }
 

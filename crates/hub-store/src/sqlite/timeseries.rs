@@ -16,23 +16,20 @@ use crate::timeseries::{
     ProvenanceInput, PushSummary, QueryLog, RecordInput, StationInput, SyncSummary, TimeSeriesRepo,
     TypeList,
 };
-use crate::{Backend, Result};
+use crate::Result;
 
 /// The SQLite Time Series repository; shares the store's pools.
 pub(crate) struct SqliteTimeSeries {
-    backend: Arc<Backend>,
+    backend: Arc<SqliteBackend>,
 }
 
 impl SqliteTimeSeries {
-    pub(crate) fn new(backend: Arc<Backend>) -> Self {
+    pub(crate) fn new(backend: Arc<SqliteBackend>) -> Self {
         SqliteTimeSeries { backend }
     }
 
     fn db(&self) -> &SqliteBackend {
-        match &*self.backend {
-            Backend::Sqlite(b) => b,
-            Backend::Postgres(_) => unreachable!("built only over a SQLite backend"),
-        }
+        &self.backend
     }
 
     /// One transaction on the writer connection.
