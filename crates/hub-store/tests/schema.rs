@@ -31,7 +31,10 @@ fn assert_recorded(dump: &str, name: &str) {
     if recorded != dump {
         for (i, (a, b)) in recorded.lines().zip(dump.lines()).enumerate() {
             if a != b {
-                panic!("{name} differs at line {}:\nrecorded: {a}\nnow:      {b}", i + 1);
+                panic!(
+                    "{name} differs at line {}:\nrecorded: {a}\nnow:      {b}",
+                    i + 1
+                );
             }
         }
         panic!(
@@ -53,12 +56,18 @@ const SQLITE_V7: &[(i64, &str)] = &[
         3,
         "token service: users, clients, roles, refresh tokens, signing keys",
     ),
-    (4, "content: event date ranges for begindate/enddate and sort"),
+    (
+        4,
+        "content: event date ranges for begindate/enddate and sort",
+    ),
     (
         5,
         "content: R*Tree of document positions for geographic prefilters",
     ),
-    (6, "content: covering index of positions replaces the R*Tree"),
+    (
+        6,
+        "content: covering index of positions replaces the R*Tree",
+    ),
     (
         7,
         "content: binary JSON (JSONB) copy of each document for rawfilter",
@@ -136,7 +145,8 @@ fn a_sqlite_store_at_version_7_opens_without_migrating_again() {
         let mut conn = rusqlite::Connection::open(old.path().join(SQLITE_FILE)).unwrap();
         conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)").unwrap();
         for (version, name) in SQLITE_V7 {
-            let sql = std::fs::read_to_string(fixture(&format!("sqlite_v7/{version}.sql"))).unwrap();
+            let sql =
+                std::fs::read_to_string(fixture(&format!("sqlite_v7/{version}.sql"))).unwrap();
             let tx = conn.transaction().unwrap();
             tx.execute_batch(&sql).unwrap();
             tx.execute(
@@ -317,8 +327,8 @@ async fn a_postgres_store_at_version_4_opens_without_migrating_again() {
         let tx = client.transaction().await.unwrap();
         tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version bigint PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)").await.unwrap();
         for (version, name) in POSTGRES_V4 {
-            let sql = std::fs::read_to_string(fixture(&format!("postgres_v4/{version}.sql")))
-                .unwrap();
+            let sql =
+                std::fs::read_to_string(fixture(&format!("postgres_v4/{version}.sql"))).unwrap();
             tx.batch_execute(&sql).await.unwrap();
             tx.execute(
                 "INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, $3)",
