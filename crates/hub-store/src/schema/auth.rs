@@ -163,3 +163,14 @@ pub(crate) const POSTGRES_TOKENS: &[Part] = &[
     Part::Index(&AUTH_REFRESH_CLIENT),
     Part::Table(&AUTH_SIGNING_KEY),
 ];
+
+/// Every table of the group, for the twin check in the parent module.
+#[cfg(test)]
+pub(crate) const TABLES: &[&Table] = &[
+    &AUTH_USER,
+    &AUTH_USER_ROLE,
+    &AUTH_CLIENT,
+    &AUTH_CLIENT_ROLE,
+    &AUTH_REFRESH_TOKEN,
+    &AUTH_SIGNING_KEY,
+];

@@ -395,3 +395,14 @@ pub(crate) const POSTGRES_DOCUMENTS: &[Part] = &[
     Part::Index(&CONTENT_DATE_RANGE),
     Part::Table(&CONTENT_REVISION),
 ];
+
+/// Every table of the group, for the twin check in the parent module.
+#[cfg(test)]
+pub(crate) const TABLES: &[&Table] = &[
+    &CONTENT,
+    &CONTENT_LANGUAGE,
+    &CONTENT_TITLE,
+    &CONTENT_TAG,
+    &CONTENT_REVISION,
+    &CONTENT_DATE,
+];

@@ -104,6 +104,41 @@ pub(crate) fn render(parts: &[Part], dialect: Dialect) -> String {
     sql
 }
 
+/// The column names a `CREATE TABLE` text declares, in order (table constraints and
+/// comments left out). Lets a test hold the two dialects' texts to being twins.
+#[cfg(test)]
+fn column_names(create_table: &str) -> Vec<String> {
+    let without_comments: Vec<&str> = create_table
+        .lines()
+        .map(|line| line.split("--").next().unwrap_or(""))
+        .collect();
+    let text = without_comments.join("\n");
+    let body = &text[text.find('(').map_or(0, |i| i + 1)..text.rfind(')').unwrap_or(text.len())];
+    // The body is cut at its top-level commas; ones inside parentheses belong to a
+    // constraint's column list or an expression.
+    let mut definitions = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                definitions.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    definitions.push(&body[start..]);
+    const CONSTRAINTS: &[&str] = &["PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT"];
+    definitions
+        .into_iter()
+        .filter_map(|d| d.split_whitespace().next())
+        .filter(|word| !CONSTRAINTS.contains(word))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +168,63 @@ mod tests {
         sqlite: "CREATE TABLE t (a TEXT)",
         postgres: "CREATE TABLE t (a text)",
     };
+
+    #[test]
+    fn column_names_of_create_table_texts() {
+        let cases: &[(&str, &[&str])] = &[
+            ("CREATE TABLE t (a TEXT, b INTEGER)", &["a", "b"]),
+            (
+                "CREATE TABLE t (\n    a TEXT, -- one, (two)\n    b REAL,\n    UNIQUE (a, b)\n) WITHOUT ROWID",
+                &["a", "b"],
+            ),
+            (
+                "CREATE TABLE t (\n    g geometry GENERATED ALWAYS AS (f(x, y)) STORED,\n    PRIMARY KEY (g)\n)",
+                &["g"],
+            ),
+            (
+                "CREATE TABLE t (\n    minx REAL, miny REAL,\n    c text COLLATE \"C\" NOT NULL DEFAULT ''\n) PARTITION BY RANGE (minx)",
+                &["minx", "miny", "c"],
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(column_names(text), *expected, "{text}");
+        }
+    }
+
+    /// PostgreSQL's extra columns per table: generated geometry (never copied), the
+    /// signing keys' rowid stand-in; `docb` came to SQLite's `content` by migration 7.
+    const POSTGRES_EXTRAS: &[(&str, &[&str])] = &[
+        ("content", &["docb", "geom"]),
+        ("ts_station", &["pointprojection"]),
+        ("ts_edge", &["linegeom"]),
+        ("ts_location", &["geom"]),
+        ("auth_signing_key", &["seq"]),
+    ];
+    const SQLITE_LATER: &[(&str, &[&str])] = &[("content", &["docb"])];
+
+    #[test]
+    fn both_dialects_declare_the_same_columns() {
+        let tables = content::TABLES
+            .iter()
+            .chain(timeseries::TABLES)
+            .chain(auth::TABLES);
+        for table in tables {
+            let name = table.sqlite.split_whitespace().nth(2).unwrap();
+            let extras = |list: &[(&str, &'static [&'static str])]| {
+                list.iter()
+                    .find(|(t, _)| *t == name)
+                    .map_or(&[][..], |(_, cols)| *cols)
+                    .to_vec()
+            };
+            let mut sqlite = column_names(table.sqlite);
+            sqlite.extend(extras(SQLITE_LATER).iter().map(|c| c.to_string()));
+            let postgres: Vec<String> = column_names(table.postgres)
+                .into_iter()
+                .filter(|c| !extras(POSTGRES_EXTRAS).contains(&c.as_str()) || sqlite.contains(c))
+                .collect();
+            assert_eq!(sqlite, postgres, "{name}: same columns in the same order");
+        }
+    }
 
     #[test]
     fn index_statements_per_dialect() {

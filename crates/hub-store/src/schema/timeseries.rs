@@ -422,3 +422,19 @@ pub(crate) const POSTGRES_TIME_SERIES: &[Part] = &[
     Part::Index(&TS_EVENT_SERIES),
     Part::Only(Dialect::Postgres, FILTER_FUNCTIONS),
 ];
+
+/// Every table of the group, for the twin check in the parent module.
+#[cfg(test)]
+pub(crate) const TABLES: &[&Table] = &[
+    &TS_STATION,
+    &TS_METADATA,
+    &TS_TYPE,
+    &TS_TYPE_METADATA,
+    &TS_PROVENANCE,
+    &TS_SERIES,
+    &TS_LATEST,
+    &TS_HISTORY,
+    &TS_EDGE,
+    &TS_LOCATION,
+    &TS_EVENT,
+];
