@@ -27,6 +27,7 @@ pub mod location_tags;
 mod migrations;
 pub mod postgres;
 mod rawfilter_functions;
+mod schema;
 mod sqlite;
 pub mod timeseries;
 

@@ -10,34 +10,34 @@
 //! and trigram search, and `jsonb` documents.
 
 use super::Conn;
+use crate::schema::{self, Change, Dialect, Part};
 use crate::{Result, StoreError};
 
-pub(crate) struct PgMigration {
-    pub version: i64,
-    pub name: &'static str,
-    pub sql: &'static str,
-}
-
-pub(crate) const PG_MIGRATIONS: &[PgMigration] = &[
-    PgMigration {
+/// The PostgreSQL migrations in order; append new ones at the end (SQL kept in a file
+/// is one `Part::Only(Dialect::Postgres, include_str!(..))`).
+pub(crate) const PG_MIGRATIONS: &[Change] = &[
+    Change {
         version: 1,
         name: "content documents with indexed columns",
-        sql: include_str!("sql/content.sql"),
+        parts: schema::content::POSTGRES_DOCUMENTS,
     },
-    PgMigration {
+    Change {
         version: 2,
         name: "time series: stations, types, series, latest values, history, edges, events",
-        sql: include_str!("sql/timeseries.sql"),
+        parts: schema::timeseries::POSTGRES_TIME_SERIES,
     },
-    PgMigration {
+    Change {
         version: 3,
         name: "token service: users, clients, roles, refresh tokens, signing keys",
-        sql: include_str!("sql/auth.sql"),
+        parts: schema::auth::POSTGRES_TOKENS,
     },
-    PgMigration {
+    Change {
         version: 4,
         name: "content functions: rawfilter checks, folding, dates",
-        sql: include_str!("sql/content_functions.sql"),
+        parts: &[Part::Only(
+            Dialect::Postgres,
+            include_str!("sql/content_functions.sql"),
+        )],
     },
     PgMigration {
         version: 5,
@@ -72,7 +72,7 @@ pub(crate) async fn migrate(mut conn: Conn) -> Result<()> {
         });
     }
     for m in PG_MIGRATIONS.iter().filter(|m| m.version > current) {
-        tx.batch_execute(m.sql)
+        tx.batch_execute(&schema::render(m.parts, Dialect::Postgres))
             .await
             .map_err(|e| StoreError::Migration {
                 version: m.version,

@@ -1,0 +1,356 @@
+//! The schema the migration runners build, held against what the code before the
+//! declared-once schema (`src/schema/`) built:
+//! - a fresh store ends with exactly the recorded catalogue (`fixtures/schema/*.txt`,
+//!   recorded from that code: SQLite at version 7, PostgreSQL at version 4);
+//! - a store migrated by that code (its migration texts are kept verbatim in
+//!   `fixtures/schema/{sqlite_v7,postgres_v4}/`) opens without re-applying anything and
+//!   ends with the same catalogue as a fresh one.
+//!
+//! A deliberate schema change (a new migration) re-records the catalogues with
+//! `HUB_RECORD_SCHEMA=1`. The PostgreSQL tests need `HUB_TEST_DATABASE`; skipped without.
+
+use std::path::{Path, PathBuf};
+
+use hub_store::postgres::create_database;
+use hub_store::Store;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/schema")
+        .join(name)
+}
+
+/// Compares `dump` with the recorded catalogue, or records it under `HUB_RECORD_SCHEMA`.
+fn assert_recorded(dump: &str, name: &str) {
+    let path = fixture(name);
+    if std::env::var_os("HUB_RECORD_SCHEMA").is_some() {
+        std::fs::write(&path, dump).unwrap();
+        return;
+    }
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    if recorded != dump {
+        for (i, (a, b)) in recorded.lines().zip(dump.lines()).enumerate() {
+            if a != b {
+                panic!(
+                    "{name} differs at line {}:\nrecorded: {a}\nnow:      {b}",
+                    i + 1
+                );
+            }
+        }
+        panic!(
+            "{name} differs in length: recorded {} lines, now {}",
+            recorded.lines().count(),
+            dump.lines().count()
+        );
+    }
+}
+
+/// The migrations the code before `src/schema/` knew, with their recorded texts.
+const SQLITE_V7: &[(i64, &str)] = &[
+    (1, "content documents with indexed columns"),
+    (
+        2,
+        "time series: stations, types, series, latest values, history, edges, events",
+    ),
+    (
+        3,
+        "token service: users, clients, roles, refresh tokens, signing keys",
+    ),
+    (
+        4,
+        "content: event date ranges for begindate/enddate and sort",
+    ),
+    (
+        5,
+        "content: R*Tree of document positions for geographic prefilters",
+    ),
+    (
+        6,
+        "content: covering index of positions replaces the R*Tree",
+    ),
+    (
+        7,
+        "content: binary JSON (JSONB) copy of each document for rawfilter",
+    ),
+];
+
+const POSTGRES_V4: &[(i64, &str)] = &[
+    (1, "content documents with indexed columns"),
+    (
+        2,
+        "time series: stations, types, series, latest values, history, edges, events",
+    ),
+    (
+        3,
+        "token service: users, clients, roles, refresh tokens, signing keys",
+    ),
+    (4, "content functions: rawfilter checks, folding, dates"),
+];
+
+const OLD_APPLIED_AT: &str = "2026-01-01T00:00:00Z";
+
+// ---------------------------------------------------------------- SQLite
+
+const SQLITE_FILE: &str = "hub.sqlite3";
+
+/// Every object SQLite records (type, name, table, SQL text as stored).
+fn sqlite_dump(dir: &Path) -> String {
+    let conn = rusqlite::Connection::open(dir.join(SQLITE_FILE)).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{} | {} | {} | {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?
+                    .unwrap_or_else(|| "NULL".into())
+            ))
+        })
+        .unwrap();
+    let mut out = String::new();
+    for row in rows {
+        out.push_str(&row.unwrap());
+        out.push_str("\n--\n");
+    }
+    out
+}
+
+fn sqlite_versions(dir: &Path) -> Vec<(i64, String, String)> {
+    let conn = rusqlite::Connection::open(dir.join(SQLITE_FILE)).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT version, name, applied_at FROM schema_version ORDER BY version")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    rows.map(|r| r.unwrap()).collect()
+}
+
+#[test]
+fn a_fresh_sqlite_store_has_the_recorded_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open_sqlite(dir.path()).unwrap());
+    assert_recorded(&sqlite_dump(dir.path()), "sqlite.txt");
+}
+
+#[test]
+fn a_sqlite_store_at_version_7_opens_without_migrating_again() {
+    let old = tempfile::tempdir().unwrap();
+    {
+        // As the old runner did: one transaction per migration, recorded with it.
+        let mut conn = rusqlite::Connection::open(old.path().join(SQLITE_FILE)).unwrap();
+        conn.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)").unwrap();
+        for (version, name) in SQLITE_V7 {
+            let sql =
+                std::fs::read_to_string(fixture(&format!("sqlite_v7/{version}.sql"))).unwrap();
+            let tx = conn.transaction().unwrap();
+            tx.execute_batch(&sql).unwrap();
+            tx.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)",
+                rusqlite::params![version, name, OLD_APPLIED_AT],
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        // A document stored by the old code, so the check below sees its triggers work.
+        conn.execute(
+            "INSERT INTO content (entity, id_key, id, sort_key, doc) VALUES ('Event', 'e1', 'E1', 'e1', ?1)",
+            [r#"{"Id":"E1","DateBegin":"2026-03-01T10:00:00","DateEnd":"2026-03-02T12:00:00"}"#],
+        )
+        .unwrap();
+    }
+    let before = sqlite_versions(old.path());
+
+    drop(Store::open_sqlite(old.path()).unwrap());
+
+    let after = sqlite_versions(old.path());
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "recorded migrations untouched"
+    );
+    assert_eq!(after.len(), before.len(), "no migration applied again");
+    let fresh = tempfile::tempdir().unwrap();
+    drop(Store::open_sqlite(fresh.path()).unwrap());
+    assert_eq!(sqlite_dump(old.path()), sqlite_dump(fresh.path()));
+
+    let conn = rusqlite::Connection::open(old.path().join(SQLITE_FILE)).unwrap();
+    let (dates, docb): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM content_date), (SELECT COUNT(*) FROM content WHERE docb IS NOT NULL)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((dates, docb), (1, 1), "triggers of the old schema kept");
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+fn admin_url() -> Option<String> {
+    let admin = std::env::var("HUB_TEST_DATABASE").ok()?;
+    let admin = admin.trim().to_string();
+    if admin.is_empty() {
+        eprintln!("skipped: HUB_TEST_DATABASE is not set (needs a PostgreSQL server)");
+        return None;
+    }
+    Some(admin)
+}
+
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+/// Hub's own objects in `public` (an extension's, such as PostGIS's, left out):
+/// relations, columns with their exact types, collations, defaults, generated and identity
+/// expressions and compression, indexes, constraints, functions and extensions.
+const PG_CATALOGUE: &[(&str, &str)] = &[
+    (
+        "relation",
+        "SELECT c.relname::text || ' kind=' || c.relkind::text
+                || COALESCE(' partition by ' || pg_get_partkeydef(c.oid), '')
+                || COALESCE(' ' || pg_get_expr(c.relpartbound, c.oid), '')
+         FROM pg_class c
+         WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+         ORDER BY 1",
+    ),
+    (
+        "column",
+        "SELECT c.relname::text || '.' || a.attname || ' #' || a.attnum
+                || ' ' || format_type(a.atttypid, a.atttypmod)
+                || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+                || COALESCE(' collate ' || co.collname, '')
+                || COALESCE(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '')
+                || CASE a.attgenerated WHEN 's' THEN ' generated stored' ELSE '' END
+                || CASE a.attidentity WHEN 'd' THEN ' identity by default' WHEN 'a' THEN ' identity always' ELSE '' END
+                || CASE WHEN a.attcompression <> '' THEN ' compression ' || a.attcompression::text ELSE '' END
+                || ' | ' || COALESCE(ic.is_nullable, '') || ' ' || COALESCE(ic.is_generated, '')
+         FROM pg_attribute a
+         JOIN pg_class c ON c.oid = a.attrelid
+         LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+         LEFT JOIN pg_collation co ON co.oid = a.attcollation AND a.attcollation <> 0
+         LEFT JOIN information_schema.columns ic
+                ON ic.table_schema = 'public' AND ic.table_name = c.relname AND ic.column_name = a.attname
+         WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+           AND a.attnum > 0 AND NOT a.attisdropped
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+         ORDER BY c.relname, a.attnum",
+    ),
+    (
+        "index",
+        "SELECT i.indexdef FROM pg_indexes i
+         WHERE i.schemaname = 'public' AND i.tablename <> 'spatial_ref_sys'
+         ORDER BY i.tablename, i.indexname",
+    ),
+    (
+        "constraint",
+        "SELECT c.relname::text || '.' || k.conname || ' ' || k.contype::text || ' ' || pg_get_constraintdef(k.oid)
+         FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+         WHERE c.relnamespace = 'public'::regnamespace
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+         ORDER BY 1",
+    ),
+    (
+        "function",
+        "SELECT p.proname::text || '(' || pg_get_function_identity_arguments(p.oid) || ') md5=' || md5(pg_get_functiondef(p.oid))
+         FROM pg_proc p
+         WHERE p.pronamespace = 'public'::regnamespace
+           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+         ORDER BY 1",
+    ),
+    (
+        "trigger",
+        "SELECT t.tgrelid::regclass::text || '.' || t.tgname FROM pg_trigger t WHERE NOT t.tgisinternal ORDER BY 1",
+    ),
+    ("extension", "SELECT extname::text FROM pg_extension ORDER BY 1"),
+];
+
+async fn pg_dump(url: &str) -> String {
+    let client = connect(url).await;
+    let mut out = String::new();
+    for (kind, query) in PG_CATALOGUE {
+        for row in client.query(*query, &[]).await.unwrap() {
+            out.push_str(kind);
+            out.push_str(": ");
+            out.push_str(&row.get::<_, String>(0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+async fn pg_versions(url: &str) -> Vec<(i64, String, String)> {
+    let client = connect(url).await;
+    client
+        .query(
+            "SELECT version, name, applied_at FROM schema_version ORDER BY version",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+}
+
+/// Opens (and so migrates) the store at `url`, then lets it go.
+async fn open_postgres(url: &str) {
+    drop(Store::open_postgres(url, None).unwrap());
+}
+
+#[tokio::test]
+async fn a_fresh_postgres_store_has_the_recorded_schema() {
+    let Some(admin) = admin_url() else { return };
+    let name = format!("hub_test_schema_fresh_{}", std::process::id());
+    let url = create_database(&admin, &name, true).unwrap();
+    open_postgres(&url).await;
+    assert_recorded(&pg_dump(&url).await, "postgres.txt");
+}
+
+#[tokio::test]
+async fn a_postgres_store_at_version_4_opens_without_migrating_again() {
+    let Some(admin) = admin_url() else { return };
+    let pid = std::process::id();
+    let old_url = create_database(&admin, &format!("hub_test_schema_old_{pid}"), true).unwrap();
+    {
+        // As the old runner did: everything in one transaction.
+        let mut client = connect(&old_url).await;
+        let tx = client.transaction().await.unwrap();
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version bigint PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)").await.unwrap();
+        for (version, name) in POSTGRES_V4 {
+            let sql =
+                std::fs::read_to_string(fixture(&format!("postgres_v4/{version}.sql"))).unwrap();
+            tx.batch_execute(&sql).await.unwrap();
+            tx.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, $3)",
+                &[version, name, &OLD_APPLIED_AT],
+            )
+            .await
+            .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    let before = pg_versions(&old_url).await;
+
+    open_postgres(&old_url).await;
+
+    let after = pg_versions(&old_url).await;
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "recorded migrations untouched"
+    );
+    assert_eq!(after.len(), before.len(), "no migration applied again");
+    let fresh_url = create_database(&admin, &format!("hub_test_schema_new_{pid}"), true).unwrap();
+    open_postgres(&fresh_url).await;
+    assert_eq!(pg_dump(&old_url).await, pg_dump(&fresh_url).await);
+}
