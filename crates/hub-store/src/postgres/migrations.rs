@@ -39,10 +39,13 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
             include_str!("sql/content_functions.sql"),
         )],
     },
-    PgMigration {
+    Change {
         version: 5,
         name: "content functions: rawfilter checks report only a check id",
-        sql: include_str!("sql/content_functions_v5.sql"),
+        parts: &[Part::Only(
+            Dialect::Postgres,
+            include_str!("sql/content_functions_v5.sql"),
+        )],
     },
 ];
 
