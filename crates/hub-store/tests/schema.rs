@@ -352,7 +352,11 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // Versions 1–4 are not applied again; only what came after them (5: rawfilter
     // checks report a check id) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
-    assert_eq!(newer, vec![5], "only the migrations newer than version 4 are applied");
+    assert_eq!(
+        newer,
+        vec![5],
+        "only the migrations newer than version 4 are applied"
+    );
     let fresh_url = create_database(&admin, &format!("hub_test_schema_new_{pid}"), true).unwrap();
     open_postgres(&fresh_url).await;
     assert_eq!(pg_dump(&old_url).await, pg_dump(&fresh_url).await);
