@@ -1,5 +1,8 @@
-//! RFC 7807 problem details: the one shape of every client and server error body of
-//! the Content API. Each layer's error converts into a `Problem`; the HTTP edge renders it.
+//! RFC 7807 problem details: the one shape of every `application/problem+json` body of
+//! Hub (Content API, token service bearer failures, traffic feed, server fallbacks).
+//! Each layer's error converts into a `Problem`; its one `IntoResponse` (feature `http`)
+//! renders it. Owns the body's fields and their order (the golden corpus pins them);
+//! must not decide which error gets which status — that is each API crate's error type.
 
 use serde::Serialize;
 
@@ -59,5 +62,50 @@ impl Problem {
 
     pub fn unavailable(detail: impl Into<String>) -> Self {
         Problem::new(503, "unavailable", "Service Unavailable", detail)
+    }
+}
+
+/// The media type of every problem body.
+pub const PROBLEM_CONTENT_TYPE: &str = "application/problem+json";
+
+#[cfg(feature = "http")]
+impl axum::response::IntoResponse for Problem {
+    fn into_response(self) -> axum::response::Response {
+        let status = http::StatusCode::from_u16(self.status)
+            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&self).expect("problems serialize");
+        (
+            status,
+            [(http::header::CONTENT_TYPE, PROBLEM_CONTENT_TYPE)],
+            body,
+        )
+            .into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Problem → exact body: field order and omitted fields are part of the contract.
+    #[test]
+    fn bodies_keep_their_field_order() {
+        let cases = [
+            (
+                Problem::not_found("no such thing"),
+                r#"{"type":"urn:hub:problem:not-found","title":"Not Found","status":404,"detail":"no such thing"}"#,
+            ),
+            (
+                Problem::parse_error("rawfilter", 3, "bad"),
+                r#"{"type":"urn:hub:problem:parse-error","title":"Invalid expression","status":400,"detail":"bad","parameter":"rawfilter","position":3}"#,
+            ),
+            (
+                Problem::invalid_parameter("pagesize", "too big"),
+                r#"{"type":"urn:hub:problem:invalid-parameter","title":"Invalid parameter","status":400,"detail":"too big","parameter":"pagesize"}"#,
+            ),
+        ];
+        for (problem, body) in cases {
+            assert_eq!(serde_json::to_string(&problem).unwrap(), body);
+        }
     }
 }
