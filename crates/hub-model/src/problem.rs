@@ -21,6 +21,9 @@ pub struct Problem {
     /// 1-based character position inside the parameter value, for parse errors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<usize>,
+    /// Further members (RFC 7807 §3.2), after the standard ones; empty for most problems.
+    #[serde(flatten)]
+    pub extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Problem {
@@ -32,7 +35,14 @@ impl Problem {
             detail: detail.into(),
             parameter: None,
             position: None,
+            extensions: serde_json::Map::new(),
         }
+    }
+
+    /// The problem with one more extension member.
+    pub fn with(mut self, member: &str, value: serde_json::Value) -> Self {
+        self.extensions.insert(member.to_string(), value);
+        self
     }
 
     /// 400 for a query parameter whose value is not accepted.
@@ -98,6 +108,10 @@ mod tests {
             (
                 Problem::parse_error("rawfilter", 3, "bad"),
                 r#"{"type":"urn:hub:problem:parse-error","title":"Invalid expression","status":400,"detail":"bad","parameter":"rawfilter","position":3}"#,
+            ),
+            (
+                Problem::new(400, "x", "X", "d").with("info", serde_json::json!({"a": 1})),
+                r#"{"type":"urn:hub:problem:x","title":"X","status":400,"detail":"d","info":{"a":1}}"#,
             ),
             (
                 Problem::invalid_parameter("pagesize", "too big"),
