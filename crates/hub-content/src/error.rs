@@ -89,7 +89,7 @@ impl ContentError {
                 detail,
             }) => Problem {
                 parameter: Some(parameter.clone()),
-                position: Some(*position),
+                position: Some(hub_model::problem::saturating_u32(*position)),
                 ..Problem::new(
                     400,
                     "type-mismatch",

@@ -18,12 +18,14 @@ pub struct Problem {
     /// The query parameter that was wrong, when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameter: Option<String>,
-    /// 1-based character position inside the parameter value, for parse errors.
+    /// 1-based character position inside the parameter value, for parse errors (`u32`
+    /// keeps `Problem` small enough for `Err` variants; query strings are far shorter).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub position: Option<usize>,
-    /// Further members (RFC 7807 §3.2), after the standard ones; empty for most problems.
+    pub position: Option<u32>,
+    /// Further members (RFC 7807 §3.2), after the standard ones; empty for most problems
+    /// (boxed: a `Problem` travels in `Err` variants and should stay small).
     #[serde(flatten)]
-    pub extensions: serde_json::Map<String, serde_json::Value>,
+    pub extensions: Box<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Problem {
@@ -35,7 +37,7 @@ impl Problem {
             detail: detail.into(),
             parameter: None,
             position: None,
-            extensions: serde_json::Map::new(),
+            extensions: Box::default(),
         }
     }
 
@@ -57,7 +59,7 @@ impl Problem {
     pub fn parse_error(parameter: &str, position: usize, detail: impl Into<String>) -> Self {
         Problem {
             parameter: Some(parameter.to_string()),
-            position: Some(position),
+            position: Some(saturating_u32(position)),
             ..Problem::new(400, "parse-error", "Invalid expression", detail)
         }
     }
@@ -73,6 +75,11 @@ impl Problem {
     pub fn unavailable(detail: impl Into<String>) -> Self {
         Problem::new(503, "unavailable", "Service Unavailable", detail)
     }
+}
+
+/// A character position as stored in [`Problem::position`].
+pub fn saturating_u32(position: usize) -> u32 {
+    u32::try_from(position).unwrap_or(u32::MAX)
 }
 
 /// The media type of every problem body.

@@ -126,7 +126,7 @@ fn odh_body(problem: Problem, now: chrono::DateTime<chrono::Utc>) -> Value {
     );
     body.insert("code".into(), json!(problem.status));
     body.insert("error".into(), json!(problem.title));
-    body.extend(problem.extensions);
+    body.extend(*problem.extensions);
     Value::Object(body)
 }
 
