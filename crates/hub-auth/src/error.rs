@@ -61,6 +61,7 @@ fn quoted(text: &str) -> String {
         .collect()
 }
 
+/// A bearer failure: the shared problem body plus, for 401/403, the RFC 6750 challenge.
 fn problem(
     status: StatusCode,
     kind: &str,
@@ -68,14 +69,7 @@ fn problem(
     detail: String,
     challenge: Option<String>,
 ) -> Response {
-    let body = serde_json::to_vec(&Problem::new(status.as_u16(), kind, title, detail))
-        .expect("problems serialize");
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/problem+json")],
-        body,
-    )
-        .into_response();
+    let mut response = Problem::new(status.as_u16(), kind, title, detail).into_response();
     if let Some(c) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, c);
     }

@@ -1,8 +1,6 @@
 //! Bearer authentication as an axum middleware: the caller's [`Principal`] goes into
 //! the request extensions; no `Authorization` header means anonymous.
 
-use std::sync::Arc;
-
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -10,24 +8,8 @@ use http::{header, HeaderMap};
 
 use crate::error::AuthError;
 use crate::service::AuthService;
-
-/// Who is calling: the token's subject, its roles and the client it was issued to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Principal {
-    pub subject: String,
-    /// `preferred_username`, when the token has one.
-    pub username: Option<String>,
-    pub roles: Arc<[String]>,
-    /// `azp`: the client the token was issued to.
-    pub client: Option<String>,
-}
-
-impl Principal {
-    /// Role check, case-insensitive (role names travel through many systems).
-    pub fn has_role(&self, role: &str) -> bool {
-        self.roles.iter().any(|r| r.eq_ignore_ascii_case(role))
-    }
-}
+/// The caller, shared by every API (defined with its role checks in `hub-model`).
+pub use hub_model::Principal;
 
 /// The token of an `Authorization: Bearer …` header (scheme word case-insensitive).
 /// `Ok(None)` without the header; an error for another scheme or an empty token.

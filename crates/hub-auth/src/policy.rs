@@ -5,27 +5,19 @@
 //!   permission claim, also with a condition suffix such as `Accommodation_Read_accessrole=IDM`).
 //! - Writes: `{EntityType}_Create`, `{EntityType}_Update`, `{EntityType}_Delete`
 //!   (case-insensitive; the reference's form). No token → 401; a token without the role → 403.
+//!
+//! The role meanings themselves are `hub_model::principal` (shared with the Time Series
+//! API); this module turns them into the 401/403 errors of the auth layer.
 
 use crate::error::AuthError;
 use crate::middleware::Principal;
 
-/// Roles that open every closed dataset of the Content API.
-pub const CLOSED_DATA_ROLES: &[&str] = &["DataReader", "AccoReader"];
-
-fn has_permission(p: &Principal, entity: &str, action: &str) -> bool {
-    let wanted = format!("{entity}_{action}");
-    p.roles.iter().any(|r| {
-        r.len() >= wanted.len()
-            && r[..wanted.len()].eq_ignore_ascii_case(&wanted)
-            && (r.len() == wanted.len() || r.as_bytes()[wanted.len()] == b'_')
-    })
-}
+pub use hub_model::principal::CLOSED_DATA_ROLES;
+use hub_model::Closed;
 
 /// May this caller see the closed parts of `entity` documents?
 pub fn can_read_closed(principal: Option<&Principal>, entity: &str) -> bool {
-    principal.is_some_and(|p| {
-        CLOSED_DATA_ROLES.iter().any(|r| p.has_role(r)) || has_permission(p, entity, "Read")
-    })
+    hub_model::principal::can_read(principal, Closed::Content { entity })
 }
 
 /// A write action on the Content API.
@@ -68,7 +60,7 @@ pub fn require_write<'a>(
         principal,
         &format!("{} on {entity}", action.as_str().to_lowercase()),
     )?;
-    if has_permission(p, entity, action.as_str()) {
+    if p.has_permission(entity, action.as_str()) {
         Ok(p)
     } else {
         Err(AuthError::Forbidden(format!(

@@ -1,5 +1,5 @@
 //! Closed content data: accommodation room data and availability. Callers without a
-//! reading role (see `hub_auth::policy`) get the base document with those parts removed
+//! reading role (see `hub_model::principal`, `Closed::Content`) get the base document with those parts removed
 //! and `_Meta.Reduced: true` — a 200, never an error (spec: Errors table).
 
 use chrono::NaiveDate;

@@ -1,4 +1,6 @@
-//! Errors of the Content API layer and their one conversion to an HTTP response.
+//! Errors of the Content API layer and their one conversion to an HTTP response: a
+//! `hub_model::Problem` (rendered by its shared `IntoResponse`), except auth failures,
+//! which `hub-auth` renders with their `WWW-Authenticate` challenge.
 
 use axum::response::{IntoResponse, Response};
 use hub_model::Problem;
@@ -87,7 +89,7 @@ impl ContentError {
                 detail,
             })) => Problem {
                 parameter: Some(parameter.clone()),
-                position: Some(*position),
+                position: Some(hub_model::problem::saturating_u32(*position)),
                 ..Problem::new(
                     400,
                     "type-mismatch",
@@ -107,24 +109,11 @@ impl ContentError {
     }
 }
 
-/// Renders a problem as `application/problem+json`.
-pub fn problem_response(problem: &Problem) -> Response {
-    let status = http::StatusCode::from_u16(problem.status)
-        .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::to_vec(problem).expect("problems serialize");
-    (
-        status,
-        [(http::header::CONTENT_TYPE, "application/problem+json")],
-        body,
-    )
-        .into_response()
-}
-
 impl IntoResponse for ContentError {
     fn into_response(self) -> Response {
         if let ContentError::Auth(e) = self {
             return e.into_response();
         }
-        problem_response(&self.to_problem())
+        self.to_problem().into_response()
     }
 }

@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use hub_model::{EntityType, Problem};
 use serde_json::Value;
 
-use crate::error::problem_response;
 use crate::params::RawQuery;
 use crate::ContentState;
 
@@ -88,7 +87,7 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
         .map(str::to_string);
     let format = match negotiate(&query, accept.as_deref()) {
         Ok(f) => f,
-        Err(problem) => return problem_response(&problem),
+        Err(problem) => return problem.into_response(),
     };
     let path = request.uri().path().to_string();
     let mut response = next.run(request).await;
@@ -105,7 +104,7 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return problem_response(&Problem::internal("the response was too large to convert"));
+        return Problem::internal("the response was too large to convert").into_response();
     };
     // CSV flattens straight from the text (a page of 1,000 documents need not become
     // `Value`s); anything that is not a list falls back to parsing.

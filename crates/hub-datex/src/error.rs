@@ -1,4 +1,4 @@
-//! The one error type of the crate.
+//! The one error type of the crate and the problem a client sees for it.
 
 use thiserror::Error;
 
@@ -21,4 +21,14 @@ pub enum DatexError {
     /// Writing the XML document failed (only possible through an I/O failure).
     #[error("writing the DATEX document failed: {0}")]
     Xml(#[from] std::io::Error),
+}
+
+impl DatexError {
+    /// What a feed request answers when building the feed failed: always 503 with a
+    /// fixed text (the cause is logged, not shown: it may name internal systems).
+    pub fn to_problem(&self) -> hub_model::Problem {
+        hub_model::Problem::unavailable(
+            "The traffic announcements could not be read. Try again later.",
+        )
+    }
 }

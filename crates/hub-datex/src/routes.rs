@@ -118,18 +118,13 @@ async fn feed_handler(
             "There is no DATEX provider named {provider:?}. Known providers: {}.",
             known.join(", ")
         );
-        return problem(StatusCode::NOT_FOUND, "not-found", "Not Found", &detail);
+        return hub_model::Problem::not_found(detail).into_response();
     };
     match shared.entry(provider).await {
         Ok(entry) => respond(&entry, &headers),
         Err(error) => {
             tracing::error!(provider = %provider.name, %error, "DATEX feed could not be built");
-            problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "Service Unavailable",
-                "The traffic announcements could not be read. Try again later.",
-            )
+            error.to_problem().into_response()
         }
     }
 }
@@ -260,20 +255,6 @@ fn respond(entry: &Entry, request: &HeaderMap) -> Response {
     }
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
-}
-
-/// An RFC 7807 problem response.
-fn problem(status: StatusCode, kind: &str, title: &str, detail: &str) -> Response {
-    let body = json!({ "type": format!("urn:hub:problem:{kind}"), "title": title, "status": status.as_u16(), "detail": detail });
-    (
-        status,
-        [(
-            CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        )],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 #[cfg(test)]

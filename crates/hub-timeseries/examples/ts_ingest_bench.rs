@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::Request;
+use hub_model::Principal;
 use hub_store::Store;
-use hub_timeseries::{router, Roles, TimeseriesConfig, TimeseriesState};
+use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Map, Value};
 use tower::ServiceExt;
 
@@ -47,7 +48,8 @@ async fn main() {
                 .header("content-type", "application/json")
                 .body(Body::from(body.to_string()))
                 .unwrap();
-            req.extensions_mut().insert(Roles(vec!["WRITER".into()]));
+            req.extensions_mut()
+                .insert(Principal::with_roles("bench", &["WRITER"]));
             let resp = app.oneshot(req).await.unwrap();
             assert!(resp.status().is_success(), "{}", resp.status());
         }

@@ -1,8 +1,10 @@
 //! The one error type of the HTTP edge and its body, the reference's
-//! `{message, timestamp, code, error, description?, info?}` (timestamp ISO-8601).
+//! `{message, timestamp, code, error, description?, info?}` (timestamp ISO-8601),
+//! written from the shared `hub_model::Problem` the error converts into.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use hub_model::Problem;
 use hub_query::timeseries::TsQueryError;
 use hub_store::StoreError;
 use serde_json::{json, Map, Value};
@@ -38,23 +40,26 @@ impl ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, message, description, info) = match self {
+impl ApiError {
+    /// The shared problem of this error: status and message, with the reference's
+    /// `description` and `info` as extension members. Logs storage failures.
+    pub fn to_problem(self) -> Problem {
+        let (status, kind, message, description, info) = match self {
             ApiError::BadRequest {
                 message,
                 description,
                 info,
-            } => (StatusCode::BAD_REQUEST, message, description, info),
-            ApiError::NotFound(m) => (StatusCode::NOT_FOUND, m, None, None),
+            } => (400, "invalid-request", message, description, info),
+            ApiError::NotFound(m) => (404, "not-found", m, None, None),
             ApiError::Unauthorized => (
-                StatusCode::UNAUTHORIZED,
+                401,
+                "unauthorized",
                 "Authentication required: send a bearer token of a client with the writer role"
                     .into(),
                 None,
                 None,
             ),
-            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, m, None, None),
+            ApiError::Forbidden(m) => (403, "forbidden", m, None, None),
             ApiError::Query(TsQueryError::Syntax(e)) => {
                 let mut info = Map::new();
                 info.insert("position".into(), json!(e.position));
@@ -65,7 +70,8 @@ impl IntoResponse for ApiError {
                     json!("You need to escape the following characters ()', within the value part of your filters"),
                 );
                 (
-                    StatusCode::BAD_REQUEST,
+                    400,
+                    "parse-error",
                     e.message(),
                     Some("Syntax error in WHERE-clause".to_string()),
                     Some(info),
@@ -80,37 +86,56 @@ impl IntoResponse for ApiError {
                     }
                     _ => None,
                 };
-                (StatusCode::BAD_REQUEST, e.to_string(), None, info)
+                (400, "invalid-request", e.to_string(), None, info)
             }
-            ApiError::Store(StoreError::Invalid(m)) => (StatusCode::BAD_REQUEST, m, None, None),
+            ApiError::Store(StoreError::Invalid(m)) => (400, "invalid-request", m, None, None),
             ApiError::Store(e) => {
                 tracing::error!(error = %e, "time series storage failure");
                 (
-                    StatusCode::INTERNAL_SERVER_ERROR,
+                    500,
+                    "internal",
                     "Internal storage error; the server log has details".to_string(),
                     None,
                     None,
                 )
             }
         };
-        let mut body = Map::new();
-        body.insert("message".into(), json!(message.replace('"', "'")));
-        body.insert(
-            "timestamp".into(),
-            json!(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-        );
-        body.insert("code".into(), json!(status.as_u16()));
-        body.insert(
-            "error".into(),
-            json!(status.canonical_reason().unwrap_or("")),
-        );
+        let title = StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        let mut problem = Problem::new(status, kind, title, message);
         if let Some(d) = description {
-            body.insert("description".into(), json!(d));
+            problem = problem.with("description", json!(d));
         }
         if let Some(i) = info {
-            body.insert("info".into(), Value::Object(i));
+            problem = problem.with("info", Value::Object(i));
         }
-        let mut resp = (status, axum::Json(Value::Object(body))).into_response();
+        problem
+    }
+}
+
+/// The reference's body for a problem: `message` (the detail, double quotes made
+/// single), `timestamp`, `code` (status), `error` (title), then the extension members.
+fn odh_body(problem: Problem, now: chrono::DateTime<chrono::Utc>) -> Value {
+    let mut body = Map::new();
+    body.insert("message".into(), json!(problem.detail.replace('"', "'")));
+    body.insert(
+        "timestamp".into(),
+        json!(now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    );
+    body.insert("code".into(), json!(problem.status));
+    body.insert("error".into(), json!(problem.title));
+    body.extend(*problem.extensions);
+    Value::Object(body)
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let problem = self.to_problem();
+        let status =
+            StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut resp = (status, axum::Json(odh_body(problem, chrono::Utc::now()))).into_response();
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 "www-authenticate",
@@ -118,5 +143,42 @@ impl IntoResponse for ApiError {
             );
         }
         resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Error → exact reference body (timestamp fixed).
+    #[test]
+    fn errors_keep_the_reference_body() {
+        let now = chrono::DateTime::parse_from_rfc3339("2024-01-02T03:04:05Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let t = r#""timestamp":"2024-01-02T03:04:05.000Z""#;
+        let cases = [
+            (
+                ApiError::bad("no \"x\""),
+                format!(r#"{{"message":"no 'x'",{t},"code":400,"error":"Bad Request"}}"#),
+            ),
+            (
+                ApiError::NotFound("gone".into()),
+                format!(r#"{{"message":"gone",{t},"code":404,"error":"Not Found"}}"#),
+            ),
+            (
+                ApiError::BadRequest {
+                    message: "m".into(),
+                    description: Some("d".into()),
+                    info: Some(Map::from_iter([("k".to_string(), json!(1))])),
+                },
+                format!(
+                    r#"{{"message":"m",{t},"code":400,"error":"Bad Request","description":"d","info":{{"k":1}}}}"#
+                ),
+            ),
+        ];
+        for (error, body) in cases {
+            assert_eq!(odh_body(error.to_problem(), now).to_string(), body);
+        }
     }
 }

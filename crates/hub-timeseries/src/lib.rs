@@ -7,7 +7,8 @@
 //!
 //! Owns: HTTP shapes of `/v2` and `/v2/json/...`. Must not: build SQL (that is
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
-//! (the auth layer puts a [`Roles`] value into the request extensions; absent = anonymous).
+//! (the auth layer puts a `hub_model::Principal` into the request extensions; absent =
+//! anonymous; its roles are matched with `Principal::has_series_role`).
 //!
 //! Wiring: `hub_timeseries::router(TimeseriesState::new(store.timeseries(), config))`,
 //! nested at the server root (routes already start with `/v2`). The state holds only the
@@ -35,19 +36,6 @@ use serde::{Deserialize, Serialize};
 pub use demo::load_demo;
 pub use error::ApiError;
 pub use import::{import_file, import_value, ImportError, ImportSummary};
-
-/// The caller's roles, inserted into request extensions by the auth layer. Role names may
-/// carry the reference's `BDP_` prefix (`BDP_ADMIN` = `ADMIN`).
-#[derive(Clone, Default, Debug)]
-pub struct Roles(pub Vec<String>);
-
-impl Roles {
-    fn has(&self, role: &str) -> bool {
-        self.0
-            .iter()
-            .any(|r| r == role || r.strip_prefix("BDP_") == Some(role))
-    }
-}
 
 /// Configuration of the Time Series API. Every field has a default; the defaults match
 /// the demo data (its closed series are the A22 traffic sensors and the meteo

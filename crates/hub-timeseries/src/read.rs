@@ -14,7 +14,7 @@ use crate::params::{
     csv_set, parse_params, parse_path_date, parse_representation, parse_timezone, Dataset, Zone,
 };
 use crate::shape;
-use crate::{ApiError, Roles, TimeseriesState};
+use crate::{ApiError, TimeseriesState};
 
 const ROOT: &[(&str, &str)] = &[
     (
@@ -122,7 +122,7 @@ pub async fn dispatch(
         distinct: p.distinct,
         limit: p.limit,
         offset: p.offset,
-        access: rules_for(&st.config, ext.get::<Roles>()),
+        access: rules_for(&st.config, ext.get::<hub_model::Principal>()),
     };
     let compiled = compile_query(&q, st.store.dialect()).map_err(|e| match e {
         // hub-query checked the pattern; the answer keeps its description.

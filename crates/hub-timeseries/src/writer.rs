@@ -13,11 +13,15 @@ use hub_store::timeseries::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::{ApiError, Roles, TimeseriesState};
+use crate::{ApiError, TimeseriesState};
 
 fn authorize(st: &TimeseriesState, ext: &Extensions) -> Result<(), ApiError> {
-    let roles = ext.get::<Roles>().ok_or(ApiError::Unauthorized)?;
-    if roles.has(&st.config.writer_role) || roles.has(&st.config.admin_role) {
+    let principal = ext
+        .get::<hub_model::Principal>()
+        .ok_or(ApiError::Unauthorized)?;
+    if principal.has_series_role(&st.config.writer_role)
+        || principal.has_series_role(&st.config.admin_role)
+    {
         Ok(())
     } else {
         Err(ApiError::Forbidden(format!(

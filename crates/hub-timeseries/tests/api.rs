@@ -6,10 +6,11 @@ use std::collections::BTreeSet;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use hub_model::Principal;
 use hub_query::timeseries::AccessRule;
 use hub_store::timeseries::{EdgeInput, EventInput, StationInput};
 use hub_store::Store;
-use hub_timeseries::{router, Roles, TimeseriesConfig, TimeseriesState};
+use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 use tower::ServiceExt;
@@ -131,7 +132,7 @@ async fn call_state(
         .unwrap();
     if let Some(r) = roles {
         req.extensions_mut()
-            .insert(Roles(r.iter().map(|s| s.to_string()).collect()));
+            .insert(Principal::with_roles("test", r));
     }
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
@@ -850,7 +851,7 @@ async fn raw_get(state: &TimeseriesState, uri: &str, roles: &[&str]) -> (StatusC
         .body(Body::empty())
         .unwrap();
     req.extensions_mut()
-        .insert(Roles(roles.iter().map(|s| s.to_string()).collect()));
+        .insert(Principal::with_roles("test", roles));
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
     let bytes = http_body_util::BodyExt::collect(resp.into_body())

@@ -1,104 +1,175 @@
-//! The server's configuration: one struct with defaults, filled from an optional TOML
-//! file, then from `HUB_*` environment variables and command-line flags (which win).
+//! The server's configuration, declared once: each field of [`Config`] is at the same
+//! time a command-line flag, a `HUB_*` environment variable (clap derive) and a key of
+//! the TOML file (serde), with its default in the `#[arg]` attribute. [`Config::resolve`]
+//! layers them: flag > environment > file > default.
+//!
+//! Owns the names, defaults and precedence of settings. Must not: interpret a setting
+//! beyond turning it into an API crate's own config (`auth_config`, the base URLs).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser};
+use serde::{Deserialize, Serialize};
 
-/// Everything `hub serve` can be told. Each field: flag, environment variable, file key.
-#[derive(Debug, Clone, Deserialize)]
+/// Everything `hub` can be told. The field name is the file key; `--field-name` and
+/// `HUB_FIELD_NAME` are the flag and variable unless the attribute says otherwise.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Address to serve on. `--listen`, `HUB_LISTEN`, `listen`. Default `127.0.0.1:8080`.
+    /// Address to serve on.
+    #[arg(long, env = "HUB_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Directory of the embedded SQLite store. `--data`, `HUB_DATA`, `data`. Default `./hub-data`.
+    /// Directory of the embedded SQLite store.
+    #[arg(long, env = "HUB_DATA", default_value = "hub-data")]
     pub data: PathBuf,
-    /// PostgreSQL URL instead of the embedded store. `--database`, `HUB_DATABASE`, `database`.
+    /// PostgreSQL URL (postgres://…) instead of the embedded store.
+    #[arg(long, env = "HUB_DATABASE")]
     pub database: Option<String>,
     /// PostgreSQL URL of a read replica (streaming replication of `database`): reads go
-    /// there, writes and migrations to `database`. `--database-replica`, `HUB_DATABASE_REPLICA`, `database_replica`.
+    /// there, writes and migrations to `database`.
+    #[arg(long, env = "HUB_DATABASE_REPLICA", requires = "database")]
     pub database_replica: Option<String>,
-    /// Fill an empty store with the demo dataset on start. `--no-demo`/`HUB_NO_DEMO` turn it off; file key `demo`. Default true.
+    /// Fill an empty store with the demo dataset on start (file key only; the flag is
+    /// `--no-demo`).
+    #[arg(skip = true)]
     pub demo: bool,
-    /// Size of the demo dataset (1 = about 20,000 documents). `--scale`, `HUB_DEMO_SCALE`, `demo_scale`. Default 1.
+    /// Start with an empty store instead of demo data (the file says `demo = false`).
+    #[arg(long, env = "HUB_NO_DEMO")]
+    #[serde(skip)]
+    pub no_demo: bool,
+    /// Size of the demo dataset (1 = about 20,000 documents).
+    #[arg(long = "scale", env = "HUB_DEMO_SCALE", default_value = "1")]
     pub demo_scale: u32,
-    /// Public base URL used in links of Content API responses. `--content-base-url`, `HUB_CONTENT_BASE_URL`, `content_base_url`. Default `http://{listen}`.
+    /// Public base URL used in links of Content API responses (default `http://{listen}`).
+    #[arg(long, env = "HUB_CONTENT_BASE_URL")]
     pub content_base_url: Option<String>,
-    /// Public base URL used in links of the Time Series API. `--mobility-base-url`, `HUB_MOBILITY_BASE_URL`, `mobility_base_url`. Default `http://{listen}`.
+    /// Public base URL used in links of the Time Series API (default `http://{listen}`).
+    #[arg(long, env = "HUB_MOBILITY_BASE_URL")]
     pub mobility_base_url: Option<String>,
+    /// Public base URL used in links of the traffic feed (default `http://{listen}`).
+    #[arg(long, env = "HUB_DATEX_BASE_URL")]
+    pub datex_base_url: Option<String>,
+    /// Log format.
+    #[arg(long, env = "HUB_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Seconds to let requests in flight finish after SIGINT/SIGTERM.
+    #[arg(long, env = "HUB_SHUTDOWN_GRACE", default_value = "30")]
+    pub shutdown_grace: u64,
+    /// Public base URL of the token service (issuer = `{auth_url}/auth/realms/{realm}`;
+    /// default `http://{listen}`).
+    #[arg(long, env = "HUB_AUTH_URL")]
+    pub auth_url: Option<String>,
+    /// Realm name of the token service (an Open Data Hub deployment would use `noi`).
+    #[arg(long, env = "HUB_REALM", default_value = "hub")]
+    pub realm: String,
+    /// Access token lifetime in seconds.
+    #[arg(long, env = "HUB_ACCESS_TOKEN_LIFETIME", default_value = "300")]
+    pub access_token_lifetime: i64,
+    /// Refresh token lifetime in seconds (renewed by each refresh).
+    #[arg(long, env = "HUB_REFRESH_TOKEN_LIFETIME", default_value = "1800")]
+    pub refresh_token_lifetime: i64,
+    /// Longest a login session can be refreshed, in seconds.
+    #[arg(long, env = "HUB_SESSION_LIFETIME", default_value = "36000")]
+    pub session_lifetime: i64,
+    /// Issuer (`iss`) of an external token service whose tokens are trusted too, e.g. a
+    /// Keycloak realm.
+    #[arg(long, env = "HUB_EXTERNAL_ISSUER")]
+    pub external_issuer: Option<String>,
+    /// JWKS URL of the external issuer (default
+    /// `{external_issuer}/protocol/openid-connect/certs`).
+    #[arg(long, env = "HUB_EXTERNAL_JWKS_URL")]
+    pub external_jwks_url: Option<String>,
     /// Time Series API settings: closed-data rules per role, writer and admin roles
     /// (file section `[timeseries]`; see the `hub-timeseries` README for each key).
+    #[arg(skip)]
+    #[serde(skip_serializing)]
     pub timeseries: hub_timeseries::TimeseriesConfig,
     /// Traffic feed settings: providers and the time zone of "today" (file section
     /// `[datex]`; see the `hub-datex` README). Its `base_url` comes from `datex_base_url`.
+    #[arg(skip)]
+    #[serde(skip_serializing)]
     pub datex: hub_datex::DatexConfig,
-    /// Public base URL used in links of the traffic feed. `--datex-base-url`, `HUB_DATEX_BASE_URL`, `datex_base_url`. Default `http://{listen}`.
-    pub datex_base_url: Option<String>,
-    /// Log format: `text` or `json`. `--log-format`, `HUB_LOG_FORMAT`, `log_format`. Default `text`.
-    pub log_format: LogFormat,
-    /// Seconds to let requests in flight finish after SIGINT/SIGTERM. `--shutdown-grace`, `HUB_SHUTDOWN_GRACE`, `shutdown_grace`. Default 30.
-    pub shutdown_grace: u64,
-    /// Public base URL of the token service (issuer = `{auth_url}/auth/realms/{realm}`). `--auth-url`, `HUB_AUTH_URL`, `auth_url`. Default `http://{listen}`.
-    pub auth_url: Option<String>,
-    /// Realm name of the token service. `--realm`, `HUB_REALM`, `realm`. Default `hub` (an Open Data Hub deployment would use `noi`).
-    pub realm: String,
-    /// Access token lifetime in seconds. `--access-token-lifetime`, `HUB_ACCESS_TOKEN_LIFETIME`, `access_token_lifetime`. Default 300.
-    pub access_token_lifetime: i64,
-    /// Refresh token lifetime in seconds (renewed by each refresh). `--refresh-token-lifetime`, `HUB_REFRESH_TOKEN_LIFETIME`, `refresh_token_lifetime`. Default 1800.
-    pub refresh_token_lifetime: i64,
-    /// Longest a login session can be refreshed, in seconds. `--session-lifetime`, `HUB_SESSION_LIFETIME`, `session_lifetime`. Default 36000.
-    pub session_lifetime: i64,
-    /// Issuer (`iss`) of an external token service whose tokens are trusted too, e.g. a Keycloak realm. `--external-issuer`, `HUB_EXTERNAL_ISSUER`, `external_issuer`. Default none.
-    pub external_issuer: Option<String>,
-    /// JWKS URL of the external issuer. `--external-jwks-url`, `HUB_EXTERNAL_JWKS_URL`, `external_jwks_url`. Default `{external_issuer}/protocol/openid-connect/certs`.
-    pub external_jwks_url: Option<String>,
-    /// Limits of `/v1/GeoConverter`: file key section `[geoconverter]` with `max_bytes` (default 10 MiB),
-    /// `timeout_secs` (default 20) and `allow_private_addresses` (default false: loopback and private hosts are refused).
+    /// Limits of `/v1/GeoConverter`: file section `[geoconverter]` with `max_bytes`
+    /// (default 10 MiB), `timeout_secs` (default 20) and `allow_private_addresses`
+    /// (default false: loopback and private hosts are refused).
+    #[arg(skip)]
+    #[serde(skip_serializing)]
     pub geoconverter: hub_content::utility::GeoConverterConfig,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     Text,
     Json,
 }
 
+/// Just the declaration, to read it back (defaults, the README check).
+#[derive(Parser)]
+#[command(name = "hub")]
+struct Declaration {
+    #[command(flatten)]
+    config: Config,
+}
+
+impl Config {
+    /// The declared flags without their environment variables: what [`Default`] parses.
+    fn declared_without_env() -> clap::Command {
+        Declaration::command().mut_args(|arg| arg.env(None::<&'static str>))
+    }
+
+    /// The command-line declaration (flags, variables, defaults), for checks and help.
+    pub fn declared() -> clap::Command {
+        Declaration::command()
+    }
+}
+
 impl Default for Config {
+    /// The declared defaults (`#[arg(default_value)]`, `#[arg(skip)]` values).
     fn default() -> Self {
-        Config {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            data: PathBuf::from("hub-data"),
-            database: None,
-            database_replica: None,
-            demo: true,
-            demo_scale: 1,
-            content_base_url: None,
-            datex_base_url: None,
-            mobility_base_url: None,
-            timeseries: hub_timeseries::TimeseriesConfig::default(),
-            datex: hub_datex::DatexConfig::default(),
-            log_format: LogFormat::Text,
-            shutdown_grace: 30,
-            geoconverter: hub_content::utility::GeoConverterConfig::default(),
-            auth_url: None,
-            realm: "hub".into(),
-            access_token_lifetime: 300,
-            refresh_token_lifetime: 1800,
-            session_lifetime: 36_000,
-            external_issuer: None,
-            external_jwks_url: None,
-        }
+        let matches = Config::declared_without_env().get_matches_from(["hub"]);
+        Config::from_arg_matches(&matches).expect("the declared defaults parse")
     }
 }
 
 impl Config {
+    /// Layers the settings: flags and variables found in `matches` (the command line of
+    /// a subcommand that flattens [`Config`]) win over the keys of `file`, which win over
+    /// the declared defaults.
+    pub fn resolve(matches: &ArgMatches, file: Option<&Path>) -> anyhow::Result<Config> {
+        let given = Config::from_arg_matches(matches)?;
+        let given_values = toml::Table::try_from(&given)?;
+        let mut layered = match file {
+            Some(path) => read_file(path)?,
+            None => toml::Table::new(),
+        };
+        for arg in Config::declared().get_arguments() {
+            let key = arg.get_id().as_str();
+            let explicit = matches!(
+                matches.value_source(key),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            );
+            if let (true, Some(value)) = (explicit, given_values.get(key)) {
+                layered.insert(key.to_string(), value.clone());
+            }
+        }
+        let mut config: Config = toml::Value::Table(layered)
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
+        config.no_demo = given.no_demo;
+        if config.no_demo {
+            config.demo = false;
+        }
+        Ok(config)
+    }
+
     /// Reads a TOML file; unknown keys are an error so typos do not pass silently.
     pub fn from_file(path: &std::path::Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))
+        toml::Value::Table(read_file(path)?)
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))
     }
 
     pub fn content_base_url(&self) -> String {
@@ -158,6 +229,13 @@ impl Config {
     }
 }
 
+/// The keys of a TOML file (checked against the declaration when the layers merge).
+fn read_file(path: &Path) -> anyhow::Result<toml::Table> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +255,170 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("listne"));
+    }
+
+    /// (file text, `HUB_REALM`, command line) → realm, demo, mobility base URL.
+    #[test]
+    fn flags_win_over_environment_over_file_over_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hub.toml");
+        type Case<'a> = (
+            Option<&'a str>,
+            Option<&'a str>,
+            &'a [&'a str],
+            &'a str,
+            bool,
+            &'a str,
+        );
+        let cases: &[Case] = &[
+            (None, None, &[], "hub", true, "http://127.0.0.1:8080"),
+            (
+                Some("realm = \"f\"\ndemo = false"),
+                None,
+                &[],
+                "f",
+                false,
+                "http://127.0.0.1:8080",
+            ),
+            (
+                Some("realm = \"f\""),
+                Some("e"),
+                &[],
+                "e",
+                true,
+                "http://127.0.0.1:8080",
+            ),
+            (
+                Some("realm = \"f\""),
+                Some("e"),
+                &["--realm", "c", "--no-demo"],
+                "c",
+                false,
+                "http://127.0.0.1:8080",
+            ),
+            (
+                None,
+                Some("e"),
+                &["--realm", "c"],
+                "c",
+                true,
+                "http://127.0.0.1:8080",
+            ),
+            (
+                Some("mobility_base_url = \"http://f/\""),
+                None,
+                &[],
+                "hub",
+                true,
+                "http://f",
+            ),
+            (
+                Some("mobility_base_url = \"http://f\""),
+                None,
+                &["--mobility-base-url", "http://c"],
+                "hub",
+                true,
+                "http://c",
+            ),
+            (
+                None,
+                None,
+                &["--listen", "0.0.0.0:1"],
+                "hub",
+                true,
+                "http://0.0.0.0:1",
+            ),
+        ];
+        // The only test of the crate that sets a variable; `Default` ignores variables.
+        for (text, env, flags, realm, demo, mobility) in cases {
+            match env {
+                Some(value) => std::env::set_var("HUB_REALM", value),
+                None => std::env::remove_var("HUB_REALM"),
+            }
+            if let Some(text) = text {
+                std::fs::write(&file, text).unwrap();
+            }
+            let args = std::iter::once("hub").chain(flags.iter().copied());
+            let matches = Config::declared().try_get_matches_from(args).unwrap();
+            let config = Config::resolve(&matches, text.map(|_| file.as_path())).unwrap();
+            let case = format!("{text:?} {env:?} {flags:?}");
+            assert_eq!(config.realm, *realm, "{case}");
+            assert_eq!(config.demo, *demo, "{case}");
+            assert_eq!(config.mobility_base_url(), *mobility, "{case}");
+        }
+        std::env::remove_var("HUB_REALM");
+    }
+
+    /// Cells of the README's configuration table (`\|` is a pipe inside a cell).
+    fn readme_rows() -> Vec<Vec<String>> {
+        let readme = include_str!("../../../README.md");
+        let table = readme
+            .split("| flag | environment | config key | default |")
+            .nth(1)
+            .expect("README has the configuration table");
+        table
+            .lines()
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| {
+                line.replace("\\|", "\u{0}")
+                    .trim_matches('|')
+                    .split('|')
+                    .map(|cell| cell.trim().replace('\u{0}', "|").replace('`', ""))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn readme_table_matches_the_declaration_both_ways() {
+        let declared = Config::declared();
+        let rows = readme_rows();
+        for row in &rows {
+            let flag = row[0].split_whitespace().next().unwrap();
+            if flag == "--config" {
+                // The file itself: declared by the binary's `Cli`, not a key of it.
+                assert_eq!((row[1].as_str(), row[2].as_str()), ("HUB_CONFIG", ""));
+                continue;
+            }
+            let arg = declared
+                .get_arguments()
+                .find(|a| a.get_long().map(|l| format!("--{l}")).as_deref() == Some(flag))
+                .unwrap_or_else(|| panic!("README row {flag} is not declared"));
+            let env = arg.get_env().and_then(|e| e.to_str());
+            assert_eq!(env, Some(row[1].as_str()), "{flag}: variable");
+            let id = arg.get_id().as_str();
+            let defaults: Vec<_> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| d.to_str().unwrap())
+                .collect();
+            match row[2].strip_suffix(" = false") {
+                // A negating flag: `--no-x` sets the file key `x` to false.
+                Some(key) => assert_eq!(id, format!("no_{key}"), "{flag}: key"),
+                None => {
+                    assert_eq!(id, row[2], "{flag}: key");
+                    match defaults.as_slice() {
+                        [default] => assert_eq!(*default, row[3], "{flag}: default"),
+                        _ => assert!(
+                            row[3].starts_with("none") || row[3].contains('{'),
+                            "{flag}: README names a default {:?} the declaration lacks",
+                            row[3]
+                        ),
+                    }
+                }
+            }
+        }
+        for arg in declared.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if long == "help" {
+                continue;
+            }
+            assert!(
+                rows.iter()
+                    .any(|r| r[0].split_whitespace().next() == Some(&format!("--{long}"))),
+                "--{long} is declared but missing from README's table"
+            );
+        }
     }
 }

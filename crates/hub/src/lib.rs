@@ -100,24 +100,17 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
                 .merge(content)
                 .merge(utility)
                 .merge(timeseries)
-                // The Time Series API reads the caller's roles in its own vocabulary.
-                .layer(axum::middleware::map_request(|mut request: axum::extract::Request| async move {
-                    if let Some(principal) = request.extensions().get::<hub_auth::Principal>().cloned() {
-                        request.extensions_mut().insert(hub_timeseries::Roles(principal.roles.to_vec()));
-                    }
-                    request
-                }))
                 .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
         )
         .merge(hub_auth::router(auth))
         .fallback(|| async {
-            hub_content::error::problem_response(&hub_model::Problem::not_found(
+            hub_model::Problem::not_found(
                 "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed)",
-            ))
+            )
+            .into_response()
         })
         .layer(CatchPanicLayer::custom(|_| {
-            hub_content::error::problem_response(&hub_model::Problem::internal("the request failed unexpectedly; the failure has been logged"))
-                .into_response()
+            hub_model::Problem::internal("the request failed unexpectedly; the failure has been logged").into_response()
         }))
         .layer(CompressionLayer::new())
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any).max_age(Duration::from_secs(86400)))

@@ -2,12 +2,11 @@
 //! and the token service. `hub serve --help` lists the options.
 
 use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use hub::config::{Config, LogFormat};
 use hub_store::Store;
 use tracing_subscriber::EnvFilter;
@@ -31,20 +30,20 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve all APIs on one port (fills an empty store with demo data first).
-    Serve(ServeArgs),
+    Serve(Config),
     /// Write the demo dataset into the store (replacing documents with the same ids).
-    Demo(StoreArgs),
+    Demo(Config),
     /// Manage users of the token service (Argon2-hashed passwords, roles).
     User {
         #[command(flatten)]
-        store: StoreArgs,
+        config: Config,
         #[command(subcommand)]
         command: hub::cli_auth::UserCommand,
     },
     /// Manage confidential clients of the token service (generated secrets, roles).
     Client {
         #[command(flatten)]
-        store: StoreArgs,
+        config: Config,
         #[command(subcommand)]
         command: hub::cli_auth::ClientCommand,
     },
@@ -52,7 +51,7 @@ enum Command {
     /// documents in one transaction; rejected ones are listed with their reasons).
     Import {
         #[command(flatten)]
-        store: StoreArgs,
+        config: Config,
         /// Entity type of every document (default: each document's `_Meta.Type`).
         #[arg(long)]
         entity: Option<String>,
@@ -62,136 +61,13 @@ enum Command {
     /// types, stations per type, records per station and type); one transaction per file.
     ImportTimeseries {
         #[command(flatten)]
-        store: StoreArgs,
+        config: Config,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
     /// Copy the embedded store into a PostgreSQL database (`--from sqlite:DIR --to
     /// postgres://…`), verified and resumable: run it again after an interruption.
     Migrate(migrate::MigrateArgs),
-}
-
-#[derive(Args)]
-struct StoreArgs {
-    /// Directory of the embedded store.
-    #[arg(long, env = "HUB_DATA")]
-    data: Option<PathBuf>,
-    /// PostgreSQL URL (postgres://…) instead of the embedded store.
-    #[arg(long, env = "HUB_DATABASE")]
-    database: Option<String>,
-    /// PostgreSQL URL of a read replica; reads go there, writes to `--database`.
-    #[arg(long, env = "HUB_DATABASE_REPLICA", requires = "database")]
-    database_replica: Option<String>,
-    /// Demo dataset size (1 = about 20,000 documents).
-    #[arg(long, env = "HUB_DEMO_SCALE")]
-    scale: Option<u32>,
-}
-
-#[derive(Args)]
-struct ServeArgs {
-    #[command(flatten)]
-    store: StoreArgs,
-    /// Address to listen on.
-    #[arg(long, env = "HUB_LISTEN")]
-    listen: Option<SocketAddr>,
-    /// Start with an empty store instead of demo data.
-    #[arg(long, env = "HUB_NO_DEMO")]
-    no_demo: bool,
-    /// Public base URL for links in Content API responses.
-    #[arg(long, env = "HUB_CONTENT_BASE_URL")]
-    content_base_url: Option<String>,
-    /// Public base URL for links of the traffic feed.
-    #[arg(long, env = "HUB_DATEX_BASE_URL")]
-    datex_base_url: Option<String>,
-    /// Log format.
-    #[arg(long, env = "HUB_LOG_FORMAT", value_enum)]
-    log_format: Option<LogFormat>,
-    /// Seconds to let requests in flight finish on shutdown.
-    #[arg(long, env = "HUB_SHUTDOWN_GRACE")]
-    shutdown_grace: Option<u64>,
-    /// Public base URL of the token service.
-    #[arg(long, env = "HUB_AUTH_URL")]
-    auth_url: Option<String>,
-    /// Realm name of the token service.
-    #[arg(long, env = "HUB_REALM")]
-    realm: Option<String>,
-    /// Access token lifetime in seconds.
-    #[arg(long, env = "HUB_ACCESS_TOKEN_LIFETIME")]
-    access_token_lifetime: Option<i64>,
-    /// Refresh token lifetime in seconds.
-    #[arg(long, env = "HUB_REFRESH_TOKEN_LIFETIME")]
-    refresh_token_lifetime: Option<i64>,
-    /// Longest a login session can be refreshed, in seconds.
-    #[arg(long, env = "HUB_SESSION_LIFETIME")]
-    session_lifetime: Option<i64>,
-    /// Issuer of an external token service (Keycloak realm) whose tokens are trusted too.
-    #[arg(long, env = "HUB_EXTERNAL_ISSUER")]
-    external_issuer: Option<String>,
-    /// JWKS URL of the external issuer.
-    #[arg(long, env = "HUB_EXTERNAL_JWKS_URL")]
-    external_jwks_url: Option<String>,
-}
-
-impl StoreArgs {
-    fn apply(&self, config: &mut Config) {
-        if let Some(d) = &self.data {
-            config.data = d.clone();
-        }
-        if let Some(d) = &self.database {
-            config.database = Some(d.clone());
-        }
-        if let Some(d) = &self.database_replica {
-            config.database_replica = Some(d.clone());
-        }
-        if let Some(s) = self.scale {
-            config.demo_scale = s;
-        }
-    }
-}
-
-impl ServeArgs {
-    fn apply(&self, config: &mut Config) {
-        self.store.apply(config);
-        if let Some(l) = self.listen {
-            config.listen = l;
-        }
-        if self.no_demo {
-            config.demo = false;
-        }
-        if let Some(u) = &self.content_base_url {
-            config.content_base_url = Some(u.clone());
-        }
-        if let Some(u) = &self.datex_base_url {
-            config.datex_base_url = Some(u.clone());
-        }
-        if let Some(f) = self.log_format {
-            config.log_format = f;
-        }
-        if let Some(g) = self.shutdown_grace {
-            config.shutdown_grace = g;
-        }
-        if let Some(u) = &self.auth_url {
-            config.auth_url = Some(u.clone());
-        }
-        if let Some(r) = &self.realm {
-            config.realm = r.clone();
-        }
-        if let Some(t) = self.access_token_lifetime {
-            config.access_token_lifetime = t;
-        }
-        if let Some(t) = self.refresh_token_lifetime {
-            config.refresh_token_lifetime = t;
-        }
-        if let Some(t) = self.session_lifetime {
-            config.session_lifetime = t;
-        }
-        if let Some(i) = &self.external_issuer {
-            config.external_issuer = Some(i.clone());
-        }
-        if let Some(u) = &self.external_jwks_url {
-            config.external_jwks_url = Some(u.clone());
-        }
-    }
 }
 
 fn init_logging(format: LogFormat) {
@@ -316,23 +192,27 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    let mut config = match &cli.config {
-        Some(path) => Config::from_file(path)?,
-        None => Config::default(),
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Every subcommand but `migrate` flattens `Config`: layer its flags and variables
+    // over the file's keys and the defaults.
+    let config = match matches.subcommand() {
+        Some(("migrate", _)) | None => match &cli.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        },
+        Some((_, sub)) => Config::resolve(sub, cli.config.as_deref())?,
     };
     match cli.command {
         Command::Migrate(args) => {
             init_logging(config.log_format);
             migrate::run(args)
         }
-        Command::Serve(args) => {
-            args.apply(&mut config);
+        Command::Serve(_) => {
             init_logging(config.log_format);
             tokio::runtime::Runtime::new()?.block_on(serve(config))
         }
-        Command::Demo(args) => {
-            args.apply(&mut config);
+        Command::Demo(_) => {
             init_logging(config.log_format);
             let store = open_store(&config)?;
             let summary = hub::demo::load_demo(&store, config.demo_scale)?;
@@ -358,25 +238,15 @@ fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::User { store, command } => {
-            store.apply(&mut config);
-            hub::cli_auth::run_user(&open_store(&config)?, command)
-        }
-        Command::Client { store, command } => {
-            store.apply(&mut config);
+        Command::User { command, .. } => hub::cli_auth::run_user(&open_store(&config)?, command),
+        Command::Client { command, .. } => {
             hub::cli_auth::run_client(&open_store(&config)?, command)
         }
-        Command::Import {
-            store,
-            entity,
-            file,
-        } => {
-            store.apply(&mut config);
+        Command::Import { entity, file, .. } => {
             init_logging(config.log_format);
             hub::cli_auth::run_import(&open_store(&config)?, &file, entity.as_deref())
         }
-        Command::ImportTimeseries { store, files } => {
-            store.apply(&mut config);
+        Command::ImportTimeseries { files, .. } => {
             init_logging(config.log_format);
             let store = open_store(&config)?;
             tokio::runtime::Runtime::new()?.block_on(async {
