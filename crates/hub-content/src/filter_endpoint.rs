@@ -11,11 +11,11 @@ use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::{ContentOrder, ContentQuery, Page};
 use serde_json::{Map, Value};
 
 use crate::error::ContentError;
+use crate::list_query::{rawfilter_param, rawsort_param};
 use crate::params::{Projection, RawQuery};
 use crate::shape::shape_document;
 use crate::ContentState;
@@ -42,11 +42,7 @@ pub async fn filter(
             parameter: "expression".into(),
             detail: "a filter expression is required, such as eq(Active,true)".into(),
         })?;
-    let filter = parse_rawfilter(expression).map_err(|e| ContentError::Parse {
-        parameter: "expression".into(),
-        position: e.position,
-        detail: e.message,
-    })?;
+    let filter = rawfilter_param("expression", Some(expression))?.expect("an expression is given");
     let types: Vec<&'static EntityType> = match raw.get("type").or_else(|| raw.get("odhtype")) {
         None => DEFAULT_TYPES
             .iter()
@@ -61,36 +57,17 @@ pub async fn filter(
             })
             .collect::<Result<_, _>>()?,
     };
-    let limit = match raw.get("limitto") {
-        None => 5,
-        Some(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=100).contains(n))
-            .ok_or_else(|| ContentError::InvalidParameter {
-                parameter: "limitto".into(),
-                detail: format!("'{v}' is not accepted; use a whole number from 1 to 100"),
-            })?,
-    };
-    let order = match raw.get("rawsort") {
-        None => ContentOrder::Default,
-        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| ContentError::Parse {
-            parameter: "rawsort".into(),
-            position: e.position,
-            detail: e.message,
-        })?),
-    };
-    let projection = Projection::parse(&raw)?;
+    let limit = crate::utility::find::limitto(raw.get("limitto"))?;
+    let order = rawsort_param("rawsort", raw.get("rawsort"))?
+        .map_or(ContentOrder::Default, ContentOrder::Raw);
+    let projection = Projection::parse(&raw.typed())?;
     let mut total = 0;
     let mut detailed = Map::new();
     let mut items = Vec::new();
     for entity in types {
         let query = ContentQuery {
             entity: entity.name,
-            filters: vec![ContentFilter::Raw {
-                filter: filter.clone(),
-                parameter: "expression",
-            }],
+            filters: vec![filter.clone()],
             order: order.clone(),
             page: Page {
                 size: limit,

@@ -19,6 +19,7 @@ mod event_filters;
 mod filter_endpoint;
 pub mod formats;
 pub mod geo_params;
+pub mod list_query;
 mod jsonld;
 pub mod openapi;
 pub mod params;

@@ -2,52 +2,10 @@
 //! and expanded to one path per dataset of the registry.
 
 use hub_model::ENTITY_TYPES;
+
+use crate::list_query::EntityListQuery;
 use utoipa::openapi::path::PathItem;
-use utoipa::{IntoParams, OpenApi, ToSchema};
-
-/// Query parameters of list requests.
-#[allow(dead_code)]
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListQueryDoc {
-    /// Items per page, 1 to 1000 (default 10).
-    pagesize: Option<u32>,
-    /// Page to return, from 1 (default 1).
-    pagenumber: Option<u32>,
-    /// Comma-separated paths to return (`Detail.de.Title`, `HubTags.[*].Id`); each becomes a key named by its path.
-    fields: Option<String>,
-    /// Keep only this language in every multilingual field (de, it, en, cs, fr, nl, pl, ru, ld).
-    language: Option<String>,
-    /// Keep only documents available in all these languages (comma-separated).
-    langfilter: Option<String>,
-    /// Case-insensitive substring of a title in any language (or the `language`), or an exact id.
-    searchfilter: Option<String>,
-    /// Omit null, empty-string, empty-array and empty-object fields.
-    removenullvalues: Option<bool>,
-    /// Only documents changed on or after this date (yyyy-MM-dd).
-    updatefrom: Option<String>,
-    /// Only documents from these sources (comma-separated, case-insensitive).
-    source: Option<String>,
-    /// Only active (true) or inactive (false) documents.
-    active: Option<bool>,
-    /// Only documents with these ids (comma-separated, case-insensitive).
-    idlist: Option<String>,
-    /// A stable pseudo-random order for this integer seed (0 picks one); echoed as Seed.
-    seed: Option<i64>,
-}
-
-/// Query parameters of single-document requests.
-#[allow(dead_code)]
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct SingleQueryDoc {
-    /// Comma-separated paths to return.
-    fields: Option<String>,
-    /// Keep only this language in every multilingual field.
-    language: Option<String>,
-    /// Omit null and empty fields.
-    removenullvalues: Option<bool>,
-}
+use utoipa::{OpenApi, ToSchema};
 
 /// The list envelope.
 #[allow(dead_code, non_snake_case)]
@@ -147,38 +105,15 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
                 }
                 let mut item = specialise(item, entity.name, verb, entity.description);
                 if let (Some(op), "list") = (item.get.as_mut(), verb) {
-                    for (name, description) in entity_parameters(entity.name) {
-                        op.parameters.get_or_insert_with(Vec::new).push(
-                            utoipa::openapi::path::ParameterBuilder::new()
-                                .name(*name)
-                                .parameter_in(utoipa::openapi::path::ParameterIn::Query)
-                                .required(utoipa::openapi::Required::False)
-                                .description(Some(*description))
-                                .schema(Some(utoipa::openapi::schema::Schema::Object(
-                                    utoipa::openapi::schema::ObjectBuilder::new()
-                                        .schema_type(utoipa::openapi::schema::Type::String)
-                                        .build(),
-                                )))
-                                .build(),
-                        );
-                    }
+                    op.parameters
+                        .get_or_insert_with(Vec::new)
+                        .extend(EntityListQuery::documented(entity.name));
                 }
                 doc.paths.paths.insert(key, item);
             }
         }
     }
     doc
-}
-
-/// List parameters of one dataset beyond the common ones (documented so far).
-fn entity_parameters(name: &str) -> &'static [(&'static str, &'static str)] {
-    match name {
-        "Source" => &[(
-            "typelist",
-            "Comma list of entity types; sources delivering any of them (their Types)",
-        )],
-        _ => &[],
-    }
 }
 
 fn alias_of(mut item: PathItem, alias: &str) -> PathItem {
@@ -269,9 +204,7 @@ mod utility_paths {
 
     /// `GET /v1/HubTag` (alias `/v1/ODHTag`): deprecated list of the Tag documents.
     #[utoipa::path(get, path = "/v1/HubTag", tag = "Utility", operation_id = "listHubTag",
-        params(crate::openapi::ListQueryDoc,
-            ("validforentity" = Option<String>, Query, description = "Comma list of entity types the tags are valid for"),
-            ("types" = Option<String>, Query, description = "Comma list of tag types")),
+        params(crate::list_query::CommonListQuery, crate::list_query::TagListQuery),
         responses(
             (status = 200, description = "The list envelope of Tag documents, with Deprecation: true and a successor-version Link to /v1/Tag", body = crate::openapi::EnvelopeDoc),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -364,7 +297,7 @@ mod utility_paths {
 
     /// `GET /v1/GeoShapes` (alias `/v1/GeoShape`).
     #[utoipa::path(get, path = "/v1/GeoShapes", tag = "Utility", operation_id = "listGeoShapes",
-        params(crate::openapi::ListQueryDoc,
+        params(crate::list_query::CommonListQuery,
             ("type" = Option<String>, Query, description = "Comma list of shape types"),
             ("srid" = Option<String>, Query, description = "Output reference system: 4326 (default), 3857, 32632, 25832; EPSG: prefix allowed"),
             ("polygon" = Option<String>, Query, description = "Only shapes intersecting this area (WKT, bbc/bbi, or a stored shape)")),

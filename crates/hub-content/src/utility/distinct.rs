@@ -18,14 +18,13 @@ use std::collections::BTreeSet;
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::ENTITY_TYPES;
-use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
-use hub_query::content::tagfilter::parse_tagfilter;
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::{ContentOrder, ContentQuery, Page};
 use hub_query::fields::{parse_fields, FieldPath};
 use serde_json::{json, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
+use crate::list_query::{rawfilter_param, rawsort_param, tag_filters};
 use crate::params::{parse_bool, RawQuery};
 
 const METADATA_NAMES: [&str; 3] = ["hubmetadata", "odhmetadata", "metadata"];
@@ -96,32 +95,11 @@ pub(crate) async fn distinct(
             .collect()
     });
 
-    let parse_error =
-        |parameter: &str, e: hub_query::content::rawfilter::RawFilterError| ContentError::Parse {
-            parameter: parameter.into(),
-            position: e.position,
-            detail: e.message,
-        };
-    let mut filters = Vec::new();
-    if let Some(v) = raw.get("rawfilter") {
-        let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
-        filters.push(ContentFilter::Raw {
-            filter,
-            parameter: "rawfilter",
-        });
-    }
-    for (name, kind) in [("tagfilter", "tag"), ("odhtagfilter", "hubtag")] {
-        if let Some(v) = raw.get(name) {
-            let filter = parse_tagfilter(v).map_err(|e| parse_error(name, e))?;
-            filters.push(ContentFilter::Tags { kind, filter });
-        }
-    }
-    let order = match raw.get("rawsort") {
-        Some(v) => Some(ContentOrder::Raw(
-            parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?,
-        )),
-        None => None,
-    };
+    let mut filters: Vec<_> = rawfilter_param("rawfilter", raw.get("rawfilter"))?
+        .into_iter()
+        .collect();
+    filters.extend(tag_filters(raw.get("tagfilter"), raw.get("odhtagfilter"))?);
+    let order = rawsort_param("rawsort", raw.get("rawsort"))?.map(ContentOrder::Raw);
     let is_metadata = METADATA_NAMES
         .iter()
         .any(|m| m.eq_ignore_ascii_case(type_value));

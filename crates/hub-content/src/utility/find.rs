@@ -20,24 +20,15 @@ use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{
-    parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter, RawFilterError,
-};
+use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter};
 use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::fields::parse_fields;
 use serde_json::{Map, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
+use crate::list_query::{rawfilter_param, rawsort_param};
 use crate::params::{parse_bool, RawQuery};
-
-fn parse_error(parameter: &str, e: RawFilterError) -> ContentError {
-    ContentError::Parse {
-        parameter: parameter.into(),
-        position: e.position,
-        detail: e.message,
-    }
-}
 
 /// A registry path (`Detail.de.Title`) as a rawfilter path.
 fn json_path(text: &str) -> Option<JsonPath> {
@@ -101,6 +92,23 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     }
 }
 
+/// `limitto`: documents per type, 1 to 100 (default 5); Filter reads it too.
+pub(crate) fn limitto(value: Option<&str>) -> Result<u32, ContentError> {
+    match value {
+        None => Ok(DEFAULT_LIMIT),
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| {
+                invalid(
+                    "limitto",
+                    format!("'{v}' is not accepted; use a whole number from 1 to {MAX_LIMIT}"),
+                )
+            }),
+    }
+}
+
 /// Entity types named by a `type`/`hubtype`/`odhtype` comma list.
 pub(crate) fn entity_types(
     raw: &RawQuery,
@@ -152,19 +160,7 @@ pub(crate) async fn find(
             )
         })?,
     };
-    let limit = match raw.get("limitto") {
-        None => DEFAULT_LIMIT,
-        Some(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| {
-                invalid(
-                    "limitto",
-                    format!("'{v}' is not accepted; use a whole number from 1 to {MAX_LIMIT}"),
-                )
-            })?,
-    };
+    let limit = limitto(raw.get("limitto"))?;
     let types = entity_types(&raw, &DEFAULT_TYPES)?;
     let search_base_text = parse_bool(&raw, "searchbasetext")?.unwrap_or(false);
     let extra_paths: Vec<JsonPath> = match raw.get("filteronfields") {
@@ -213,14 +209,9 @@ pub(crate) async fn find(
             detail: e.message,
         })?,
     };
-    let rawfilter = raw
-        .get("rawfilter")
-        .map(|v| parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e)))
-        .transpose()?;
-    let order = match raw.get("rawsort") {
-        None => ContentOrder::Default,
-        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?),
-    };
+    let rawfilter = rawfilter_param("rawfilter", raw.get("rawfilter"))?;
+    let order = rawsort_param("rawsort", raw.get("rawsort"))?
+        .map_or(ContentOrder::Default, ContentOrder::Raw);
     let locations = crate::geo_params::GeoParams {
         locations: super::locfilter(&raw)?,
         ..Default::default()
@@ -253,12 +244,7 @@ pub(crate) async fn find(
                 languages: None,
             }]
         };
-        if let Some(filter) = &rawfilter {
-            filters.push(ContentFilter::Raw {
-                filter: filter.clone(),
-                parameter: "rawfilter",
-            });
-        }
+        filters.extend(rawfilter.iter().cloned());
         locations.resolve(&state.store, &mut filters).await?;
         let query = ContentQuery {
             entity: entity.name,

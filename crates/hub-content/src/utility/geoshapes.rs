@@ -59,7 +59,7 @@ pub(crate) async fn list(
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
-    let params = ListParams::parse(&raw)?;
+    let params = ListParams::parse(&raw.typed())?;
     let srid = output_srid(&raw)?;
     let area: Option<Geometry<f64>> = match &params.geo.polygon {
         Some(PolygonSpec::Coordinates { geometry, .. }) => Some(geometry.clone()),
@@ -157,7 +157,7 @@ pub(crate) async fn single(
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
     let srid = output_srid(&raw)?;
-    let projection = crate::params::Projection::parse(&raw)?;
+    let projection = crate::params::Projection::parse(&raw.typed())?;
     let stored = state
         .store
         .get_content("GeoShape", &id)

@@ -67,16 +67,9 @@ pub fn router(state: UtilityState) -> Router {
 pub(crate) fn locfilter(
     raw: &crate::params::RawQuery,
 ) -> Result<Option<Vec<String>>, crate::error::ContentError> {
-    let Some(v) = raw.get("locfilter") else {
-        return Ok(None);
-    };
-    let alone = form_urlencoded::Serializer::new(String::new())
-        .append_pair("locfilter", v)
-        .finish();
-    Ok(
-        crate::geo_params::GeoParams::parse(&crate::params::RawQuery::parse(Some(&alone)))?
-            .locations,
-    )
+    raw.get("locfilter")
+        .map(crate::geo_params::locations)
+        .transpose()
 }
 
 pub(crate) fn json_response(body: String) -> Response {
