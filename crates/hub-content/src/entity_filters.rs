@@ -36,9 +36,19 @@ pub fn apply(
         EntityListQuery::Accommodation(q) => {
             for (name, value, field, flags) in [
                 ("typefilter", &q.typefilter, "AccoTypeId", ACCO_TYPES),
-                ("categoryfilter", &q.categoryfilter, "AccoCategoryId", ACCO_CATEGORIES),
+                (
+                    "categoryfilter",
+                    &q.categoryfilter,
+                    "AccoCategoryId",
+                    ACCO_CATEGORIES,
+                ),
                 ("boardfilter", &q.boardfilter, "BoardIds", ACCO_BOARDS),
-                ("featurefilter", &q.featurefilter, "Features.[*].Name", ACCO_FEATURES),
+                (
+                    "featurefilter",
+                    &q.featurefilter,
+                    "Features.[*].Name",
+                    ACCO_FEATURES,
+                ),
             ] {
                 if let Some(values) = bitmask(name, value.as_deref(), flags)? {
                     filters.push(in_filter(field, values));

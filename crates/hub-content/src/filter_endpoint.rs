@@ -31,19 +31,47 @@ const DEFAULT_TYPES: &[&str] = &[
     "WebcamInfo",
 ];
 
+/// The query of Filter; also its OpenAPI parameters.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FilterQuery {
+    /// A rawfilter expression, such as eq(Active,true)
+    #[param(value_type = String, required = true)]
+    pub expression: Option<String>,
+    /// Comma list of entity types (also odhtype); default the main tourism types
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub entity_type: Option<String>,
+    /// Documents per type, 1 to 100 (default 5)
+    #[param(value_type = Option<u32>)]
+    pub limitto: Option<String>,
+    /// Sort keys (rawsort syntax) applied within each type
+    pub rawsort: Option<String>,
+    /// Keep only this language
+    pub language: Option<String>,
+    /// Comma-separated paths to return
+    pub fields: Option<String>,
+    /// Omit null and empty fields
+    #[param(value_type = Option<bool>)]
+    pub removenullvalues: Option<String>,
+    /// Alias of type
+    pub odhtype: Option<String>,
+}
+
 pub async fn filter(
     State(state): State<ContentState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    let expression = raw
-        .get("expression")
+    let q: FilterQuery = RawQuery::parse(query.as_deref()).typed();
+    let expression = q
+        .expression
+        .as_deref()
         .ok_or_else(|| ContentError::InvalidParameter {
             parameter: "expression".into(),
             detail: "a filter expression is required, such as eq(Active,true)".into(),
         })?;
     let filter = rawfilter_param("expression", Some(expression))?.expect("an expression is given");
-    let types: Vec<&'static EntityType> = match raw.get("type").or_else(|| raw.get("odhtype")) {
+    let types: Vec<&'static EntityType> = match q.entity_type.as_deref().or(q.odhtype.as_deref()) {
         None => DEFAULT_TYPES
             .iter()
             .filter_map(|n| EntityType::by_name(n))
@@ -57,10 +85,14 @@ pub async fn filter(
             })
             .collect::<Result<_, _>>()?,
     };
-    let limit = crate::utility::find::limitto(raw.get("limitto"))?;
-    let order = rawsort_param("rawsort", raw.get("rawsort"))?
+    let limit = crate::utility::find::limitto(q.limitto.as_deref())?;
+    let order = rawsort_param("rawsort", q.rawsort.as_deref())?
         .map_or(ContentOrder::Default, ContentOrder::Raw);
-    let projection = Projection::parse(&raw.typed())?;
+    let projection = Projection::from_values(
+        q.language.as_deref(),
+        q.fields.as_deref(),
+        q.removenullvalues.as_deref(),
+    )?;
     let mut total = 0;
     let mut detailed = Map::new();
     let mut items = Vec::new();

@@ -67,6 +67,12 @@ pub struct CommonListQuery {
     pub locfilter: Option<String>,
     /// Comma list of reg/tvs/skr/ska/are tokens; documents in any of these areas.
     pub areafilter: Option<String>,
+}
+
+/// The filter-language parameters of dataset lists (not of GeoShapes).
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FilterLanguageQuery {
     /// A rawfilter expression, such as and(eq(Active,true),isnotnull(GpsInfo)).
     pub rawfilter: Option<String>,
     /// Sort keys (rawsort syntax), such as -Shortname; overrides every other order.
@@ -197,6 +203,7 @@ impl EntityListQuery {
 #[derive(Debug, Clone)]
 pub struct ListQuery {
     pub common: CommonListQuery,
+    pub filter: FilterLanguageQuery,
     pub entity: EntityListQuery,
 }
 
@@ -204,6 +211,7 @@ impl ListQuery {
     pub fn read(raw: &crate::params::RawQuery, entity: &EntityType) -> Self {
         ListQuery {
             common: raw.typed(),
+            filter: raw.typed(),
             entity: EntityListQuery::read(raw, entity),
         }
     }
@@ -213,15 +221,16 @@ impl ListQuery {
     /// rawfilter, tag filters, the dataset's filters and rawsort.
     pub fn parse(&self) -> Result<ListParams, ContentError> {
         let mut params = ListParams::parse(&self.common)?;
-        let c = &self.common;
-        if let Some(filter) = rawfilter_param("rawfilter", c.rawfilter.as_deref())? {
+        let f = &self.filter;
+        if let Some(filter) = rawfilter_param("rawfilter", f.rawfilter.as_deref())? {
             params.filters.push(filter);
         }
-        params
-            .filters
-            .extend(tag_filters(c.tagfilter.as_deref(), c.odhtagfilter.as_deref())?);
+        params.filters.extend(tag_filters(
+            f.tagfilter.as_deref(),
+            f.odhtagfilter.as_deref(),
+        )?);
         let event_order = crate::entity_filters::apply(&self.entity, &mut params.filters)?;
-        let rawsort = rawsort_param("rawsort", c.rawsort.as_deref())?;
+        let rawsort = rawsort_param("rawsort", f.rawsort.as_deref())?;
         if event_order.is_some() {
             // The reference forgets the seed once events are ordered by date.
             params.seed = None;
@@ -326,7 +335,12 @@ mod tests {
             (Some(key()), Some(next()), seed(), ContentOrder::Raw(key())),
             (None, Some(next()), seed(), next()),
             (None, None, seed(), seed()),
-            (Some(key()), None, ContentOrder::Default, ContentOrder::Raw(key())),
+            (
+                Some(key()),
+                None,
+                ContentOrder::Default,
+                ContentOrder::Raw(key()),
+            ),
         ] {
             assert_eq!(
                 format!("{:?}", list_order(rawsort, event, common)),

@@ -114,7 +114,7 @@ async fn entity_path(
 
 /// `GET /v1/{EntityType}`: one page of documents in the list envelope.
 #[utoipa::path(get, path = "/v1/{EntityType}", tag = "Content",
-    params(("EntityType" = String, Path, description = "Dataset path"), crate::list_query::CommonListQuery),
+    params(("EntityType" = String, Path, description = "Dataset path"), crate::list_query::CommonListQuery, crate::list_query::FilterLanguageQuery),
     responses(
         (status = 200, description = "The list envelope", body = crate::openapi::EnvelopeDoc),
         (status = 400, description = "A parameter was not accepted", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),

@@ -65,11 +65,9 @@ pub fn router(state: UtilityState) -> Router {
 /// The `locfilter` tokens of a query (lower case), validated as on lists; the other
 /// geographic parameters of lists are not read.
 pub(crate) fn locfilter(
-    raw: &crate::params::RawQuery,
+    value: Option<&str>,
 ) -> Result<Option<Vec<String>>, crate::error::ContentError> {
-    raw.get("locfilter")
-        .map(crate::geo_params::locations)
-        .transpose()
+    value.map(crate::geo_params::locations).transpose()
 }
 
 pub(crate) fn json_response(body: String) -> Response {
