@@ -401,7 +401,7 @@ mod tests {
             ),
         ] {
             let e = parse(query).unwrap_err();
-            assert_eq!(format!("{e:?}").contains(message), true, "{query}: {e:?}");
+            assert!(format!("{e:?}").contains(message), "{query}: {e:?}");
         }
     }
 
