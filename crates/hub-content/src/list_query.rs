@@ -61,7 +61,7 @@ pub struct CommonListQuery {
     /// Radius of the search in metres (default 150000).
     #[param(value_type = Option<f64>)]
     pub radius: Option<String>,
-    /// Only documents inside this area: WKT, bbc/bbi box, or a stored GeoShape (Source.Id or Id).
+    /// Only documents intersecting this area (WKT, bbc/bbi, or a stored shape).
     pub polygon: Option<String>,
     /// Comma list of reg/tvs/mun/fra tokens; documents in any of them.
     pub locfilter: Option<String>,
