@@ -1,6 +1,4 @@
-//! The filter parameters beyond the common ones: `rawfilter`, `rawsort`, `tagfilter`,
-//! `odhtagfilter` on every list, and the per-entity filters the reference's clients use
-//! most (Event `begindate`/`enddate`/`sort`, Accommodation `typefilter`/`categoryfilter`/
+//! The per-entity filters the reference's clients use most (Event `begindate`/`enddate`/`sort`, Accommodation `typefilter`/`categoryfilter`/
 //! `boardfilter`/`featurefilter`, HubActivityPoi `type`/`subtype`/`poitype`/
 //! `activitytype`, Article `articletype`, Tag `validforentity`/`types`, Source
 //! `typelist`).
@@ -8,24 +6,17 @@
 //! Bitmask parameters accept the reference's numbers or the names of the flags (comma
 //! list); each becomes an `in(…)` raw filter over the document field, so a value matches
 //! a single field or any element of an array field.
+//!
+//! Owns: turning a dataset's parameter group ([`EntityListQuery`]) into filters. Must
+//! not touch the common parameters (`crate::list_query`, `crate::params`).
 
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{
-    parse_rawfilter, parse_rawsort, JsonPath, Literal, PathSegment, RawFilter, RawFilterError,
-};
-use hub_query::content::tagfilter::{parse_tagfilter, TagFilter, TagGroup};
+use hub_query::content::rawfilter::{JsonPath, Literal, PathSegment, RawFilter};
+use hub_query::content::tagfilter::{TagFilter, TagGroup};
 use hub_query::content::{ContentFilter, ContentOrder};
 
 use crate::error::ContentError;
-use crate::params::{ListParams, RawQuery};
-
-fn parse_error(parameter: &str, e: RawFilterError) -> ContentError {
-    ContentError::Parse {
-        parameter: parameter.into(),
-        position: e.position,
-        detail: e.message,
-    }
-}
+use crate::list_query::EntityListQuery;
 
 fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     ContentError::InvalidParameter {
@@ -34,72 +25,70 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     }
 }
 
-/// Adds the filters and order of these parameters to `params`. Order precedence:
-/// `rawsort`, then Event `sort`, then `seed`, then the default.
+/// Adds the filters of the dataset's own parameters to `filters`; answers the Event
+/// order when `sort` asks one (it comes after `rawsort` and before the common orders).
 pub fn apply(
-    raw: &RawQuery,
-    entity: &'static EntityType,
-    params: &mut ListParams,
-) -> Result<(), ContentError> {
-    if let Some(v) = raw.get("rawfilter") {
-        let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
-        params.filters.push(ContentFilter::Raw {
-            filter,
-            parameter: "rawfilter",
-        });
-    }
-    for (name, kind) in [("tagfilter", "tag"), ("odhtagfilter", "hubtag")] {
-        if let Some(v) = raw.get(name) {
-            let filter = parse_tagfilter(v).map_err(|e| parse_error(name, e))?;
-            params.filters.push(ContentFilter::Tags { kind, filter });
-        }
-    }
-    match entity.name {
-        "Event" => crate::event_filters::apply(raw, params)?,
-        "Accommodation" => {
-            for (name, field, flags) in [
-                ("typefilter", "AccoTypeId", ACCO_TYPES),
-                ("categoryfilter", "AccoCategoryId", ACCO_CATEGORIES),
-                ("boardfilter", "BoardIds", ACCO_BOARDS),
-                ("featurefilter", "Features.[*].Name", ACCO_FEATURES),
+    query: &EntityListQuery,
+    filters: &mut Vec<ContentFilter>,
+) -> Result<Option<ContentOrder>, ContentError> {
+    match query {
+        EntityListQuery::Event(q) => return crate::event_filters::apply(q, filters),
+        EntityListQuery::Accommodation(q) => {
+            for (name, value, field, flags) in [
+                ("typefilter", &q.typefilter, "AccoTypeId", ACCO_TYPES),
+                (
+                    "categoryfilter",
+                    &q.categoryfilter,
+                    "AccoCategoryId",
+                    ACCO_CATEGORIES,
+                ),
+                ("boardfilter", &q.boardfilter, "BoardIds", ACCO_BOARDS),
+                (
+                    "featurefilter",
+                    &q.featurefilter,
+                    "Features.[*].Name",
+                    ACCO_FEATURES,
+                ),
             ] {
-                if let Some(values) = bitmask(raw, name, flags)? {
-                    params.filters.push(in_filter(field, values));
+                if let Some(values) = bitmask(name, value.as_deref(), flags)? {
+                    filters.push(in_filter(field, values));
                 }
             }
         }
-        "HubActivityPoi" => {
+        EntityListQuery::Poi(q) => {
             // The reference's German category names are HubTags ids (indexed as `hubtag`).
-            if let Some(values) = bitmask(raw, "type", POI_MAIN_TYPES)? {
-                params.filters.push(hub_tags_any(values));
+            if let Some(values) = bitmask("type", q.main_type.as_deref(), POI_MAIN_TYPES)? {
+                filters.push(hub_tags_any(values));
             }
-            for name in ["subtype", "poitype", "activitytype"] {
-                if let Some(values) = names_only(raw, name)? {
-                    params.filters.push(hub_tags_any(values));
+            for (name, value) in [
+                ("subtype", &q.subtype),
+                ("poitype", &q.poitype),
+                ("activitytype", &q.activitytype),
+            ] {
+                if let Some(values) = names_only(name, value.as_deref())? {
+                    filters.push(hub_tags_any(values));
                 }
             }
         }
-        "Article" => {
-            if let Some(values) = bitmask(raw, "articletype", ARTICLE_TYPES)? {
-                params.filters.push(in_filter("Type", values));
+        EntityListQuery::Article(q) => {
+            if let Some(values) = bitmask("articletype", q.articletype.as_deref(), ARTICLE_TYPES)? {
+                filters.push(in_filter("Type", values));
             }
         }
-        "Tag" => {
-            if let Some(v) = raw.get("validforentity") {
-                params
-                    .filters
-                    .push(in_filter("ValidForEntity", entity_type_names(v)));
+        EntityListQuery::Tag(q) => {
+            if let Some(v) = q.validforentity.as_deref() {
+                filters.push(in_filter("ValidForEntity", entity_type_names(v)));
             }
-            if let Some(v) = raw.get("types") {
-                params.filters.push(in_filter(
+            if let Some(v) = q.types.as_deref() {
+                filters.push(in_filter(
                     "Types",
                     comma_list(v).map(str::to_lowercase).collect(),
                 ));
             }
         }
-        "Source" => {
+        EntityListQuery::Source(q) => {
             // `typelist`: sources delivering any of these entity types (their `Types`).
-            if let Some(v) = raw.get("typelist") {
+            if let Some(v) = q.typelist.as_deref() {
                 let values = entity_type_names(v);
                 if values.is_empty() {
                     return Err(invalid(
@@ -107,16 +96,12 @@ pub fn apply(
                         "give a comma list of entity types, such as typelist=accommodation,event",
                     ));
                 }
-                params.filters.push(in_filter("Types", values));
+                filters.push(in_filter("Types", values));
             }
         }
-        _ => {}
+        EntityListQuery::None => {}
     }
-    if let Some(v) = raw.get("rawsort") {
-        let keys = parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?;
-        params.order = ContentOrder::Raw(keys);
-    }
-    Ok(())
+    Ok(None)
 }
 
 /// The lower-case names of a comma list of entity types, with the other spellings of
@@ -173,11 +158,11 @@ pub(crate) fn in_filter(field: &str, values: Vec<String>) -> ContentFilter {
 
 /// A bitmask or a comma list of names; `mask_all` (every bit) means no filter.
 fn bitmask(
-    raw: &RawQuery,
     name: &str,
+    value: Option<&str>,
     flags: &[(u64, &str)],
 ) -> Result<Option<Vec<String>>, ContentError> {
-    let Some(v) = raw.get(name) else {
+    let Some(v) = value else {
         return Ok(None);
     };
     let values: Vec<String> = if let Ok(mask) = v.parse::<u64>() {
@@ -237,8 +222,8 @@ fn hub_tags_any(tags: Vec<String>) -> ContentFilter {
 
 /// Subtypes are names (HubTags ids) only: their reference bitmasks depend on the first
 /// main type and are not reproduced.
-fn names_only(raw: &RawQuery, name: &str) -> Result<Option<Vec<String>>, ContentError> {
-    let Some(v) = raw.get(name) else {
+fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, ContentError> {
+    let Some(v) = value else {
         return Ok(None);
     };
     if v.parse::<u64>().is_ok() {

@@ -6,12 +6,12 @@ use chrono::{Duration, NaiveDate, NaiveDateTime};
 use hub_query::content::{ContentFilter, ContentOrder};
 
 use crate::error::ContentError;
-use crate::params::{ListParams, RawQuery};
+use crate::list_query::EventListQuery;
 
 const FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
-fn parse_day(q: &RawQuery, name: &str) -> Result<Option<NaiveDateTime>, ContentError> {
-    let Some(v) = q.get(name) else {
+fn parse_day(name: &str, value: Option<&str>) -> Result<Option<NaiveDateTime>, ContentError> {
+    let Some(v) = value else {
         return Ok(None);
     };
     let day = NaiveDate::parse_from_str(v, "%Y-%m-%d")
@@ -24,10 +24,14 @@ fn parse_day(q: &RawQuery, name: &str) -> Result<Option<NaiveDateTime>, ContentE
     Ok(Some(day))
 }
 
-pub fn apply(q: &RawQuery, params: &mut ListParams) -> Result<(), ContentError> {
-    let begin = parse_day(q, "begindate")?;
+/// Adds the date window to `filters`; answers the order `sort` asks.
+pub fn apply(
+    q: &EventListQuery,
+    filters: &mut Vec<ContentFilter>,
+) -> Result<Option<ContentOrder>, ContentError> {
+    let begin = parse_day("begindate", q.begindate.as_deref())?;
     // A whole day: the window ends at 24:00 of enddate (exclusive).
-    let end = parse_day(q, "enddate")?.map(|d| {
+    let end = parse_day("enddate", q.enddate.as_deref())?.map(|d| {
         if d.time() == chrono::NaiveTime::MIN {
             d + Duration::days(1)
         } else {
@@ -43,12 +47,12 @@ pub fn apply(q: &RawQuery, params: &mut ListParams) -> Result<(), ContentError> 
         }
     }
     if begin.is_some() || end.is_some() {
-        params.filters.push(ContentFilter::DateOverlap {
+        filters.push(ContentFilter::DateOverlap {
             begin: begin.map(|d| d.format(FORMAT).to_string()),
             end: end.map(|d| d.format(FORMAT).to_string()),
         });
     }
-    if let Some(v) = q.get("sort") {
+    if let Some(v) = q.sort.as_deref() {
         let descending = match v.to_ascii_lowercase().as_str() {
             "asc" | "upcoming" => false,
             "desc" => true,
@@ -64,8 +68,7 @@ pub fn apply(q: &RawQuery, params: &mut ListParams) -> Result<(), ContentError> 
             .unwrap_or_else(|| chrono::Utc::now().naive_utc())
             .format(FORMAT)
             .to_string();
-        params.order = ContentOrder::NextBegin { descending, now };
-        params.seed = None;
+        return Ok(Some(ContentOrder::NextBegin { descending, now }));
     }
-    Ok(())
+    Ok(None)
 }

@@ -11,11 +11,11 @@ use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::{ContentOrder, ContentQuery, Page};
 use serde_json::{Map, Value};
 
 use crate::error::ContentError;
+use crate::list_query::{rawfilter_param, rawsort_param};
 use crate::params::{Projection, RawQuery};
 use crate::shape::shape_document;
 use crate::ContentState;
@@ -31,23 +31,47 @@ const DEFAULT_TYPES: &[&str] = &[
     "WebcamInfo",
 ];
 
+/// The query of Filter; also its OpenAPI parameters.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FilterQuery {
+    /// A rawfilter expression, such as eq(Active,true)
+    #[param(value_type = String, required = true)]
+    pub expression: Option<String>,
+    /// Comma list of entity types (also odhtype); default the main tourism types
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub entity_type: Option<String>,
+    /// Documents per type, 1 to 100 (default 5)
+    #[param(value_type = Option<u32>)]
+    pub limitto: Option<String>,
+    /// Sort keys (rawsort syntax) applied within each type
+    pub rawsort: Option<String>,
+    /// Keep only this language
+    pub language: Option<String>,
+    /// Comma-separated paths to return
+    pub fields: Option<String>,
+    /// Omit null and empty fields
+    #[param(value_type = Option<bool>)]
+    pub removenullvalues: Option<String>,
+    /// Alias of type
+    pub odhtype: Option<String>,
+}
+
 pub async fn filter(
     State(state): State<ContentState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    let expression = raw
-        .get("expression")
+    let q: FilterQuery = RawQuery::parse(query.as_deref()).typed();
+    let expression = q
+        .expression
+        .as_deref()
         .ok_or_else(|| ContentError::InvalidParameter {
             parameter: "expression".into(),
             detail: "a filter expression is required, such as eq(Active,true)".into(),
         })?;
-    let filter = parse_rawfilter(expression).map_err(|e| ContentError::Parse {
-        parameter: "expression".into(),
-        position: e.position,
-        detail: e.message,
-    })?;
-    let types: Vec<&'static EntityType> = match raw.get("type").or_else(|| raw.get("odhtype")) {
+    let filter = rawfilter_param("expression", Some(expression))?.expect("an expression is given");
+    let types: Vec<&'static EntityType> = match q.entity_type.as_deref().or(q.odhtype.as_deref()) {
         None => DEFAULT_TYPES
             .iter()
             .filter_map(|n| EntityType::by_name(n))
@@ -61,36 +85,21 @@ pub async fn filter(
             })
             .collect::<Result<_, _>>()?,
     };
-    let limit = match raw.get("limitto") {
-        None => 5,
-        Some(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=100).contains(n))
-            .ok_or_else(|| ContentError::InvalidParameter {
-                parameter: "limitto".into(),
-                detail: format!("'{v}' is not accepted; use a whole number from 1 to 100"),
-            })?,
-    };
-    let order = match raw.get("rawsort") {
-        None => ContentOrder::Default,
-        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| ContentError::Parse {
-            parameter: "rawsort".into(),
-            position: e.position,
-            detail: e.message,
-        })?),
-    };
-    let projection = Projection::parse(&raw)?;
+    let limit = crate::utility::find::limitto(q.limitto.as_deref())?;
+    let order = rawsort_param("rawsort", q.rawsort.as_deref())?
+        .map_or(ContentOrder::Default, ContentOrder::Raw);
+    let projection = Projection::from_values(
+        q.language.as_deref(),
+        q.fields.as_deref(),
+        q.removenullvalues.as_deref(),
+    )?;
     let mut total = 0;
     let mut detailed = Map::new();
     let mut items = Vec::new();
     for entity in types {
         let query = ContentQuery {
             entity: entity.name,
-            filters: vec![ContentFilter::Raw {
-                filter: filter.clone(),
-                parameter: "expression",
-            }],
+            filters: vec![filter.clone()],
             order: order.clone(),
             page: Page {
                 size: limit,

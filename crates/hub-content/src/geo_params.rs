@@ -12,7 +12,7 @@ use hub_store::ContentRepo;
 use serde_json::Value;
 
 use crate::error::ContentError;
-use crate::params::RawQuery;
+use crate::list_query::CommonListQuery;
 
 /// Radius when `latitude` and `longitude` come without `radius`, as the reference does.
 pub const DEFAULT_RADIUS_M: f64 = 150_000.0;
@@ -41,12 +41,12 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
 }
 
 fn number(
-    q: &RawQuery,
     name: &str,
+    value: Option<&str>,
     range: std::ops::RangeInclusive<f64>,
     form: &str,
 ) -> Result<Option<f64>, ContentError> {
-    q.get(name)
+    value
         .map(|v| match v.parse::<f64>() {
             Ok(n) if range.contains(&n) => Ok(n),
             _ => Err(invalid(name, format!("'{v}' is not accepted; use {form}"))),
@@ -90,23 +90,32 @@ fn prefixed(
         .collect()
 }
 
+/// The `locfilter` tokens, lower case (`regabc…`); Find and Location read it too.
+pub fn locations(value: &str) -> Result<Vec<String>, ContentError> {
+    prefixed("locfilter", value, &LOCATION_PREFIXES).map(|l| {
+        l.into_iter()
+            .map(|(p, id)| format!("{p}{}", id.to_lowercase()))
+            .collect()
+    })
+}
+
 impl GeoParams {
-    pub fn parse(q: &RawQuery) -> Result<GeoParams, ContentError> {
+    pub fn parse(q: &CommonListQuery) -> Result<GeoParams, ContentError> {
         let latitude = number(
-            q,
             "latitude",
+            q.latitude.as_deref(),
             -90.0..=90.0,
             "a latitude in degrees from -90 to 90",
         )?;
         let longitude = number(
-            q,
             "longitude",
+            q.longitude.as_deref(),
             -180.0..=180.0,
             "a longitude in degrees from -180 to 180",
         )?;
         let radius = number(
-            q,
             "radius",
+            q.radius.as_deref(),
             0.0..=MAX_RADIUS_M,
             &format!("a distance in metres from 0 to {MAX_RADIUS_M}"),
         )?;
@@ -124,7 +133,8 @@ impl GeoParams {
             (None, None) => None,
         };
         let polygon = q
-            .get("polygon")
+            .polygon
+            .as_deref()
             .map(|v| {
                 parse_polygon(v).map_err(|e| ContentError::Parse {
                     parameter: "polygon".into(),
@@ -133,18 +143,10 @@ impl GeoParams {
                 })
             })
             .transpose()?;
-        let locations = q
-            .get("locfilter")
-            .map(|v| {
-                prefixed("locfilter", v, &LOCATION_PREFIXES).map(|l| {
-                    l.into_iter()
-                        .map(|(p, id)| format!("{p}{}", id.to_lowercase()))
-                        .collect()
-                })
-            })
-            .transpose()?;
+        let locations = q.locfilter.as_deref().map(locations).transpose()?;
         let areas = q
-            .get("areafilter")
+            .areafilter
+            .as_deref()
             .map(|v| prefixed("areafilter", v, &AREA_PREFIXES))
             .transpose()?;
         Ok(GeoParams {
@@ -342,7 +344,7 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Result<GeoParams, ContentError> {
-        GeoParams::parse(&RawQuery::parse(Some(s)))
+        GeoParams::parse(&crate::params::RawQuery::parse(Some(s)).typed())
     }
 
     #[test]

@@ -2,52 +2,10 @@
 //! and expanded to one path per dataset of the registry.
 
 use hub_model::ENTITY_TYPES;
+
+use crate::list_query::EntityListQuery;
 use utoipa::openapi::path::PathItem;
-use utoipa::{IntoParams, OpenApi, ToSchema};
-
-/// Query parameters of list requests.
-#[allow(dead_code)]
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListQueryDoc {
-    /// Items per page, 1 to 1000 (default 10).
-    pagesize: Option<u32>,
-    /// Page to return, from 1 (default 1).
-    pagenumber: Option<u32>,
-    /// Comma-separated paths to return (`Detail.de.Title`, `HubTags.[*].Id`); each becomes a key named by its path.
-    fields: Option<String>,
-    /// Keep only this language in every multilingual field (de, it, en, cs, fr, nl, pl, ru, ld).
-    language: Option<String>,
-    /// Keep only documents available in all these languages (comma-separated).
-    langfilter: Option<String>,
-    /// Case-insensitive substring of a title in any language (or the `language`), or an exact id.
-    searchfilter: Option<String>,
-    /// Omit null, empty-string, empty-array and empty-object fields.
-    removenullvalues: Option<bool>,
-    /// Only documents changed on or after this date (yyyy-MM-dd).
-    updatefrom: Option<String>,
-    /// Only documents from these sources (comma-separated, case-insensitive).
-    source: Option<String>,
-    /// Only active (true) or inactive (false) documents.
-    active: Option<bool>,
-    /// Only documents with these ids (comma-separated, case-insensitive).
-    idlist: Option<String>,
-    /// A stable pseudo-random order for this integer seed (0 picks one); echoed as Seed.
-    seed: Option<i64>,
-}
-
-/// Query parameters of single-document requests.
-#[allow(dead_code)]
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct SingleQueryDoc {
-    /// Comma-separated paths to return.
-    fields: Option<String>,
-    /// Keep only this language in every multilingual field.
-    language: Option<String>,
-    /// Omit null and empty fields.
-    removenullvalues: Option<bool>,
-}
+use utoipa::{OpenApi, ToSchema};
 
 /// The list envelope.
 #[allow(dead_code, non_snake_case)]
@@ -147,38 +105,15 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
                 }
                 let mut item = specialise(item, entity.name, verb, entity.description);
                 if let (Some(op), "list") = (item.get.as_mut(), verb) {
-                    for (name, description) in entity_parameters(entity.name) {
-                        op.parameters.get_or_insert_with(Vec::new).push(
-                            utoipa::openapi::path::ParameterBuilder::new()
-                                .name(*name)
-                                .parameter_in(utoipa::openapi::path::ParameterIn::Query)
-                                .required(utoipa::openapi::Required::False)
-                                .description(Some(*description))
-                                .schema(Some(utoipa::openapi::schema::Schema::Object(
-                                    utoipa::openapi::schema::ObjectBuilder::new()
-                                        .schema_type(utoipa::openapi::schema::Type::String)
-                                        .build(),
-                                )))
-                                .build(),
-                        );
-                    }
+                    op.parameters
+                        .get_or_insert_with(Vec::new)
+                        .extend(EntityListQuery::documented(entity.name));
                 }
                 doc.paths.paths.insert(key, item);
             }
         }
     }
     doc
-}
-
-/// List parameters of one dataset beyond the common ones (documented so far).
-fn entity_parameters(name: &str) -> &'static [(&'static str, &'static str)] {
-    match name {
-        "Source" => &[(
-            "typelist",
-            "Comma list of entity types; sources delivering any of them (their Types)",
-        )],
-        _ => &[],
-    }
 }
 
 fn alias_of(mut item: PathItem, alias: &str) -> PathItem {
@@ -269,9 +204,7 @@ mod utility_paths {
 
     /// `GET /v1/HubTag` (alias `/v1/ODHTag`): deprecated list of the Tag documents.
     #[utoipa::path(get, path = "/v1/HubTag", tag = "Utility", operation_id = "listHubTag",
-        params(crate::openapi::ListQueryDoc,
-            ("validforentity" = Option<String>, Query, description = "Comma list of entity types the tags are valid for"),
-            ("types" = Option<String>, Query, description = "Comma list of tag types")),
+        params(crate::list_query::CommonListQuery, crate::list_query::FilterLanguageQuery, crate::list_query::TagListQuery),
         responses(
             (status = 200, description = "The list envelope of Tag documents, with Deprecation: true and a successor-version Link to /v1/Tag", body = crate::openapi::EnvelopeDoc),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -280,15 +213,7 @@ mod utility_paths {
 
     /// `GET /v1/Filter`: one rawfilter expression over several entity types.
     #[utoipa::path(get, path = "/v1/Filter", tag = "Utility", operation_id = "filter",
-        params(
-            ("expression" = String, Query, description = "A rawfilter expression, such as eq(Active,true)"),
-            ("type" = Option<String>, Query, description = "Comma list of entity types (also odhtype); default the main tourism types"),
-            ("limitto" = Option<u32>, Query, description = "Documents per type, 1 to 100 (default 5)"),
-            ("rawsort" = Option<String>, Query, description = "Sort keys (rawsort syntax) applied within each type"),
-            ("language" = Option<String>, Query, description = "Keep only this language"),
-            ("fields" = Option<String>, Query, description = "Comma-separated paths to return"),
-            ("removenullvalues" = Option<bool>, Query, description = "Omit null and empty fields"),
-        ),
+        params(crate::filter_endpoint::FilterQuery),
         responses(
             (status = 200, description = "{totalResults, expression, detailedResults: {type: n}, Items}"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -297,19 +222,7 @@ mod utility_paths {
 
     /// `GET /v1/Find`: search titles across entity types.
     #[utoipa::path(get, path = "/v1/Find", tag = "Utility", operation_id = "find",
-        params(
-            ("q" = String, Query, description = "The text to search (also term)"),
-            ("term" = Option<String>, Query, description = "Alias of q"),
-            ("type" = Option<String>, Query, description = "Comma list of entity types (also hubtype, odhtype)"),
-            ("language" = Option<String>, Query, description = "Language of the title shown (default en)"),
-            ("limitto" = Option<u32>, Query, description = "Documents per type, 1 to 100 (default 5)"),
-            ("searchbasetext" = Option<bool>, Query, description = "Also search Detail.{lang}.BaseText (accommodations: AccoDetail.{lang}.Longdesc)"),
-            ("filteronfields" = Option<String>, Query, description = "Comma list of further paths to search ([*] allowed)"),
-            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; documents in any of them"),
-            ("fields" = Option<String>, Query, description = "Comma list of paths added to each item"),
-            ("rawfilter" = Option<String>, Query, description = "A rawfilter expression applied within each type"),
-            ("rawsort" = Option<String>, Query, description = "Sort keys (rawsort syntax) within each type"),
-        ),
+        params(crate::utility::find::FindQuery),
         responses(
             (status = 200, description = "{totalResults, searchTerm, detailedResults: {type: n}, Items: [{Id, <title path>, _Meta.Type, Self}]}"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -318,17 +231,7 @@ mod utility_paths {
 
     /// `GET /v1/Distinct`: distinct values of document fields.
     #[utoipa::path(get, path = "/v1/Distinct", tag = "Utility", operation_id = "distinct",
-        params(
-            ("type" = String, Query, description = "Entity type (also hubtype, odhtype), or hubmetadata for the dataset list"),
-            ("fields" = String, Query, description = "Comma list of field paths; a path with [*] must be the only one"),
-            ("getasarray" = Option<bool>, Query, description = "With one field: a plain array of values"),
-            ("excludenulloremptyvalues" = Option<bool>, Query, description = "Leave out empty strings"),
-            ("source" = Option<String>, Query, description = "Comma list of sources"),
-            ("rawfilter" = Option<String>, Query, description = "Only documents matching this rawfilter expression"),
-            ("tagfilter" = Option<String>, Query, description = "Only documents with these tags (tagfilter syntax)"),
-            ("odhtagfilter" = Option<String>, Query, description = "Only documents with these HubTags (tagfilter syntax)"),
-            ("rawsort" = Option<String>, Query, description = "Order the documents; values then come in first-appearance order"),
-        ),
+        params(crate::utility::distinct::DistinctQuery),
         responses(
             (status = 200, description = "A sorted JSON array of {field: value} objects, or of values"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -337,12 +240,7 @@ mod utility_paths {
 
     /// `GET /v1/Location`.
     #[utoipa::path(get, path = "/v1/Location", tag = "Utility", operation_id = "listLocations",
-        params(
-            ("language" = Option<String>, Query, description = "Then name is this language's title, else a {lang: title} map"),
-            ("type" = Option<String>, Query, description = "Comma list of reg, tvs, mun, fra (default all)"),
-            ("showall" = Option<bool>, Query, description = "true (default): every active entry; false: only those VisibleInSearch"),
-            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; only their children"),
-        ),
+        params(crate::utility::location::LocationQuery),
         responses(
             (status = 200, description = "A JSON array of {typ, name, id}; typ + id is a locfilter token"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -351,11 +249,7 @@ mod utility_paths {
 
     /// `GET /v1/Location/Skiarea`.
     #[utoipa::path(get, path = "/v1/Location/Skiarea", tag = "Utility", operation_id = "listSkiareaLocations",
-        params(
-            ("language" = Option<String>, Query, description = "Then name is this language's title, else a {lang: title} map"),
-            ("showall" = Option<bool>, Query, description = "true (default): every active entry; false: only those VisibleInSearch"),
-            ("locfilter" = Option<String>, Query, description = "Comma list of reg/tvs/mun/fra tokens; only their children"),
-        ),
+        params(crate::utility::location::SkiareaLocationQuery),
         responses(
             (status = 200, description = "A JSON array of {typ: \"ska\", name, id}"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -364,10 +258,9 @@ mod utility_paths {
 
     /// `GET /v1/GeoShapes` (alias `/v1/GeoShape`).
     #[utoipa::path(get, path = "/v1/GeoShapes", tag = "Utility", operation_id = "listGeoShapes",
-        params(crate::openapi::ListQueryDoc,
-            ("type" = Option<String>, Query, description = "Comma list of shape types"),
-            ("srid" = Option<String>, Query, description = "Output reference system: 4326 (default), 3857, 32632, 25832; EPSG: prefix allowed"),
-            ("polygon" = Option<String>, Query, description = "Only shapes intersecting this area (WKT, bbc/bbi, or a stored shape)")),
+        params(crate::list_query::CommonListQuery,
+            crate::utility::geoshapes::ShapeTypeQuery,
+            crate::utility::geoshapes::SridQuery),
         responses(
             (status = 200, description = "The list envelope of shapes, geometry as GeoJSON", body = crate::openapi::EnvelopeDoc),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -377,7 +270,7 @@ mod utility_paths {
     /// `GET /v1/GeoShapes/{id}` (alias `/v1/GeoShape/{id}`).
     #[utoipa::path(get, path = "/v1/GeoShapes/{id}", tag = "Utility", operation_id = "getGeoShape",
         params(("id" = String, Path, description = "Shape id, case-insensitive"),
-            ("srid" = Option<String>, Query, description = "Output reference system: 4326 (default), 3857, 32632, 25832")),
+            crate::utility::geoshapes::SridQuery, crate::params::SingleQuery),
         responses(
             (status = 200, description = "The shape, geometry as GeoJSON"),
             (status = 400, description = "A parameter was not accepted", body = ProblemDoc, content_type = "application/problem+json"),
@@ -432,6 +325,10 @@ mod utility_paths {
         security(("bearer" = [])))]
     pub fn deprecated() {}
 }
+
+#[cfg(test)]
+#[path = "openapi_drift.rs"]
+mod drift;
 
 #[cfg(test)]
 mod tests {

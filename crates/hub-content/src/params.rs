@@ -1,6 +1,10 @@
 //! Query-string handling of the Content API: case-insensitive names, the literal
-//! `null` as absent, and one validating parser per parameter whose errors name the
+//! `null` as absent, the typed reading of a query into a parameter struct
+//! ([`RawQuery::typed`]), and one validating parser per parameter whose errors name the
 //! parameter and the accepted form.
+//!
+//! Owns: the common list parameters' validation and the projection. Must not touch the
+//! store or the shape of answers.
 
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::time::normalize_timestamp;
@@ -8,6 +12,7 @@ use hub_query::content::{ContentFilter, ContentOrder, Page};
 use hub_query::fields::{parse_fields, FieldPath};
 
 use crate::error::ContentError;
+use crate::list_query::CommonListQuery;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
 pub const MAX_PAGE_SIZE: u32 = 1000;
@@ -38,6 +43,24 @@ impl RawQuery {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.trim())
             .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("null"))
+    }
+
+    /// The query read into a parameter struct of `Option<String>` fields: each field
+    /// gets the first value of its (case-insensitive) name, trimmed, with `null` and
+    /// empty values absent, exactly as [`RawQuery::get`] answers.
+    pub fn typed<T: serde::de::DeserializeOwned + Default>(&self) -> T {
+        let mut present = serde_json::Map::new();
+        let mut seen = std::collections::HashSet::new();
+        for (name, _) in &self.pairs {
+            let name = name.to_ascii_lowercase();
+            if seen.insert(name.clone()) {
+                if let Some(v) = self.get(&name) {
+                    present.insert(name, serde_json::Value::String(v.to_string()));
+                }
+            }
+        }
+        // Every field is an optional string: reading text values cannot fail.
+        serde_json::from_value(serde_json::Value::Object(present)).unwrap_or_default()
     }
 
     /// The query with `replacements` applied in place (or appended when absent).
@@ -76,7 +99,12 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
 }
 
 pub fn parse_bool(q: &RawQuery, name: &str) -> Result<Option<bool>, ContentError> {
-    q.get(name)
+    bool_value(name, q.get(name))
+}
+
+/// `true` or `false` (any case) of the parameter `name`.
+pub fn bool_value(name: &str, value: Option<&str>) -> Result<Option<bool>, ContentError> {
+    value
         .map(|v| match v.to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
@@ -89,13 +117,13 @@ pub fn parse_bool(q: &RawQuery, name: &str) -> Result<Option<bool>, ContentError
 }
 
 fn parse_u32(
-    q: &RawQuery,
     name: &str,
+    value: Option<&str>,
     min: u32,
     max: u32,
     default: u32,
 ) -> Result<u32, ContentError> {
-    match q.get(name) {
+    match value {
         None => Ok(default),
         Some(v) => match v.parse::<i64>() {
             Ok(n) if (min as i64..=max as i64).contains(&n) => Ok(n as u32),
@@ -124,12 +152,25 @@ pub struct Projection {
 }
 
 impl Projection {
-    pub fn parse(q: &RawQuery) -> Result<Self, ContentError> {
-        let language = q
-            .get("language")
+    /// The projection of the single-document query.
+    pub fn parse(q: &SingleQuery) -> Result<Self, ContentError> {
+        Self::from_values(
+            q.language.as_deref(),
+            q.fields.as_deref(),
+            q.removenullvalues.as_deref(),
+        )
+    }
+
+    /// Validates `language`, `fields` and `removenullvalues`, in this order.
+    pub fn from_values(
+        language: Option<&str>,
+        fields: Option<&str>,
+        removenullvalues: Option<&str>,
+    ) -> Result<Self, ContentError> {
+        let language = language
             .map(|v| parse_language(v).ok_or_else(|| unknown_language("language", v)))
             .transpose()?;
-        let fields = match q.get("fields") {
+        let fields = match fields {
             None => Vec::new(),
             Some(v) => parse_fields(v).map_err(|e| ContentError::Parse {
                 parameter: "fields".into(),
@@ -137,7 +178,7 @@ impl Projection {
                 detail: e.message,
             })?,
         };
-        let remove_null_values = parse_bool(q, "removenullvalues")?.unwrap_or(false);
+        let remove_null_values = bool_value("removenullvalues", removenullvalues)?.unwrap_or(false);
         Ok(Projection {
             language,
             fields,
@@ -161,6 +202,19 @@ fn unknown_language(parameter: &str, value: &str) -> ContentError {
     )
 }
 
+/// Query of single-document requests: the projection only.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SingleQuery {
+    /// Comma-separated paths to return.
+    pub fields: Option<String>,
+    /// Keep only this language in every multilingual field.
+    pub language: Option<String>,
+    /// Omit null and empty fields.
+    #[param(value_type = Option<bool>)]
+    pub removenullvalues: Option<String>,
+}
+
 /// A validated list request.
 #[derive(Debug, Clone)]
 pub struct ListParams {
@@ -175,26 +229,38 @@ pub struct ListParams {
 }
 
 impl ListParams {
-    pub fn parse(q: &RawQuery) -> Result<Self, ContentError> {
-        let size = parse_u32(q, "pagesize", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE)?;
-        let number = parse_u32(q, "pagenumber", 1, u32::MAX, 1)?;
-        let projection = Projection::parse(q)?;
+    /// The common parameters of lists, validated in the reference's order; the
+    /// remaining ones are [`crate::list_query::ListQuery::parse`]'s.
+    pub fn parse(q: &CommonListQuery) -> Result<Self, ContentError> {
+        let size = parse_u32(
+            "pagesize",
+            q.pagesize.as_deref(),
+            1,
+            MAX_PAGE_SIZE,
+            DEFAULT_PAGE_SIZE,
+        )?;
+        let number = parse_u32("pagenumber", q.pagenumber.as_deref(), 1, u32::MAX, 1)?;
+        let projection = Projection::from_values(
+            q.language.as_deref(),
+            q.fields.as_deref(),
+            q.removenullvalues.as_deref(),
+        )?;
         let mut filters = Vec::new();
 
-        if let Some(v) = q.get("idlist") {
+        if let Some(v) = q.idlist.as_deref() {
             filters.push(ContentFilter::IdIn(
                 comma_list(v).map(str::to_lowercase).collect(),
             ));
         }
-        if let Some(v) = q.get("source") {
+        if let Some(v) = q.source.as_deref() {
             filters.push(ContentFilter::SourceIn(
                 comma_list(v).map(str::to_lowercase).collect(),
             ));
         }
-        if let Some(active) = parse_bool(q, "active")? {
+        if let Some(active) = bool_value("active", q.active.as_deref())? {
             filters.push(ContentFilter::Active(active));
         }
-        if let Some(v) = q.get("updatefrom") {
+        if let Some(v) = q.updatefrom.as_deref() {
             let ts = normalize_timestamp(v).ok_or_else(|| {
                 invalid(
                     "updatefrom",
@@ -204,7 +270,7 @@ impl ListParams {
             filters.push(ContentFilter::ChangedSince(ts));
         }
         let mut langfilter = None;
-        if let Some(v) = q.get("langfilter") {
+        if let Some(v) = q.langfilter.as_deref() {
             let langs = comma_list(v)
                 .map(|l| {
                     parse_language(l)
@@ -215,7 +281,7 @@ impl ListParams {
             filters.push(ContentFilter::HasAllLanguages(langs.clone()));
             langfilter = Some(langs);
         }
-        if let Some(term) = q.get("searchfilter") {
+        if let Some(term) = q.searchfilter.as_deref() {
             let languages = projection
                 .language
                 .map(|l| vec![l.to_string()])
@@ -227,7 +293,7 @@ impl ListParams {
             });
         }
 
-        let seed = q.get("seed").map(normalize_seed).transpose()?;
+        let seed = q.seed.as_deref().map(normalize_seed).transpose()?;
         let order = match &seed {
             Some(s) => ContentOrder::Seed(s.clone()),
             None => ContentOrder::Default,
@@ -326,7 +392,7 @@ mod tests {
             ("seed=x", "seed"),
         ];
         for (input, parameter) in cases {
-            match ListParams::parse(&q(input)) {
+            match ListParams::parse(&q(input).typed()) {
                 Err(ContentError::InvalidParameter { parameter: p, .. })
                 | Err(ContentError::Parse { parameter: p, .. }) => {
                     assert_eq!(p, parameter, "{input}")

@@ -10,7 +10,8 @@ use hub_query::content::{ContentOrder, ContentQuery, Page};
 use serde_json::json;
 
 use crate::error::ContentError;
-use crate::params::{ListParams, Projection, RawQuery};
+use crate::list_query::ListQuery;
+use crate::params::{Projection, RawQuery};
 use crate::shape::{shape_document, Envelope};
 use crate::ContentState;
 
@@ -113,7 +114,7 @@ async fn entity_path(
 
 /// `GET /v1/{EntityType}`: one page of documents in the list envelope.
 #[utoipa::path(get, path = "/v1/{EntityType}", tag = "Content",
-    params(("EntityType" = String, Path, description = "Dataset path"), crate::openapi::ListQueryDoc),
+    params(("EntityType" = String, Path, description = "Dataset path"), crate::list_query::CommonListQuery, crate::list_query::FilterLanguageQuery),
     responses(
         (status = 200, description = "The list envelope", body = crate::openapi::EnvelopeDoc),
         (status = 400, description = "A parameter was not accepted", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),
@@ -124,8 +125,7 @@ pub(crate) async fn list_entities(
     path: &str,
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
-    let mut params = ListParams::parse(raw)?;
-    crate::entity_filters::apply(raw, entity, &mut params)?;
+    let mut params = ListQuery::read(raw, entity).parse()?;
     crate::closed::apply_availability(&state, entity, raw, &mut params.filters).await?;
     let mut filters = params.filters;
     params.geo.resolve(&*state.content, &mut filters).await?;
@@ -164,7 +164,7 @@ pub(crate) async fn list_entities(
 
 /// `GET /v1/{EntityType}/{id}`: one document (ids match case-insensitively).
 #[utoipa::path(get, path = "/v1/{EntityType}/{id}", tag = "Content",
-    params(("EntityType" = String, Path, description = "Dataset path"), ("id" = String, Path, description = "Document id, case-insensitive"), crate::openapi::SingleQueryDoc),
+    params(("EntityType" = String, Path, description = "Dataset path"), ("id" = String, Path, description = "Document id, case-insensitive"), crate::params::SingleQuery),
     responses(
         (status = 200, description = "The document"),
         (status = 404, description = "No document with this id", body = crate::openapi::ProblemDoc, content_type = "application/problem+json"),
@@ -175,7 +175,7 @@ pub(crate) async fn get_entity(
     id: &str,
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
-    let projection = Projection::parse(raw)?;
+    let projection = Projection::parse(&raw.typed())?;
     let stored = state.content.get(entity.name, id).await?.ok_or_else(|| {
         ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
     })?;

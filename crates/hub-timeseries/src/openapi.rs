@@ -1,4 +1,7 @@
-//! `GET /v2/apispec`: a hand-built OpenAPI 3 description of the read routes.
+//! `GET /v2/apispec`: a hand-built OpenAPI 3 description of the read routes; the query
+//! parameters come from `params::QUERY_PARAMETERS`, the description of the parsed query.
+//!
+//! Owns the document's shape only; must not describe a parameter the parser lacks.
 
 use axum::extract::State;
 use axum::Json;
@@ -9,36 +12,17 @@ use crate::TimeseriesState;
 pub async fn apispec(State(st): State<TimeseriesState>) -> Json<Value> {
     let server = st.config.base_url.trim_end_matches("/v2").to_string();
     let p = |name: &str, desc: &str, schema: Value| json!({"name": name, "in": "query", "required": false, "description": desc, "schema": schema});
-    let params = json!([
-        p(
-            "limit",
-            "Maximum number of results; -1 or 0 = no limit",
-            json!({"type": "integer", "default": 200})
-        ),
-        p("offset", "Results to skip", json!({"type": "integer", "default": 0})),
-        p(
-            "select",
-            "Comma-separated output names or JSON paths (smetadata.capacity)",
-            json!({"type": "string"})
-        ),
-        p(
-            "where",
-            "Filter: alias.op.value, and(...), or(...); ops eq neq lt gt lteq gteq re ire nre nire in nin bbi bbc dlt",
-            json!({"type": "string"})
-        ),
-        p("distinct", "Return distinct rows", json!({"type": "boolean", "default": true})),
-        p("shownull", "Include null values", json!({"type": "boolean", "default": false})),
-        p(
-            "timezone",
-            "Time zone of timestamps (Europe/Rome, UTC+2, +0200); latest and history routes",
-            json!({"type": "string", "default": "UTC"})
-        ),
-        p(
-            "origin",
-            "Identifies the calling application (logged only)",
-            json!({"type": "string"})
-        ),
-    ]);
+    // The parameters `TsQueryParams` reads, described once in `params.rs`.
+    let params: Vec<Value> = crate::params::QUERY_PARAMETERS
+        .iter()
+        .map(|d| {
+            let mut schema = json!({"type": d.schema_type});
+            if let Some(default) = d.default {
+                schema["default"] = serde_json::from_str(default).expect("a JSON default");
+            }
+            p(d.name, d.description, schema)
+        })
+        .collect();
     let seg = |name: &str, desc: &str| json!({"name": name, "in": "path", "required": true, "description": desc, "schema": {"type": "string"}});
     let repr = seg(
         "representation",
@@ -54,7 +38,7 @@ pub async fn apispec(State(st): State<TimeseriesState>) -> Json<Value> {
     let ok = json!({"200": {"description": "Envelope {offset, limit, data}"}, "400": {"description": "{message, timestamp, code, error, description?, info?}"}});
     let op = |summary: &str, path_params: Vec<Value>| {
         let mut all = path_params;
-        all.extend(params.as_array().cloned().unwrap_or_default());
+        all.extend(params.iter().cloned());
         json!({"get": {"summary": summary, "parameters": all, "responses": ok}})
     };
     Json(json!({

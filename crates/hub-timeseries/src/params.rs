@@ -1,5 +1,8 @@
 //! Path segments and query parameters of the read routes: representation, CSV type
 //! lists with `*`, dates, `limit/offset/select/where/distinct/shownull/timezone/origin`.
+//!
+//! Owns: validating what the client sent and the description of the query parameters
+//! (`QUERY_PARAMETERS`, rendered by `/v2/apispec`). Must not touch the store or SQL.
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use hub_query::timeseries::datetime::DATE_FORMAT_HELP;
@@ -196,35 +199,211 @@ fn integer(name: &str, v: &str) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::bad(format!("Parameter '{name}' must be an integer, not '{v}'")))
 }
 
-pub fn parse_params(query: Option<&str>) -> Result<Params, ApiError> {
-    let mut p = Params {
-        limit: 200,
-        offset: 0,
-        select: None,
-        filter: None,
-        distinct: true,
-        shownull: false,
-        timezone: None,
-    };
-    for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-        match k.as_ref() {
-            "limit" => p.limit = integer("limit", &v)?,
-            "offset" => p.offset = integer("offset", &v)?,
-            "select" if !v.is_empty() => p.select = Some(v.into_owned()),
-            "where" if !v.is_empty() => p.filter = Some(v.into_owned()),
-            "distinct" => p.distinct = boolean("distinct", &v)?,
-            "shownull" => p.shownull = boolean("shownull", &v)?,
-            "timezone" if !v.is_empty() => p.timezone = Some(v.into_owned()),
-            "origin" => tracing::debug!(origin = %v, "time series client"),
-            _ => {}
+/// The query of level ≥ 2 routes as sent: every value of each name (case-sensitive), in
+/// order. The struct is the parser (serde reads the names) and, through
+/// [`QUERY_PARAMETERS`], the `/v2/apispec` description; a test keeps the two equal.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct TsQueryParams {
+    pub limit: Vec<String>,
+    pub offset: Vec<String>,
+    pub select: Vec<String>,
+    #[serde(rename = "where")]
+    pub filter: Vec<String>,
+    pub distinct: Vec<String>,
+    pub shownull: Vec<String>,
+    pub timezone: Vec<String>,
+    pub origin: Vec<String>,
+}
+
+/// How `/v2/apispec` describes one query parameter.
+pub struct QueryParameterDoc {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema type: integer, string or boolean.
+    pub schema_type: &'static str,
+    /// The default, as JSON text (`200`, `true`, `"UTC"`).
+    pub default: Option<&'static str>,
+}
+
+/// The documented query parameters of [`TsQueryParams`], in the order of `/v2/apispec`.
+pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
+    QueryParameterDoc {
+        name: "limit",
+        description: "Maximum number of results; -1 or 0 = no limit",
+        schema_type: "integer",
+        default: Some("200"),
+    },
+    QueryParameterDoc {
+        name: "offset",
+        description: "Results to skip",
+        schema_type: "integer",
+        default: Some("0"),
+    },
+    QueryParameterDoc {
+        name: "select",
+        description: "Comma-separated output names or JSON paths (smetadata.capacity)",
+        schema_type: "string",
+        default: None,
+    },
+    QueryParameterDoc {
+        name: "where",
+        description: "Filter: alias.op.value, and(...), or(...); ops eq neq lt gt lteq gteq re ire nre nire in nin bbi bbc dlt",
+        schema_type: "string",
+        default: None,
+    },
+    QueryParameterDoc {
+        name: "distinct",
+        description: "Return distinct rows",
+        schema_type: "boolean",
+        default: Some("true"),
+    },
+    QueryParameterDoc {
+        name: "shownull",
+        description: "Include null values",
+        schema_type: "boolean",
+        default: Some("false"),
+    },
+    QueryParameterDoc {
+        name: "timezone",
+        description: "Time zone of timestamps (Europe/Rome, UTC+2, +0200); latest and history routes",
+        schema_type: "string",
+        default: Some("\"UTC\""),
+    },
+    QueryParameterDoc {
+        name: "origin",
+        description: "Identifies the calling application (logged only)",
+        schema_type: "string",
+        default: None,
+    },
+];
+
+impl TsQueryParams {
+    /// Groups the query's values by name; names it does not know are ignored.
+    pub fn read(query: Option<&str>) -> Self {
+        let mut values = serde_json::Map::new();
+        for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+            let entry = values
+                .entry(k.into_owned())
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let serde_json::Value::Array(list) = entry {
+                list.push(serde_json::Value::String(v.into_owned()));
+            }
         }
+        // Every field is a list of strings: reading them cannot fail.
+        serde_json::from_value(serde_json::Value::Object(values)).unwrap_or_default()
     }
-    Ok(p)
+
+    /// Validates every value; the last one of a name counts (empty `select`, `where`
+    /// and `timezone` values are skipped), as the reference does.
+    pub fn parse(&self) -> Result<Params, ApiError> {
+        for origin in &self.origin {
+            tracing::debug!(origin = %origin, "time series client");
+        }
+        Ok(Params {
+            limit: last_valid(&self.limit, |v| integer("limit", v))?.unwrap_or(200),
+            offset: last_valid(&self.offset, |v| integer("offset", v))?.unwrap_or(0),
+            select: last_non_empty(&self.select),
+            filter: last_non_empty(&self.filter),
+            distinct: last_valid(&self.distinct, |v| boolean("distinct", v))?.unwrap_or(true),
+            shownull: last_valid(&self.shownull, |v| boolean("shownull", v))?.unwrap_or(false),
+            timezone: last_non_empty(&self.timezone),
+        })
+    }
+}
+
+/// Every value validated in order (the first bad one is the error); the last one kept.
+fn last_valid<T>(
+    values: &[String],
+    parse: impl Fn(&str) -> Result<T, ApiError>,
+) -> Result<Option<T>, ApiError> {
+    let mut last = None;
+    for v in values {
+        last = Some(parse(v)?);
+    }
+    Ok(last)
+}
+
+fn last_non_empty(values: &[String]) -> Option<String> {
+    values.iter().rfind(|v| !v.is_empty()).cloned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deserializer that records the field names a struct asks for.
+    struct FieldNames(&'static [&'static str]);
+
+    impl<'de> serde::Deserializer<'de> for &mut FieldNames {
+        type Error = serde::de::value::Error;
+
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = fields;
+            Err(serde::de::Error::custom("field names recorded"))
+        }
+
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("a query is a struct"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    #[test]
+    fn documented_parameters_are_the_parsed_ones() {
+        let mut names = FieldNames(&[]);
+        let _ = <TsQueryParams as serde::Deserialize>::deserialize(&mut names);
+        let parsed: std::collections::BTreeSet<&str> = names.0.iter().copied().collect();
+        let documented: std::collections::BTreeSet<&str> =
+            QUERY_PARAMETERS.iter().map(|p| p.name).collect();
+        assert_eq!(parsed, documented);
+        assert_eq!(documented.len(), QUERY_PARAMETERS.len());
+    }
+
+    #[test]
+    fn query_values_parse_as_the_reference() {
+        let parse = |q: &str| TsQueryParams::read(Some(q)).parse();
+        let p = parse("limit=5&limit=7&select=a&select=&where=x&distinct=no&shownull=ON&timezone=")
+            .unwrap();
+        assert_eq!((p.limit, p.offset), (7, 0));
+        assert_eq!(p.select.as_deref(), Some("a"));
+        assert_eq!(p.filter.as_deref(), Some("x"));
+        assert_eq!((p.distinct, p.shownull), (false, true));
+        assert_eq!(p.timezone, None);
+        let defaults = parse("LIMIT=abc&origin=test").unwrap();
+        assert_eq!((defaults.limit, defaults.distinct), (200, true));
+        for (query, message) in [
+            (
+                "limit=abc",
+                "Parameter 'limit' must be an integer, not 'abc'",
+            ),
+            (
+                "limit=abc&limit=5",
+                "Parameter 'limit' must be an integer, not 'abc'",
+            ),
+            ("offset=", "Parameter 'offset' must be an integer, not ''"),
+            (
+                "distinct=maybe",
+                "Parameter 'distinct' must be a boolean (true/false), not 'maybe'",
+            ),
+        ] {
+            let e = parse(query).unwrap_err();
+            assert!(format!("{e:?}").contains(message), "{query}: {e:?}");
+        }
+    }
 
     #[test]
     fn representation_is_order_free_and_case_insensitive() {

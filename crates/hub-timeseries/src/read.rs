@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::access::rules_for;
 use crate::params::{
-    csv_set, parse_params, parse_path_date, parse_representation, parse_timezone, Dataset, Zone,
+    csv_set, parse_path_date, parse_representation, parse_timezone, Dataset, TsQueryParams, Zone,
 };
 use crate::shape;
 use crate::{ApiError, TimeseriesState};
@@ -103,7 +103,7 @@ pub async fn dispatch(
         ),
         _ => return Err(not_found()),
     };
-    let p = parse_params(query.as_deref())?;
+    let p = TsQueryParams::read(query.as_deref()).parse()?;
     let zone = match (&p.timezone, segs.len() >= 4) {
         (Some(tz), true) => parse_timezone(tz)?,
         _ => Zone::Fixed(chrono::FixedOffset::east_opt(0).expect("zero offset")),

@@ -18,17 +18,49 @@ use std::collections::BTreeSet;
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::ENTITY_TYPES;
-use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort};
-use hub_query::content::tagfilter::parse_tagfilter;
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::{ContentOrder, ContentQuery, Page};
 use hub_query::fields::{parse_fields, FieldPath};
 use serde_json::{json, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
-use crate::params::{parse_bool, RawQuery};
+use crate::list_query::{rawfilter_param, rawsort_param, tag_filters};
+use crate::params::{bool_value, RawQuery};
 
 const METADATA_NAMES: [&str; 3] = ["hubmetadata", "odhmetadata", "metadata"];
+
+/// The query of Distinct; also its OpenAPI parameters.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DistinctQuery {
+    /// Entity type (also hubtype, odhtype), or hubmetadata for the dataset list
+    #[serde(rename = "type")]
+    #[param(rename = "type", value_type = String, required = true)]
+    pub entity_type: Option<String>,
+    /// Comma list of field paths; a path with [*] must be the only one
+    #[param(value_type = String, required = true)]
+    pub fields: Option<String>,
+    /// With one field: a plain array of values
+    #[param(value_type = Option<bool>)]
+    pub getasarray: Option<String>,
+    /// Leave out empty strings
+    #[param(value_type = Option<bool>)]
+    pub excludenulloremptyvalues: Option<String>,
+    /// Comma list of sources
+    pub source: Option<String>,
+    /// Only documents matching this rawfilter expression
+    pub rawfilter: Option<String>,
+    /// Only documents with these tags (tagfilter syntax)
+    pub tagfilter: Option<String>,
+    /// Only documents with these HubTags (tagfilter syntax)
+    pub odhtagfilter: Option<String>,
+    /// Order the documents; values then come in first-appearance order
+    pub rawsort: Option<String>,
+    /// Alias of type
+    pub hubtype: Option<String>,
+    /// Alias of type
+    pub odhtype: Option<String>,
+}
 
 fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     ContentError::InvalidParameter {
@@ -62,12 +94,16 @@ pub(crate) async fn distinct(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    let (type_param, type_value) = ["type", "hubtype", "odhtype"]
-        .iter()
-        .find_map(|p| raw.get(p).map(|v| (*p, v)))
+    let q: DistinctQuery = RawQuery::parse(query.as_deref()).typed();
+    let (type_param, type_value) = [
+        ("type", &q.entity_type),
+        ("hubtype", &q.hubtype),
+        ("odhtype", &q.odhtype),
+    ]
+    .into_iter()
+    .find_map(|(p, v)| v.as_deref().map(|v| (p, v)))
         .ok_or_else(|| invalid("type", "give the entity type as type= (for example type=tag, or type=hubmetadata for the dataset list)"))?;
-    let fields_text = raw.get("fields").ok_or_else(|| {
+    let fields_text = q.fields.as_deref().ok_or_else(|| {
         invalid(
             "fields",
             "give the field paths as fields= (for example fields=Types.[*])",
@@ -81,54 +117,45 @@ pub(crate) async fn distinct(
     if fields.len() > 1 && fields.iter().any(FieldPath::has_wildcard) {
         return Err(invalid("fields", "a path with [*] must be the only field"));
     }
-    let as_array = parse_bool(&raw, "getasarray")?.unwrap_or(false);
+    let as_array = bool_value("getasarray", q.getasarray.as_deref())?.unwrap_or(false);
     if as_array && fields.len() > 1 {
         return Err(invalid(
             "getasarray",
             "getasarray=true needs exactly one field",
         ));
     }
-    let exclude_empty = parse_bool(&raw, "excludenulloremptyvalues")?.unwrap_or(false);
-    let sources: Option<Vec<String>> = raw.get("source").map(|v| {
+    let exclude_empty = bool_value(
+        "excludenulloremptyvalues",
+        q.excludenulloremptyvalues.as_deref(),
+    )?
+    .unwrap_or(false);
+    let sources: Option<Vec<String>> = q.source.as_deref().map(|v| {
         v.split(',')
             .map(|s| s.trim().to_lowercase())
             .filter(|s| !s.is_empty())
             .collect()
     });
 
-    let parse_error =
-        |parameter: &str, e: hub_query::content::rawfilter::RawFilterError| ContentError::Parse {
-            parameter: parameter.into(),
-            position: e.position,
-            detail: e.message,
-        };
-    let mut filters = Vec::new();
-    if let Some(v) = raw.get("rawfilter") {
-        let filter = parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e))?;
-        filters.push(ContentFilter::Raw {
-            filter,
-            parameter: "rawfilter",
-        });
-    }
-    for (name, kind) in [("tagfilter", "tag"), ("odhtagfilter", "hubtag")] {
-        if let Some(v) = raw.get(name) {
-            let filter = parse_tagfilter(v).map_err(|e| parse_error(name, e))?;
-            filters.push(ContentFilter::Tags { kind, filter });
-        }
-    }
-    let order = match raw.get("rawsort") {
-        Some(v) => Some(ContentOrder::Raw(
-            parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?,
-        )),
-        None => None,
-    };
+    let mut filters: Vec<_> = rawfilter_param("rawfilter", q.rawfilter.as_deref())?
+        .into_iter()
+        .collect();
+    filters.extend(tag_filters(
+        q.tagfilter.as_deref(),
+        q.odhtagfilter.as_deref(),
+    )?);
+    let order = rawsort_param("rawsort", q.rawsort.as_deref())?.map(ContentOrder::Raw);
     let is_metadata = METADATA_NAMES
         .iter()
         .any(|m| m.eq_ignore_ascii_case(type_value));
     if is_metadata {
-        if let Some(p) = ["rawfilter", "tagfilter", "odhtagfilter", "rawsort"]
-            .into_iter()
-            .find(|p| raw.get(p).is_some())
+        if let Some(p) = [
+            ("rawfilter", &q.rawfilter),
+            ("tagfilter", &q.tagfilter),
+            ("odhtagfilter", &q.odhtagfilter),
+            ("rawsort", &q.rawsort),
+        ]
+        .into_iter()
+        .find_map(|(p, v)| v.is_some().then_some(p))
         {
             return Err(invalid(
                 p,

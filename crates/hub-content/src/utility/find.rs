@@ -20,24 +20,15 @@ use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{
-    parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter, RawFilterError,
-};
+use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter};
 use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::fields::parse_fields;
 use serde_json::{Map, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
-use crate::params::{parse_bool, RawQuery};
-
-fn parse_error(parameter: &str, e: RawFilterError) -> ContentError {
-    ContentError::Parse {
-        parameter: parameter.into(),
-        position: e.position,
-        detail: e.message,
-    }
-}
+use crate::list_query::{rawfilter_param, rawsort_param};
+use crate::params::{bool_value, RawQuery};
 
 /// A registry path (`Detail.de.Title`) as a rawfilter path.
 fn json_path(text: &str) -> Option<JsonPath> {
@@ -101,14 +92,66 @@ fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     }
 }
 
+/// The query of Find; also its OpenAPI parameters.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FindQuery {
+    /// The text to search (also term)
+    #[param(value_type = String, required = true)]
+    pub q: Option<String>,
+    /// Alias of q
+    pub term: Option<String>,
+    /// Comma list of entity types (also hubtype, odhtype)
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub entity_type: Option<String>,
+    /// Language of the title shown (default en)
+    pub language: Option<String>,
+    /// Documents per type, 1 to 100 (default 5)
+    #[param(value_type = Option<u32>)]
+    pub limitto: Option<String>,
+    /// Also search Detail.{lang}.BaseText (accommodations: AccoDetail.{lang}.Longdesc)
+    #[param(value_type = Option<bool>)]
+    pub searchbasetext: Option<String>,
+    /// Comma list of further paths to search ([*] allowed)
+    pub filteronfields: Option<String>,
+    /// Comma list of reg/tvs/mun/fra tokens; documents in any of them
+    pub locfilter: Option<String>,
+    /// Comma list of paths added to each item
+    pub fields: Option<String>,
+    /// A rawfilter expression applied within each type
+    pub rawfilter: Option<String>,
+    /// Sort keys (rawsort syntax) within each type
+    pub rawsort: Option<String>,
+    /// Alias of type
+    pub hubtype: Option<String>,
+    /// Alias of type
+    pub odhtype: Option<String>,
+}
+
+/// `limitto`: documents per type, 1 to 100 (default 5); Filter reads it too.
+pub(crate) fn limitto(value: Option<&str>) -> Result<u32, ContentError> {
+    match value {
+        None => Ok(DEFAULT_LIMIT),
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| {
+                invalid(
+                    "limitto",
+                    format!("'{v}' is not accepted; use a whole number from 1 to {MAX_LIMIT}"),
+                )
+            }),
+    }
+}
+
 /// Entity types named by a `type`/`hubtype`/`odhtype` comma list.
 pub(crate) fn entity_types(
-    raw: &RawQuery,
+    named: [(&'static str, Option<&str>); 3],
     default: &[&str],
 ) -> Result<Vec<&'static EntityType>, ContentError> {
-    let named = ["type", "hubtype", "odhtype"]
-        .iter()
-        .find_map(|p| raw.get(p).map(|v| (*p, v)));
+    let named = named.into_iter().find_map(|(p, v)| v.map(|v| (p, v)));
     match named {
         None => Ok(default
             .iter()
@@ -134,13 +177,13 @@ pub(crate) async fn find(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    let term = raw
-        .get("q")
-        .or_else(|| raw.get("term"))
-        .ok_or_else(|| invalid("q", "give the text to search as q= (or term=)"))?
-        .to_string();
-    let language = match raw.get("language") {
+    let q: FindQuery = RawQuery::parse(query.as_deref()).typed();
+    let term =
+        q.q.as_deref()
+            .or(q.term.as_deref())
+            .ok_or_else(|| invalid("q", "give the text to search as q= (or term=)"))?
+            .to_string();
+    let language = match q.language.as_deref() {
         None => "en",
         Some(v) => parse_language(v).ok_or_else(|| {
             invalid(
@@ -152,22 +195,18 @@ pub(crate) async fn find(
             )
         })?,
     };
-    let limit = match raw.get("limitto") {
-        None => DEFAULT_LIMIT,
-        Some(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| {
-                invalid(
-                    "limitto",
-                    format!("'{v}' is not accepted; use a whole number from 1 to {MAX_LIMIT}"),
-                )
-            })?,
-    };
-    let types = entity_types(&raw, &DEFAULT_TYPES)?;
-    let search_base_text = parse_bool(&raw, "searchbasetext")?.unwrap_or(false);
-    let extra_paths: Vec<JsonPath> = match raw.get("filteronfields") {
+    let limit = limitto(q.limitto.as_deref())?;
+    let types = entity_types(
+        [
+            ("type", q.entity_type.as_deref()),
+            ("hubtype", q.hubtype.as_deref()),
+            ("odhtype", q.odhtype.as_deref()),
+        ],
+        &DEFAULT_TYPES,
+    )?;
+    let search_base_text =
+        bool_value("searchbasetext", q.searchbasetext.as_deref())?.unwrap_or(false);
+    let extra_paths: Vec<JsonPath> = match q.filteronfields.as_deref() {
         None => Vec::new(),
         Some(v) => {
             // Each entry is parsed alone as the path of `isnull(…)`: rawfilter path
@@ -205,7 +244,7 @@ pub(crate) async fn find(
             paths
         }
     };
-    let fields = match raw.get("fields") {
+    let fields = match q.fields.as_deref() {
         None => Vec::new(),
         Some(v) => parse_fields(v).map_err(|e| ContentError::Parse {
             parameter: "fields".into(),
@@ -213,16 +252,11 @@ pub(crate) async fn find(
             detail: e.message,
         })?,
     };
-    let rawfilter = raw
-        .get("rawfilter")
-        .map(|v| parse_rawfilter(v).map_err(|e| parse_error("rawfilter", e)))
-        .transpose()?;
-    let order = match raw.get("rawsort") {
-        None => ContentOrder::Default,
-        Some(v) => ContentOrder::Raw(parse_rawsort(v).map_err(|e| parse_error("rawsort", e))?),
-    };
+    let rawfilter = rawfilter_param("rawfilter", q.rawfilter.as_deref())?;
+    let order = rawsort_param("rawsort", q.rawsort.as_deref())?
+        .map_or(ContentOrder::Default, ContentOrder::Raw);
     let locations = crate::geo_params::GeoParams {
-        locations: super::locfilter(&raw)?,
+        locations: super::locfilter(q.locfilter.as_deref())?,
         ..Default::default()
     };
 
@@ -253,12 +287,7 @@ pub(crate) async fn find(
                 languages: None,
             }]
         };
-        if let Some(filter) = &rawfilter {
-            filters.push(ContentFilter::Raw {
-                filter: filter.clone(),
-                parameter: "rawfilter",
-            });
-        }
+        filters.extend(rawfilter.iter().cloned());
         locations.resolve(&*state.content, &mut filters).await?;
         let query = ContentQuery {
             entity: entity.name,

@@ -18,11 +18,30 @@ use serde_json::Value;
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
 use crate::geo_params::resolve_shape;
-use crate::params::{ListParams, RawQuery};
+use crate::list_query::CommonListQuery;
+use crate::params::{ListParams, RawQuery, SingleQuery};
 use crate::shape::{shape_document, Envelope};
 
-fn output_srid(q: &RawQuery) -> Result<Srid, ContentError> {
-    match q.get("srid") {
+/// The output reference system of both GeoShapes routes.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SridQuery {
+    /// Output reference system: 4326 (default), 3857, 32632, 25832; EPSG: prefix allowed
+    pub srid: Option<String>,
+}
+
+/// The GeoShapes list's own filter.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ShapeTypeQuery {
+    /// Comma list of shape types
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub shape_type: Option<String>,
+}
+
+fn output_srid(q: &SridQuery) -> Result<Srid, ContentError> {
+    match q.srid.as_deref() {
         None => Ok(Srid::Wgs84),
         Some(v) => Srid::parse(v).ok_or_else(|| ContentError::InvalidParameter {
             parameter: "srid".into(),
@@ -59,23 +78,29 @@ pub(crate) async fn list(
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
-    let params = ListParams::parse(&raw)?;
-    let srid = output_srid(&raw)?;
+    let common: CommonListQuery = raw.typed();
+    let shape_type: ShapeTypeQuery = raw.typed();
+    let params = ListParams::parse(&common)?;
+    let srid = output_srid(&raw.typed())?;
     let area: Option<Geometry<f64>> = match &params.geo.polygon {
         Some(PolygonSpec::Coordinates { geometry, .. }) => Some(geometry.clone()),
         Some(PolygonSpec::Shape(shape)) => Some(resolve_shape(&*state.content, shape).await?),
         None => None,
     };
-    let list = |name: &str| {
-        raw.get(name).map(|v| {
+    let list = |value: Option<&str>| {
+        value.map(|v| {
             v.split(',')
                 .map(|s| s.trim().to_lowercase())
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
         })
     };
-    let (ids, sources, types) = (list("idlist"), list("source"), list("type"));
-    let search = raw.get("searchfilter").map(fold);
+    let (ids, sources, types) = (
+        list(common.idlist.as_deref()),
+        list(common.source.as_deref()),
+        list(shape_type.shape_type.as_deref()),
+    );
+    let search = common.searchfilter.as_deref().map(fold);
 
     let mut shapes: Vec<Value> = state
         .content
@@ -156,8 +181,8 @@ pub(crate) async fn single(
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
-    let srid = output_srid(&raw)?;
-    let projection = crate::params::Projection::parse(&raw)?;
+    let srid = output_srid(&raw.typed())?;
+    let projection = crate::params::Projection::parse(&raw.typed::<SingleQuery>())?;
     let stored =
         state.content.get("GeoShape", &id).await?.ok_or_else(|| {
             ContentError::NotFound(format!("GeoShapes has no shape with id '{id}'"))

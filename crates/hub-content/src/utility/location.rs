@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 
 use super::{json_response, UtilityState};
 use crate::error::ContentError;
-use crate::params::{parse_bool, RawQuery};
+use crate::params::{bool_value, RawQuery};
 use crate::shape::Envelope;
 
 /// (`typ`, entity name) in output order.
@@ -34,6 +34,51 @@ pub const LOCATION_TYPES: [(&str, &str); 4] = [
     ("mun", "Municipality"),
     ("fra", "District"),
 ];
+
+/// The query of `/v1/Location`; also its OpenAPI parameters.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LocationQuery {
+    /// Then name is this language's title, else a {lang: title} map
+    pub language: Option<String>,
+    /// Comma list of reg, tvs, mun, fra (default all)
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub location_type: Option<String>,
+    /// true (default): every active entry; false: only those VisibleInSearch
+    #[param(value_type = Option<bool>)]
+    pub showall: Option<String>,
+    /// Comma list of reg/tvs/mun/fra tokens; only their children
+    pub locfilter: Option<String>,
+}
+
+/// The query of `/v1/Location/Skiarea`: as [`LocationQuery`], `type` only `ska`.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SkiareaLocationQuery {
+    /// Then name is this language's title, else a {lang: title} map
+    pub language: Option<String>,
+    /// true (default): every active entry; false: only those VisibleInSearch
+    #[param(value_type = Option<bool>)]
+    pub showall: Option<String>,
+    /// Comma list of reg/tvs/mun/fra tokens; only their children
+    pub locfilter: Option<String>,
+    /// Only ska (other types are refused: this route lists ski areas)
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub location_type: Option<String>,
+}
+
+impl From<SkiareaLocationQuery> for LocationQuery {
+    fn from(q: SkiareaLocationQuery) -> Self {
+        LocationQuery {
+            language: q.language,
+            location_type: q.location_type,
+            showall: q.showall,
+            locfilter: q.locfilter,
+        }
+    }
+}
 
 fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     ContentError::InvalidParameter {
@@ -82,8 +127,8 @@ pub(crate) async fn skiareas(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    if let Some(v) = raw.get("type") {
+    let q: SkiareaLocationQuery = RawQuery::parse(query.as_deref()).typed();
+    if let Some(v) = q.location_type.as_deref() {
         if !v.trim().eq_ignore_ascii_case("ska") {
             return Err(invalid(
                 "type",
@@ -91,25 +136,26 @@ pub(crate) async fn skiareas(
             ));
         }
     }
-    answer(&state, &raw, &[("ska", "SkiArea")]).await
+    answer(&state, &q.into(), &[("ska", "SkiArea")]).await
 }
 
 pub(crate) async fn list(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
-    let raw = RawQuery::parse(query.as_deref());
-    answer(&state, &raw, &LOCATION_TYPES).await
+    let q: LocationQuery = RawQuery::parse(query.as_deref()).typed();
+    answer(&state, &q, &LOCATION_TYPES).await
 }
 
 async fn answer(
     state: &UtilityState,
-    raw: &RawQuery,
+    q: &LocationQuery,
     types: &[(&'static str, &'static str)],
 ) -> Result<Response, ContentError> {
-    let locations = super::locfilter(raw)?;
-    let language = raw
-        .get("language")
+    let locations = super::locfilter(q.locfilter.as_deref())?;
+    let language = q
+        .language
+        .as_deref()
         .map(|v| {
             parse_language(v).ok_or_else(|| {
                 invalid(
@@ -122,8 +168,8 @@ async fn answer(
             })
         })
         .transpose()?;
-    let show_all = parse_bool(raw, "showall")?.unwrap_or(true);
-    let wanted: Vec<&str> = match raw.get("type").filter(|_| types.len() > 1) {
+    let show_all = bool_value("showall", q.showall.as_deref())?.unwrap_or(true);
+    let wanted: Vec<&str> = match q.location_type.as_deref().filter(|_| types.len() > 1) {
         None => types.iter().map(|(t, _)| *t).collect(),
         Some(v) => v
             .split(',')

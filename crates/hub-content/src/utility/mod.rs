@@ -68,18 +68,9 @@ pub fn router(state: UtilityState) -> Router {
 /// The `locfilter` tokens of a query (lower case), validated as on lists; the other
 /// geographic parameters of lists are not read.
 pub(crate) fn locfilter(
-    raw: &crate::params::RawQuery,
+    value: Option<&str>,
 ) -> Result<Option<Vec<String>>, crate::error::ContentError> {
-    let Some(v) = raw.get("locfilter") else {
-        return Ok(None);
-    };
-    let alone = form_urlencoded::Serializer::new(String::new())
-        .append_pair("locfilter", v)
-        .finish();
-    Ok(
-        crate::geo_params::GeoParams::parse(&crate::params::RawQuery::parse(Some(&alone)))?
-            .locations,
-    )
+    value.map(crate::geo_params::locations).transpose()
 }
 
 pub(crate) fn json_response(body: String) -> Response {
