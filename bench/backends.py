@@ -199,25 +199,36 @@ def main():
         cluster = tempfile.mkdtemp(prefix="hub-bench-pg-")
         admin = subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "start", cluster],
                                check=True, capture_output=True, text=True).stdout.strip()
-    db = re.sub(r"/[^/?]*(\?|$)", r"/hub_bench\1", admin, count=1) if admin.count("/") >= 3 else admin + "/hub_bench"
-    sh("psql", admin, "-X", "-q", "-c", "DROP DATABASE IF EXISTS hub_bench WITH (FORCE)", "-c",
-       "CREATE DATABASE hub_bench TEMPLATE template0 ENCODING 'UTF8'")
+    def database(name):
+        url = re.sub(r"/[^/?]*(\?|$)", rf"/{name}\1", admin, count=1) if admin.count("/") >= 3 else f"{admin}/{name}"
+        sh("psql", admin, "-X", "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", "-c",
+           f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8'")
+        return url
+
     procs = []
     try:
-        data = os.path.join(work, "sqlite")
-        env = dict(os.environ, HUB_LOG="warn")
-        t = time.perf_counter()
-        sh(HUB, "demo", "--data", data, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
-        load_sqlite = time.perf_counter() - t
-        t = time.perf_counter()
-        sh(HUB, "demo", "--database", db, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
-        load_pg = time.perf_counter() - t
-        print(f"demo scale {args.scale} loaded: SQLite {load_sqlite:.1f} s, PostgreSQL {load_pg:.1f} s")
-        servers = {}
+        # Each binary loads its own pair of stores (the demo is deterministic): a newer
+        # build may have migrated a schema an older one refuses to open.
         binaries = [("", HUB)] + ([("base-", os.path.abspath(args.baseline))] if args.baseline else [])
+        stores = {}
+        for prefix, binary in binaries:
+            data = os.path.join(work, prefix + "sqlite")
+            db = database("hub_bench" + ("_base" if prefix else ""))
+            env = dict(os.environ, HUB_LOG="warn")
+            t = time.perf_counter()
+            sh(binary, "demo", "--data", data, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
+            load_sqlite = time.perf_counter() - t
+            t = time.perf_counter()
+            sh(binary, "demo", "--database", db, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
+            load_pg = time.perf_counter() - t
+            print(f"{prefix or 'this '}build: demo scale {args.scale} loaded: SQLite {load_sqlite:.1f} s, PostgreSQL {load_pg:.1f} s")
+            stores[prefix] = (data, db)
+        servers = {}
+        databases = {}
         instances = [(prefix + name, binary, store_args, port + 10 * i)
                      for i, (prefix, binary) in enumerate(binaries)
-                     for name, store_args, port in (("sqlite", ["--data", data], 18181), ("postgres", ["--database", db], 18182))]
+                     for name, store_args, port in (("sqlite", ["--data", stores[prefix][0]], 18181),
+                                                    ("postgres", ["--database", stores[prefix][1]], 18182))]
         for name, binary, store_args, port in instances:
             log = os.path.join(work, f"{name}.log")
             env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
@@ -226,6 +237,7 @@ def main():
             procs.append(p)
             wait_healthy(port, p)
             servers[name] = (port, LogTail(log))
+            databases[name] = store_args[1]
         print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time\n")
         header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
         print(header)
@@ -245,7 +257,7 @@ def main():
                 store = statistics.median(float(e["micros"]) for e in events) / 1000 if events else None
                 explain = None
                 if name.endswith("postgres") and events:
-                    explain = explain_ms(db, events[-1]["sql"], events[-1]["params"])
+                    explain = explain_ms(databases[name], events[-1]["sql"], events[-1]["params"])
                 fmt = lambda v: f"{v:.2f} ms" if v is not None else "-"
                 share = f"{lat - store:.2f} ms" if store is not None else "-"
                 warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
