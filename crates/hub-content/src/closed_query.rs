@@ -119,7 +119,7 @@ fn open_filter(entity: &str, filter: ContentFilter) -> Result<ContentFilter, Con
             "tags",
         )),
         ContentFilter::Radius(_) if whole => {
-            Err(closed_condition_error(entity, "radius", "positions"))
+            Err(closed_condition_error(entity, "latitude", "positions"))
         }
         ContentFilter::Area(_) if whole => {
             Err(closed_condition_error(entity, "polygon", "positions"))
@@ -221,7 +221,8 @@ mod tests {
     #[test]
     fn closed_paths_are_refused_in_every_form() {
         // (entity, rawfilter, rawsort, refused parameter)
-        let cases: &[(&str, Option<&str>, Option<&str>, Option<&str>)] = &[
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+        let cases: &[Case] = &[
             (
                 "Accommodation",
                 Some("eq(Availability.0.PriceFrom,147)"),
