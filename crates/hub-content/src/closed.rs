@@ -222,3 +222,19 @@ pub async fn apply_availability(
     filters.push(hub_query::content::ContentFilter::IdIn(ids));
     Ok(())
 }
+
+/// The one way a Content API query reaches the store: for a caller without the reading
+/// role the query is first held to [`crate::closed_query::open_query`] (closed paths
+/// refused, the room title search narrowed to the id), and the page comes back reduced.
+pub async fn list_visible(
+    repo: &dyn hub_store::ContentRepo,
+    entity: &hub_model::EntityType,
+    query: hub_query::content::ContentQuery,
+) -> Result<hub_store::ContentPage, ContentError> {
+    let query = if has_closed_parts(entity.name) && !full_access() {
+        crate::closed_query::open_query(query)?
+    } else {
+        query
+    };
+    Ok(visible_page(entity, repo.list(query).await?)?)
+}

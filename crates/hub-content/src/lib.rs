@@ -11,6 +11,7 @@
 //! layer of its own).
 
 pub mod closed;
+pub mod closed_query;
 mod csv;
 pub mod deprecated;
 pub mod entity_filters;

@@ -135,8 +135,7 @@ pub(crate) async fn list_entities(
         order: params.order.clone(),
         page: params.page,
     };
-    let page = state.content.list(query).await?;
-    let page = crate::closed::visible_page(entity, page)?;
+    let page = crate::closed::list_visible(&*state.content, entity, query).await?;
     let Page { size, number } = params.page;
     let total_pages = page.total.div_ceil(size as u64);
     let link = |n: u32| {

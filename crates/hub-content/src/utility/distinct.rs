@@ -93,7 +93,9 @@ fn catalogue() -> Vec<Value> {
 pub(crate) async fn distinct(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
+    principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
+    let principal = principal.map(|axum::Extension(p)| p);
     let q: DistinctQuery = RawQuery::parse(query.as_deref()).typed();
     let (type_param, type_value) = [
         ("type", &q.entity_type),
@@ -186,7 +188,12 @@ pub(crate) async fn distinct(
             },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::visible_page(entity, state.content.list(query).await?)?;
+        let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
+        let page = crate::closed::with_access(
+            full,
+            crate::closed::list_visible(&*state.content, entity, query),
+        )
+        .await?;
         page.docs
             .iter()
             .map(|d| serde_json::from_str(d).map_err(hub_store::StoreError::from))
@@ -201,7 +208,8 @@ pub(crate) async fn distinct(
             )
         })?;
         let docs = state.content.all(entity.name).await?;
-        if crate::closed::has_closed_parts(entity.name) && !crate::closed::full_access() {
+        let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
+        if crate::closed::has_closed_parts(entity.name) && !full {
             docs.iter()
                 .map(|d| {
                     let reduced = crate::closed::reduce(entity.name, &d.to_string())?;

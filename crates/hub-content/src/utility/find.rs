@@ -176,7 +176,9 @@ pub(crate) fn entity_types(
 pub(crate) async fn find(
     State(state): State<UtilityState>,
     AxumRawQuery(query): AxumRawQuery,
+    principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
+    let principal = principal.map(|axum::Extension(p)| p);
     let q: FindQuery = RawQuery::parse(query.as_deref()).typed();
     let term =
         q.q.as_deref()
@@ -264,8 +266,17 @@ pub(crate) async fn find(
     let mut detailed = Map::new();
     let mut items = Vec::new();
     for entity in types {
+        let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
         let mut filters = if search_base_text || !extra_paths.is_empty() {
-            let mut paths: Vec<String> = entity.title_paths.iter().map(|p| p.to_string()).collect();
+            // Title paths the caller may not see (a room's) are not searched.
+            let mut paths: Vec<String> = entity
+                .title_paths
+                .iter()
+                .filter(|p| {
+                    full || !crate::closed_query::path_is_closed(entity.name, p.split('.').next())
+                })
+                .map(|p| p.to_string())
+                .collect();
             if search_base_text {
                 paths.push(
                     if entity.name == "Accommodation" {
@@ -299,7 +310,11 @@ pub(crate) async fn find(
             },
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::visible_page(entity, state.content.list(query).await?)?;
+        let page = crate::closed::with_access(
+            full,
+            crate::closed::list_visible(&*state.content, entity, query),
+        )
+        .await?;
         total += page.total;
         detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
         let title_path = entity
