@@ -222,13 +222,22 @@ async fn early_and_future_dated_tokens_are_refused() {
     let key = shared_key();
     let mint = |extra: serde_json::Value| {
         let mut claims = serde_json::json!({"exp": now + 300, "iss": svc.issuer(), "sub": "u-1", "typ": "Bearer"});
-        claims.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        claims
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         key.sign_as(&key.kid, &claims).unwrap()
     };
     let cases = [
-        (serde_json::json!({"nbf": now + 31}), Some("the token is not valid yet")),
+        (
+            serde_json::json!({"nbf": now + 31}),
+            Some("the token is not valid yet"),
+        ),
         (serde_json::json!({"nbf": now + 30}), None),
-        (serde_json::json!({"iat": now + 3600}), Some("the token is issued in the future")),
+        (
+            serde_json::json!({"iat": now + 3600}),
+            Some("the token is issued in the future"),
+        ),
         (serde_json::json!({"iat": now + 10, "nbf": now}), None),
     ];
     for (extra, refusal) in cases {
