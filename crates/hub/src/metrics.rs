@@ -21,6 +21,8 @@ use axum::response::{IntoResponse, Response};
 pub const LATENCY_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
+/// The end of the token endpoint's route template.
+const LOGIN_ROUTE_SUFFIX: &str = "/protocol/openid-connect/token";
 /// The route label of requests no route matched (fallbacks, edge refusals).
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 
@@ -76,12 +78,12 @@ pub async fn record(State(metrics): State<Metrics>, request: Request, next: Next
         .get::<RouteTemplate>()
         .map(|r| r.0.clone())
         .unwrap_or_else(|| UNMATCHED_ROUTE.to_string());
-    metrics.observe(
-        method,
-        route,
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
+    let status = response.status().as_u16();
+    // The token service answers 429 only when it throttles password logins.
+    if status == 429 && route.ends_with(LOGIN_ROUTE_SUFFIX) {
+        metrics.rejected("login_throttle");
+    }
+    metrics.observe(method, route, status, started.elapsed().as_secs_f64());
     response
 }
 

@@ -295,3 +295,44 @@ async fn metrics_count_requests_by_route_template_and_status() {
         Some(0.0)
     );
 }
+
+fn login(user: &str, password: &str) -> Request<Body> {
+    let form = format!(
+        "grant_type=password&client_id=hub-generic-client&username={user}&password={password}"
+    );
+    with_ip(
+        Request::builder()
+            .method("POST")
+            .uri("/auth/realms/hub/protocol/openid-connect/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap(),
+        [10, 0, 0, 9],
+    )
+}
+
+#[tokio::test]
+async fn failed_password_logins_are_throttled_per_user() {
+    let (router, _dir) = app(support::test_config());
+    for _ in 0..hub_auth::throttle::FREE_FAILURES_PER_USER {
+        assert_eq!(send(&router, login("mallory", "guess")).await.status(), 400);
+    }
+    let refused = send(&router, login("mallory", "guess")).await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(
+        problem(refused).await["type"],
+        "urn:hub:problem:too-many-requests"
+    );
+    // Another user from the same address is still heard.
+    assert_eq!(send(&router, login("trudy", "guess")).await.status(), 400);
+    let text = metrics_text(&router).await;
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_requests_rejected_total{reason=\"login_throttle\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+}
