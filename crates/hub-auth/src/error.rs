@@ -54,6 +54,7 @@ impl AuthError {
             AuthError::InvalidToken(_) | AuthError::MissingToken(_) => StatusCode::UNAUTHORIZED,
             AuthError::Forbidden(_) => StatusCode::FORBIDDEN,
             AuthError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AuthError::Store(e) if e.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             AuthError::Store(_) | AuthError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -111,6 +112,12 @@ impl IntoResponse for AuthError {
             AuthError::Throttled { retry_after } => {
                 let mut response = problem(status, "too-many-requests", "Too Many Requests", format!("too many failed logins for this user or from this address; retry in {retry_after} seconds"), None);
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                response
+            }
+            AuthError::Store(e) if e.is_unavailable() => {
+                tracing::error!(error = %e, "data store unavailable in the auth layer");
+                let mut response = Problem::store_unavailable().into_response();
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
                 response
             }
             AuthError::Store(e) => {
