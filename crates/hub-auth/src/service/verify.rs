@@ -159,10 +159,20 @@ fn peek_claim(token: &str, name: &str) -> Option<Value> {
 mod window_tests {
     use super::validity_window;
 
+    /// (exp, nbf, iat, now, leeway, verdict)
+    type Case = (
+        i64,
+        Option<i64>,
+        Option<i64>,
+        i64,
+        i64,
+        Result<(), &'static str>,
+    );
+
     /// (exp, nbf, iat, now, leeway) → verdict.
     #[test]
     fn validity_window_table() {
-        let cases: [(i64, Option<i64>, Option<i64>, i64, i64, Result<(), &str>); 9] = [
+        let cases: [Case; 9] = [
             (200, None, None, 100, 0, Ok(())),
             (99, None, None, 100, 0, Err("the token has expired")),
             (95, None, None, 100, 5, Ok(())),
