@@ -27,6 +27,9 @@ pub enum AuthError {
     /// The token is good but lacks the role.
     #[error("{0}")]
     Forbidden(String),
+    /// Too many failed password logins for this user or from this IP: wait.
+    #[error("too many failed logins; retry in {retry_after} s")]
+    Throttled { retry_after: u64 },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
@@ -50,6 +53,8 @@ impl AuthError {
             AuthError::OAuth { .. } => StatusCode::BAD_REQUEST,
             AuthError::InvalidToken(_) | AuthError::MissingToken(_) => StatusCode::UNAUTHORIZED,
             AuthError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AuthError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AuthError::Store(e) if e.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             AuthError::Store(_) | AuthError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -103,6 +108,17 @@ impl IntoResponse for AuthError {
             AuthError::MissingToken(detail) => problem(status, "unauthorized", "Unauthorized", detail, Some("Bearer".into())),
             AuthError::Forbidden(detail) => {
                 problem(status, "forbidden", "Forbidden", detail, Some("Bearer error=\"insufficient_scope\"".into()))
+            }
+            AuthError::Throttled { retry_after } => {
+                let mut response = problem(status, "too-many-requests", "Too Many Requests", format!("too many failed logins for this user or from this address; retry in {retry_after} seconds"), None);
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                response
+            }
+            AuthError::Store(e) if e.is_unavailable() => {
+                tracing::error!(error = %e, "data store unavailable in the auth layer");
+                let mut response = Problem::store_unavailable().into_response();
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                response
             }
             AuthError::Store(e) => {
                 tracing::error!(error = %e, "storage failure in the auth layer");

@@ -34,6 +34,8 @@ pub use error::AuthError;
 pub use keys::SigningKey;
 pub use middleware::{authenticate, bearer_token, Principal};
 pub use routes::router;
+/// Limits of password-login throttling (for operators' documentation and tests).
+pub use service::throttle;
 pub use service::{
     ensure_signing_keys, install_signing_key, AccessClaims, AuthConfig, AuthService,
     ExternalIssuer, RoleList, TokenResponse, PUBLIC_CLIENTS,

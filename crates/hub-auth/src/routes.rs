@@ -77,6 +77,7 @@ fn percent_decode(s: &str) -> String {
 async fn token(
     State(service): State<AuthService>,
     Path(realm): Path<String>,
+    connection: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -108,7 +109,8 @@ async fn token(
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    match service.token(&form, basic).await {
+    let client_ip = connection.map(|c| c.0 .0.ip());
+    match service.token_from(&form, basic, client_ip).await {
         Ok(response) => (
             [
                 (header::CONTENT_TYPE, "application/json"),

@@ -101,6 +101,10 @@ impl ContentError {
             ContentError::Store(StoreError::Invalid(detail)) => {
                 Problem::new(400, "invalid-document", "Invalid document", detail.clone())
             }
+            ContentError::Store(e) if e.is_unavailable() => {
+                tracing::error!(error = %e, "data store unavailable");
+                Problem::store_unavailable()
+            }
             ContentError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");
                 Problem::internal("the data store failed to answer; the failure has been logged")

@@ -75,6 +75,14 @@ impl Problem {
     pub fn unavailable(detail: impl Into<String>) -> Self {
         Problem::new(503, "unavailable", "Service Unavailable", detail)
     }
+
+    /// 503 for a data store that is unreachable, overloaded or out of disk: the client
+    /// may retry (the HTTP edge adds `Retry-After` to every 503).
+    pub fn store_unavailable() -> Self {
+        Problem::unavailable(
+            "the data store is temporarily unavailable; retry after the indicated time",
+        )
+    }
 }
 
 /// A character position as stored in [`Problem::position`].

@@ -54,6 +54,42 @@ impl StoreError {
     pub fn is_client_fault(&self) -> bool {
         matches!(self, StoreError::Query(_) | StoreError::Invalid(_))
     }
+
+    /// True for server faults that should pass by themselves — the database unreachable
+    /// or shutting down, its pool exhausted, its disk full, SQLite busy past its
+    /// timeout — which the HTTP edge answers 503 + `Retry-After` rather than 500.
+    pub fn is_unavailable(&self) -> bool {
+        use rusqlite::ErrorCode;
+        use tokio_postgres::error::SqlState;
+        match self {
+            StoreError::Unavailable(_) => true,
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                ErrorCode::DiskFull
+                    | ErrorCode::DatabaseBusy
+                    | ErrorCode::DatabaseLocked
+                    | ErrorCode::SystemIoFailure
+                    | ErrorCode::CannotOpen
+                    | ErrorCode::OutOfMemory
+            ),
+            StoreError::Postgres(e) => match e.code() {
+                Some(code) => [
+                    SqlState::DISK_FULL,
+                    SqlState::OUT_OF_MEMORY,
+                    SqlState::TOO_MANY_CONNECTIONS,
+                    SqlState::CANNOT_CONNECT_NOW,
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CONNECTION_FAILURE,
+                    SqlState::CONNECTION_EXCEPTION,
+                ]
+                .contains(code),
+                // No SQLSTATE: the connection itself failed or was closed.
+                None => true,
+            },
+            _ => false,
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -61,6 +97,27 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outages_are_told_apart_from_other_server_faults() {
+        let sqlite = |code: i32| {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                None,
+            ))
+        };
+        let cases = [
+            (StoreError::Unavailable("pool timed out".into()), true),
+            (sqlite(rusqlite::ffi::SQLITE_FULL), true),
+            (sqlite(rusqlite::ffi::SQLITE_BUSY), true),
+            (sqlite(rusqlite::ffi::SQLITE_CONSTRAINT), false),
+            (StoreError::Task("panicked".into()), false),
+            (StoreError::Invalid("no id".into()), false),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.is_unavailable(), expected, "{error}");
+        }
+    }
 
     #[test]
     fn only_queries_and_refused_documents_are_client_faults() {

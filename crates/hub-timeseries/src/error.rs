@@ -89,6 +89,17 @@ impl ApiError {
                 (400, "invalid-request", e.to_string(), None, info)
             }
             ApiError::Store(StoreError::Invalid(m)) => (400, "invalid-request", m, None, None),
+            ApiError::Store(e) if e.is_unavailable() => {
+                tracing::error!(error = %e, "time series store unavailable");
+                (
+                    503,
+                    "unavailable",
+                    "the data store is temporarily unavailable; retry after the indicated time"
+                        .to_string(),
+                    None,
+                    None,
+                )
+            }
             ApiError::Store(e) => {
                 tracing::error!(error = %e, "time series storage failure");
                 (

@@ -81,6 +81,19 @@ pub struct Config {
     /// `{external_issuer}/protocol/openid-connect/certs`).
     #[arg(long, env = "HUB_EXTERNAL_JWKS_URL")]
     pub external_jwks_url: Option<String>,
+    /// Requests answered at the same time; more wait in the queue (load protection).
+    #[arg(long, env = "HUB_MAX_IN_FLIGHT", default_value = "512")]
+    pub max_in_flight: usize,
+    /// Requests allowed to wait for a slot; beyond that Hub answers 503 + `Retry-After`.
+    #[arg(long, env = "HUB_MAX_QUEUED", default_value = "2048")]
+    pub max_queued: usize,
+    /// Sustained requests per second allowed per client IP and per bearer token (token
+    /// bucket); 0 turns rate limiting off (open data: off by default). Over it: 429.
+    #[arg(long, env = "HUB_RATE_LIMIT", default_value = "0")]
+    pub rate_limit: u32,
+    /// Burst size of the per-client token bucket (requests above the sustained rate).
+    #[arg(long, env = "HUB_RATE_LIMIT_BURST", default_value = "100")]
+    pub rate_limit_burst: u32,
     /// Time Series API settings: closed-data rules per role, writer and admin roles
     /// (file section `[timeseries]`; see the `hub-timeseries` README for each key).
     #[arg(skip)]

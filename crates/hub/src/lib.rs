@@ -1,12 +1,17 @@
 //! # hub
 //!
 //! The `hub` binary's library half: configuration, router assembly (every API on one
-//! port, with request ids, compression, CORS, tracing), demo loading and graceful
+//! port, with request ids, compression, CORS, tracing, load protection, rate limits,
+//! problem bodies for the server's own errors and `/metrics`), demo loading and graceful
 //! shutdown. API behaviour lives in the API crates; this crate only wires them.
 
 pub mod cli_auth;
 pub mod config;
 pub mod demo;
+pub mod hygiene;
+pub mod load;
+pub mod metrics;
+pub mod rate_limit;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,6 +91,10 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         ..config.datex.clone()
     };
     let datex = hub_datex::router(datex_config, Arc::new(StoreAnnouncements(store.content())));
+    let metrics = metrics::Metrics::default();
+    let load_limit = load::LoadLimit::new(config.max_in_flight, config.max_queued, metrics.clone());
+    let rate_limiter =
+        rate_limit::RateLimiter::new(config.rate_limit, config.rate_limit_burst, metrics.clone());
     let openapi = serde_json::to_string(&hub_content::openapi::openapi())
         .expect("the OpenAPI document serializes");
 
@@ -103,6 +112,10 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
                 .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
         )
         .merge(hub_auth::router(auth))
+        .route("/metrics", get(metrics::serve_metrics).with_state(metrics.clone()))
+        // Labels requests with their route template for `/metrics` (route layers run
+        // only for matched routes).
+        .route_layer(axum::middleware::from_fn(metrics::tag_route))
         .fallback(|| async {
             hub_model::Problem::not_found(
                 "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed)",
@@ -112,8 +125,13 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         .layer(CatchPanicLayer::custom(|_| {
             hub_model::Problem::internal("the request failed unexpectedly; the failure has been logged").into_response()
         }))
+        // Inside compression: rewrites plain-text error bodies before they are encoded.
+        .layer(axum::middleware::from_fn(hygiene::hygiene))
         .layer(CompressionLayer::new())
         .layer(CorsLayer::new().allow_origin(Any).allow_methods(Any).allow_headers(Any).expose_headers(Any).max_age(Duration::from_secs(86400)))
+        .layer(axum::middleware::from_fn_with_state(rate_limiter, rate_limit::limit_rate))
+        .layer(axum::middleware::from_fn_with_state(load_limit, load::limit_load))
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::record))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");

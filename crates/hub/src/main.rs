@@ -175,9 +175,12 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_signal().await;
         let _ = stopping_tx.send(true);
     };
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(signal)
-        .into_future();
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(signal)
+    .into_future();
     // Once the signal arrives, requests in flight get `grace` seconds to finish.
     let deadline = async move {
         let _ = stopping_rx.wait_for(|stopping| *stopping).await;

@@ -749,6 +749,10 @@ async fn an_external_issuer_is_trusted_by_its_jwks() {
         &keys().0,
     )
     .await;
+    // The external service stamps `iat` with the real clock; a verifier whose clock is
+    // behind it would rightly refuse a token issued in the future.
+    let real_now = chrono::Utc::now().timestamp();
+    trusted.clock.set(real_now);
     let (status, doc, _) = get_as(&trusted, "/v1/Accommodation/acco-r1", Some(&token)).await;
     assert_eq!(status, 200);
     assert!(
@@ -757,6 +761,7 @@ async fn an_external_issuer_is_trusted_by_its_jwks() {
     );
     // Without the configuration the same token is from an unknown issuer.
     let plain = app().await;
+    plain.clock.set(real_now);
     let (status, _, _) = get_as(&plain, "/v1/Accommodation/acco-r1", Some(&token)).await;
     assert_eq!(status, 401);
 }

@@ -97,6 +97,17 @@ impl AuthService {
         form: &[(String, String)],
         basic: Option<(String, String)>,
     ) -> Result<TokenResponse, AuthError> {
+        self.token_from(form, basic, None).await
+    }
+
+    /// [`AuthService::token`] for a request from `client_ip` (password failures are
+    /// throttled per user and per IP).
+    pub async fn token_from(
+        &self,
+        form: &[(String, String)],
+        basic: Option<(String, String)>,
+        client_ip: Option<std::net::IpAddr>,
+    ) -> Result<TokenResponse, AuthError> {
         let field = |name: &str| {
             form.iter()
                 .find(|(k, _)| k == name)
@@ -124,7 +135,7 @@ impl AuthService {
             "password" => {
                 let username = field("username").ok_or_else(|| AuthError::oauth("invalid_request", "missing parameter: username"))?;
                 let password = field("password").ok_or_else(|| AuthError::oauth("invalid_request", "missing parameter: password"))?;
-                let user = self.check_password(username, password).await?;
+                let user = self.check_password(username, password, client_ip).await?;
                 self.issue_session(&user, client.id(), &scope).await
             }
             "client_credentials" => {
@@ -188,8 +199,21 @@ impl AuthService {
         &self,
         username: &str,
         password: &str,
+        client_ip: Option<std::net::IpAddr>,
     ) -> Result<UserRecord, AuthError> {
+        let throttle = &self.inner.logins;
+        let wait = throttle.wait(username, client_ip, self.now());
+        if wait > 0 {
+            tracing::info!(username = %username, ip = ?client_ip, wait, "throttled a password login");
+            return Err(AuthError::Throttled { retry_after: wait });
+        }
         let user = self.inner.repo.user(username).await?;
+        // Bounds the Argon2 work (CPU, tens of MiB each) running at once.
+        let _hashing = throttle
+            .hashing
+            .acquire()
+            .await
+            .map_err(|e| AuthError::Internal(e.to_string()))?;
         let password = password.to_string();
         let phc = user.as_ref().map(|u| u.password_hash.clone());
         let ok = tokio::task::spawn_blocking(move || match phc {
@@ -202,8 +226,12 @@ impl AuthService {
         .await
         .map_err(|e| AuthError::Internal(e.to_string()))?;
         match (user, ok) {
-            (Some(u), true) => Ok(u),
+            (Some(u), true) => {
+                throttle.succeeded(username);
+                Ok(u)
+            }
             _ => {
+                throttle.failed(username, client_ip, self.now());
                 tracing::info!(username = %username, "rejected a password login");
                 Err(AuthError::oauth(
                     "invalid_grant",

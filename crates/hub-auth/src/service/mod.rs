@@ -14,6 +14,7 @@ mod grants;
 mod signing_keys;
 #[cfg(test)]
 mod tests;
+pub mod throttle;
 mod verify;
 
 use std::collections::HashMap;
@@ -46,6 +47,8 @@ struct Inner {
     /// When a token with an unknown key id last made us read the keys (see `reread_keys`).
     unknown_kid_read_at: Mutex<Option<Instant>>,
     cache: RwLock<HashMap<String, (Principal, i64)>>,
+    /// Failed password logins and the Argon2 semaphore (see `throttle`).
+    logins: throttle::LoginThrottle,
     external: Option<(ExternalIssuer, ExternalKeys)>,
 }
 
@@ -85,6 +88,7 @@ impl AuthService {
                 keys_read_at: Mutex::new(None),
                 unknown_kid_read_at: Mutex::new(None),
                 cache: RwLock::new(HashMap::new()),
+                logins: throttle::LoginThrottle::default(),
                 external,
             }),
         }

@@ -211,3 +211,43 @@ async fn rotation_keeps_the_previous_key_in_the_jwks() {
         Some(kid.as_str())
     );
 }
+
+/// Tokens signed with our own key but dated ahead of the clock: `nbf` or `iat` beyond
+/// the leeway are refused with their reason; inside the leeway they pass.
+#[tokio::test]
+async fn early_and_future_dated_tokens_are_refused() {
+    let now = 1_700_000_000;
+    let clock = Arc::new(ManualClock::new(now));
+    let (svc, _dir) = service(clock.clone()).await;
+    let key = shared_key();
+    let mint = |extra: serde_json::Value| {
+        let mut claims = serde_json::json!({"exp": now + 300, "iss": svc.issuer(), "sub": "u-1", "typ": "Bearer"});
+        claims
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        key.sign_as(&key.kid, &claims).unwrap()
+    };
+    let cases = [
+        (
+            serde_json::json!({"nbf": now + 31}),
+            Some("the token is not valid yet"),
+        ),
+        (serde_json::json!({"nbf": now + 30}), None),
+        (
+            serde_json::json!({"iat": now + 3600}),
+            Some("the token is issued in the future"),
+        ),
+        (serde_json::json!({"iat": now + 10, "nbf": now}), None),
+    ];
+    for (extra, refusal) in cases {
+        let token = mint(extra.clone());
+        match (svc.verify(&token).await, refusal) {
+            (Ok(_), None) => {}
+            (Err(AuthError::InvalidToken(detail)), Some(reason)) => {
+                assert_eq!(detail, reason, "{extra}")
+            }
+            (other, _) => panic!("{extra}: unexpected {other:?}"),
+        }
+    }
+}

@@ -88,9 +88,9 @@ impl AuthService {
                 _ => invalid_token("the token's claims are not acceptable"),
             })?;
         let claims = data.claims;
-        if claims.exp + leeway < now {
-            return Err(invalid_token("the token has expired"));
-        }
+        let not_before = peek_claim(token, "nbf").and_then(|v| v.as_i64());
+        let issued_at = (claims.iat != 0).then_some(claims.iat);
+        validity_window(claims.exp, not_before, issued_at, now, leeway).map_err(invalid_token)?;
         if claims
             .typ
             .as_deref()
@@ -118,10 +118,98 @@ impl AuthService {
     }
 }
 
+/// Whether a token is valid at `now`: not expired (`exp`), already valid (`nbf`) and not
+/// issued in the future (`iat`), each with `leeway` seconds for clock skew. A token
+/// dated ahead of our clock is refused: it was forged or minted by a clock we must not
+/// trust, and accepting it would stretch its lifetime.
+pub(super) fn validity_window(
+    exp: i64,
+    not_before: Option<i64>,
+    issued_at: Option<i64>,
+    now: i64,
+    leeway: i64,
+) -> Result<(), &'static str> {
+    if exp.saturating_add(leeway) < now {
+        return Err("the token has expired");
+    }
+    if not_before.is_some_and(|nbf| nbf > now.saturating_add(leeway)) {
+        return Err("the token is not valid yet");
+    }
+    if issued_at.is_some_and(|iat| iat > now.saturating_add(leeway)) {
+        return Err("the token is issued in the future");
+    }
+    Ok(())
+}
+
 /// The `iss` claim of a JWT, read before its signature is checked (to choose the keys).
 fn peek_issuer(token: &str) -> Option<String> {
+    peek_claim(token, "iss")?.as_str().map(str::to_string)
+}
+
+/// One claim of a JWT's payload, without checking anything (callers verify first or
+/// only use it to choose keys).
+fn peek_claim(token: &str, name: &str) -> Option<Value> {
     let payload = token.split('.').nth(1)?;
     let bytes = URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    v.get("iss")?.as_str().map(str::to_string)
+    let mut v: Value = serde_json::from_slice(&bytes).ok()?;
+    v.get_mut(name).map(Value::take)
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::validity_window;
+
+    /// (exp, nbf, iat, now, leeway, verdict)
+    type Case = (
+        i64,
+        Option<i64>,
+        Option<i64>,
+        i64,
+        i64,
+        Result<(), &'static str>,
+    );
+
+    /// (exp, nbf, iat, now, leeway) → verdict.
+    #[test]
+    fn validity_window_table() {
+        let cases: [Case; 9] = [
+            (200, None, None, 100, 0, Ok(())),
+            (99, None, None, 100, 0, Err("the token has expired")),
+            (95, None, None, 100, 5, Ok(())),
+            (200, Some(100), Some(100), 100, 0, Ok(())),
+            (
+                200,
+                Some(101),
+                None,
+                100,
+                0,
+                Err("the token is not valid yet"),
+            ),
+            (200, Some(105), None, 100, 5, Ok(())),
+            (
+                200,
+                Some(106),
+                None,
+                100,
+                5,
+                Err("the token is not valid yet"),
+            ),
+            (
+                200,
+                None,
+                Some(131),
+                100,
+                30,
+                Err("the token is issued in the future"),
+            ),
+            (200, None, Some(130), 100, 30, Ok(())),
+        ];
+        for (exp, nbf, iat, now, leeway, expected) in cases {
+            assert_eq!(
+                validity_window(exp, nbf, iat, now, leeway),
+                expected,
+                "exp={exp} nbf={nbf:?} iat={iat:?} now={now} leeway={leeway}"
+            );
+        }
+    }
 }

@@ -1,0 +1,215 @@
+//! `/metrics` in the Prometheus text format (version 0.0.4): requests by method, route
+//! template (axum's matched route, never the raw path, so the label set stays bounded)
+//! and status; a latency histogram per route; requests in flight; requests refused by
+//! load protection and rate limits.
+//!
+//! Owns: [`Metrics`], the middleware that records into it and the text rendering. Must
+//! not: decide anything about a request.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// Upper bounds (seconds) of the latency histogram's buckets.
+pub const LATENCY_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+/// The end of the token endpoint's route template.
+const LOGIN_ROUTE_SUFFIX: &str = "/protocol/openid-connect/token";
+/// The route label of requests no route matched (fallbacks, edge refusals).
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+#[derive(Default)]
+struct Histogram {
+    /// Cumulative count per bucket of [`LATENCY_BUCKETS`].
+    buckets: [u64; LATENCY_BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: BTreeMap<(String, String, u16), u64>,
+    latency: BTreeMap<String, Histogram>,
+    rejected: BTreeMap<String, u64>,
+}
+
+/// Shared metrics of one router.
+#[derive(Clone, Default)]
+pub struct Metrics {
+    counters: Arc<Mutex<Counters>>,
+    in_flight: Arc<AtomicI64>,
+}
+
+/// The route template the router matched, carried from inside the router to
+/// [`record`] on the response.
+#[derive(Clone)]
+struct RouteTemplate(String);
+
+/// Route layer: copies the matched route template onto the response.
+pub async fn tag_route(request: Request, next: Next) -> Response {
+    let template = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string());
+    let mut response = next.run(request).await;
+    if let Some(t) = template {
+        response.extensions_mut().insert(RouteTemplate(t));
+    }
+    response
+}
+
+/// Middleware: counts the request, its status and latency, and the requests in flight.
+pub async fn record(State(metrics): State<Metrics>, request: Request, next: Next) -> Response {
+    let method = request.method().as_str().to_string();
+    let started = Instant::now();
+    metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+    let response = next.run(request).await;
+    metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    let route = response
+        .extensions()
+        .get::<RouteTemplate>()
+        .map(|r| r.0.clone())
+        .unwrap_or_else(|| UNMATCHED_ROUTE.to_string());
+    let status = response.status().as_u16();
+    // The token service answers 429 only when it throttles password logins.
+    if status == 429 && route.ends_with(LOGIN_ROUTE_SUFFIX) {
+        metrics.rejected("login_throttle");
+    }
+    metrics.observe(method, route, status, started.elapsed().as_secs_f64());
+    response
+}
+
+impl Metrics {
+    fn observe(&self, method: String, route: String, status: u16, seconds: f64) {
+        let mut c = self.counters.lock().expect("metrics lock");
+        *c.requests
+            .entry((method, route.clone(), status))
+            .or_default() += 1;
+        let h = c.latency.entry(route).or_default();
+        for (bound, n) in LATENCY_BUCKETS.iter().zip(h.buckets.iter_mut()) {
+            if seconds <= *bound {
+                *n += 1;
+            }
+        }
+        h.count += 1;
+        h.sum += seconds;
+    }
+
+    /// Counts a request refused for `reason` (`overload`, `rate_limit`, `login_throttle`).
+    pub fn rejected(&self, reason: &str) {
+        let mut c = self.counters.lock().expect("metrics lock");
+        *c.rejected.entry(reason.to_string()).or_default() += 1;
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let c = self.counters.lock().expect("metrics lock");
+        let mut out = String::new();
+        out.push_str("# HELP hub_http_requests_total HTTP requests answered, by method, route template and status.\n# TYPE hub_http_requests_total counter\n");
+        for ((method, route, status), n) in &c.requests {
+            let _ = writeln!(out, "hub_http_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {n}", escape(route));
+        }
+        out.push_str("# HELP hub_http_request_duration_seconds Time to answer, by route template.\n# TYPE hub_http_request_duration_seconds histogram\n");
+        for (route, h) in &c.latency {
+            let route = escape(route);
+            for (bound, n) in LATENCY_BUCKETS.iter().zip(h.buckets.iter()) {
+                let _ = writeln!(out, "hub_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {n}");
+            }
+            let _ = writeln!(
+                out,
+                "hub_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                h.count
+            );
+            let _ = writeln!(
+                out,
+                "hub_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
+                h.sum
+            );
+            let _ = writeln!(
+                out,
+                "hub_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
+                h.count
+            );
+        }
+        out.push_str("# HELP hub_http_requests_in_flight Requests being answered now.\n# TYPE hub_http_requests_in_flight gauge\n");
+        let _ = writeln!(
+            out,
+            "hub_http_requests_in_flight {}",
+            self.in_flight.load(Ordering::SeqCst)
+        );
+        out.push_str("# HELP hub_http_requests_rejected_total Requests refused by load protection or rate limits, by reason.\n# TYPE hub_http_requests_rejected_total counter\n");
+        for reason in ["overload", "rate_limit", "login_throttle"] {
+            let n = c.rejected.get(reason).copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "hub_http_requests_rejected_total{{reason=\"{reason}\"}} {n}"
+            );
+        }
+        out
+    }
+}
+
+/// A label value escaped as the text format requires (backslash, quote, newline).
+pub fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// `GET /metrics`.
+pub async fn serve_metrics(State(metrics): State<Metrics>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics.render(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_escaping() {
+        let cases = [
+            ("/v1/{id}", "/v1/{id}"),
+            ("a\"b", "a\\\"b"),
+            ("a\\b", "a\\\\b"),
+            ("a\nb", "a\\nb"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(escape(input), expected);
+        }
+    }
+
+    #[test]
+    fn observations_fill_cumulative_buckets() {
+        let m = Metrics::default();
+        m.observe("GET".into(), "/x".into(), 200, 0.03);
+        let text = m.render();
+        assert!(
+            text.contains("hub_http_requests_total{method=\"GET\",route=\"/x\",status=\"200\"} 1")
+        );
+        assert!(
+            text.contains("hub_http_request_duration_seconds_bucket{route=\"/x\",le=\"0.025\"} 0")
+        );
+        assert!(
+            text.contains("hub_http_request_duration_seconds_bucket{route=\"/x\",le=\"0.05\"} 1")
+        );
+        assert!(
+            text.contains("hub_http_request_duration_seconds_bucket{route=\"/x\",le=\"+Inf\"} 1")
+        );
+    }
+}

@@ -1,0 +1,339 @@
+//! Issue 13 at the HTTP edge, through the real router: the server's own errors are
+//! problem bodies (405 with `Allow`, 413, 414, 431), load shedding answers 503 with
+//! `Retry-After`, per-client rate limits answer 429, and `/metrics` parses as the
+//! Prometheus text format with route templates as labels.
+
+mod support;
+
+use std::net::SocketAddr;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::Router;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hub::Config;
+use serde_json::Value;
+use tower::ServiceExt;
+
+fn app(config: Config) -> (Router, tempfile::TempDir) {
+    let (store, dir) = support::backend();
+    (hub::router(store, &config), dir)
+}
+
+async fn send(router: &Router, request: Request<Body>) -> Response<Body> {
+    router
+        .clone()
+        .oneshot(request)
+        .await
+        .expect("the router answers")
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::builder().uri(uri).body(Body::empty()).unwrap()
+}
+
+async fn problem(response: Response<Body>) -> Value {
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json",
+        "{:?}",
+        response.headers()
+    );
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    serde_json::from_slice(&bytes).expect("a JSON problem")
+}
+
+#[tokio::test]
+async fn method_not_allowed_names_the_allowed_methods() {
+    let (router, _dir) = app(support::test_config());
+    let response = send(
+        &router,
+        Request::builder()
+            .method("POST")
+            .uri("/v2/flat")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET,HEAD");
+}
+
+#[tokio::test]
+async fn oversize_targets_headers_and_bodies_are_problems() {
+    let (router, _dir) = app(support::test_config());
+    let long = format!(
+        "/v1/Accommodation?searchfilter={}",
+        "a".repeat(hub::hygiene::MAX_URI_BYTES)
+    );
+    let response = send(&router, get(&long)).await;
+    assert_eq!(response.status(), 414);
+    assert_eq!(
+        problem(response).await["type"],
+        "urn:hub:problem:uri-too-long"
+    );
+
+    let big = "b".repeat(hub::hygiene::MAX_HEADER_BYTES + 1);
+    let response = send(
+        &router,
+        Request::builder()
+            .uri("/v1/Accommodation")
+            .header("x-big", big)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(response.status(), 431);
+    assert_eq!(
+        problem(response).await["type"],
+        "urn:hub:problem:headers-too-large"
+    );
+
+    let response = send(
+        &router,
+        Request::builder()
+            .method("POST")
+            .uri("/auth/realms/hub/protocol/openid-connect/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(vec![b'a'; 3 * 1024 * 1024]))
+            .unwrap(),
+    )
+    .await;
+    // axum's default 2 MB body limit writes plain text; the edge makes it a problem.
+    assert_eq!(response.status(), 413);
+    let body = problem(response).await;
+    assert_eq!(body["type"], "urn:hub:problem:payload-too-large");
+    assert_eq!(body["status"], 413);
+}
+
+#[tokio::test]
+async fn a_full_server_sheds_load_with_503_and_retry_after() {
+    let config = Config {
+        max_in_flight: 1,
+        max_queued: 0,
+        ..support::test_config()
+    };
+    let (router, _dir) = app(config);
+    // A request whose body never ends holds the only slot.
+    let stalled = Body::from_stream(futures::stream::pending::<Result<Vec<u8>, std::io::Error>>());
+    let holder = Request::builder()
+        .method("POST")
+        .uri("/auth/realms/hub/protocol/openid-connect/token")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(stalled)
+        .unwrap();
+    let r = router.clone();
+    let held = tokio::spawn(async move { r.oneshot(holder).await });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let response = send(&router, get("/health")).await;
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "5");
+    assert_eq!(
+        problem(response).await["type"],
+        "urn:hub:problem:unavailable"
+    );
+    held.abort();
+    let _ = held.await;
+    let metrics = metrics_text(&router).await;
+    assert_eq!(
+        sample(
+            &metrics,
+            "hub_http_requests_rejected_total{reason=\"overload\"}"
+        ),
+        Some(1.0)
+    );
+}
+
+fn with_ip(mut request: Request<Body>, ip: [u8; 4]) -> Request<Body> {
+    request
+        .extensions_mut()
+        .insert(ConnectInfo(SocketAddr::from((ip, 4000))));
+    request
+}
+
+#[tokio::test]
+async fn rate_limits_are_off_by_default_and_answer_429_when_on() {
+    let (router, _dir) = app(support::test_config());
+    for _ in 0..300 {
+        assert_eq!(
+            send(&router, with_ip(get("/health"), [10, 0, 0, 1]))
+                .await
+                .status(),
+            200
+        );
+    }
+    let config = Config {
+        rate_limit: 1,
+        rate_limit_burst: 2,
+        ..support::test_config()
+    };
+    let (router, _dir) = app(config);
+    for _ in 0..2 {
+        assert_eq!(
+            send(&router, with_ip(get("/health"), [10, 0, 0, 1]))
+                .await
+                .status(),
+            200
+        );
+    }
+    let refused = send(&router, with_ip(get("/health"), [10, 0, 0, 1])).await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(
+        problem(refused).await["type"],
+        "urn:hub:problem:too-many-requests"
+    );
+    // Another client is not affected.
+    assert_eq!(
+        send(&router, with_ip(get("/health"), [10, 0, 0, 2]))
+            .await
+            .status(),
+        200
+    );
+}
+
+async fn metrics_text(router: &Router) -> String {
+    let response = send(router, get("/metrics")).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// Parses the text format: every line is a comment (`# HELP`/`# TYPE`) or
+/// `name{labels} value`; returns the samples as (series, value).
+fn parse(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| {
+            if line.starts_with("# HELP ") || line.starts_with("# TYPE ") {
+                return None;
+            }
+            let (series, value) = line
+                .rsplit_once(' ')
+                .unwrap_or_else(|| panic!("bad line {line:?}"));
+            let name_end = series.find('{').unwrap_or(series.len());
+            assert!(
+                series[..name_end]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "bad metric name in {line:?}"
+            );
+            if name_end < series.len() {
+                assert!(series.ends_with('}'), "unclosed labels in {line:?}");
+            }
+            Some((
+                series.to_string(),
+                value
+                    .parse::<f64>()
+                    .unwrap_or_else(|_| panic!("bad value in {line:?}")),
+            ))
+        })
+        .collect()
+}
+
+fn sample(text: &str, series: &str) -> Option<f64> {
+    parse(text)
+        .into_iter()
+        .find(|(s, _)| s == series)
+        .map(|(_, v)| v)
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_status() {
+    let (router, _dir) = app(support::test_config());
+    send(&router, get("/v2/flat")).await;
+    send(&router, get("/v2/flat/ParkingStation")).await;
+    send(&router, get("/nowhere")).await;
+    let text = metrics_text(&router).await;
+    let samples = parse(&text);
+    assert!(
+        samples
+            .iter()
+            .any(|(s, _)| s
+                .starts_with("hub_http_requests_total{method=\"GET\",route=\"/v2/{*rest}\"")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("ParkingStation"),
+        "raw paths must not become labels:\n{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}"
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_request_duration_seconds_count{route=\"/v2/{*rest}\"}"
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_request_duration_seconds_bucket{route=\"/v2/{*rest}\",le=\"+Inf\"}"
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&text, "hub_http_requests_in_flight"),
+        Some(1.0),
+        "the /metrics request itself"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_requests_rejected_total{reason=\"rate_limit\"}"
+        ),
+        Some(0.0)
+    );
+}
+
+fn login(user: &str, password: &str) -> Request<Body> {
+    let form = format!(
+        "grant_type=password&client_id=hub-generic-client&username={user}&password={password}"
+    );
+    with_ip(
+        Request::builder()
+            .method("POST")
+            .uri("/auth/realms/hub/protocol/openid-connect/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap(),
+        [10, 0, 0, 9],
+    )
+}
+
+#[tokio::test]
+async fn failed_password_logins_are_throttled_per_user() {
+    let (router, _dir) = app(support::test_config());
+    for _ in 0..hub_auth::throttle::FREE_FAILURES_PER_USER {
+        assert_eq!(send(&router, login("mallory", "guess")).await.status(), 400);
+    }
+    let refused = send(&router, login("mallory", "guess")).await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(
+        problem(refused).await["type"],
+        "urn:hub:problem:too-many-requests"
+    );
+    // Another user from the same address is still heard.
+    assert_eq!(send(&router, login("trudy", "guess")).await.status(), 400);
+    let text = metrics_text(&router).await;
+    assert_eq!(
+        sample(
+            &text,
+            "hub_http_requests_rejected_total{reason=\"login_throttle\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+}
