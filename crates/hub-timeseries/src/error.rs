@@ -77,6 +77,11 @@ impl ApiError {
                     Some(info),
                 )
             }
+            ApiError::Query(TsQueryError::Limit { parameter, detail }) => {
+                let mut info = Map::new();
+                info.insert("parameter".into(), json!(parameter));
+                (400, "invalid-parameter", detail, None, Some(info))
+            }
             ApiError::Query(e) => {
                 let info = match &e {
                     TsQueryError::SelectKey { name, .. } => {
