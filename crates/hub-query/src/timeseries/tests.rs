@@ -492,6 +492,16 @@ fn semantic_errors_as_the_reference() {
             "scoordinate.bbi.(1,2,3,4,31468)",
             format!("{pre}SRID 31468 is not supported in geospatial filters; use 4326 (longitude, latitude) or 3857"),
         ),
+        (
+            Route::Stations,
+            "scoordinate.dlt.(NaN,NaN,NaN)",
+            format!("{pre}'DLT.<LIST>' with value [NaN, NaN, NaN] is not valid (checks failed)"),
+        ),
+        (
+            Route::Stations,
+            "scoordinate.bbi.(Infinity,1,2,-Infinity)",
+            format!("{pre}'BBI.<LIST>' with value [inf, 1, 2, -inf] is not valid (checks failed)"),
+        ),
     ];
     for (route, w, want) in cases {
         assert_eq!(compile_err(route, w), want, "where {w}");
