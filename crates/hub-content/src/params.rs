@@ -180,7 +180,10 @@ pub fn check_text(parameter: &str, value: &str, max_chars: usize) -> Result<(), 
         return Err(ContentError::Parse {
             parameter: parameter.into(),
             position: at + 1,
-            detail: format!("control characters are not accepted (at position {})", at + 1),
+            detail: format!(
+                "control characters are not accepted (at position {})",
+                at + 1
+            ),
         });
     }
     let chars = value.chars().count();
@@ -475,7 +478,10 @@ mod tests {
             ("pagesize=5&PageSize=6", "pagesize"),
             ("searchfilter=%00", "searchfilter"),
             ("searchfilter=a%0Ab", "searchfilter"),
-            (&format!("searchfilter={}", "a".repeat(50_001)), "searchfilter"),
+            (
+                &format!("searchfilter={}", "a".repeat(50_001)),
+                "searchfilter",
+            ),
             (&format!("idlist={}", vec!["x"; 1001].join(",")), "idlist"),
             (&format!("source={}", vec!["x"; 1001].join(",")), "source"),
         ];

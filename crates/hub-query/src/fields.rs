@@ -42,7 +42,9 @@ pub fn parse_fields(value: &str) -> Result<Vec<FieldPath>, FieldsError> {
     if chars > MAX_FIELDS_CHARS {
         return Err(FieldsError {
             position: MAX_FIELDS_CHARS + 1,
-            message: format!("the value has {chars} characters; at most {MAX_FIELDS_CHARS} are accepted"),
+            message: format!(
+                "the value has {chars} characters; at most {MAX_FIELDS_CHARS} are accepted"
+            ),
         });
     }
     let entries = value.split(',').filter(|p| !p.trim().is_empty()).count();

@@ -27,9 +27,7 @@ fn expand(template: &str) -> String {
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let close = rest[open..].find('}').expect("a closing brace") + open;
-        let (count, text) = rest[open + 1..close]
-            .split_once('*')
-            .expect("{N*text}");
+        let (count, text) = rest[open + 1..close].split_once('*').expect("{N*text}");
         out.push_str(&text.repeat(count.parse().expect("a repeat count")));
         rest = &rest[close + 1..];
     }

@@ -224,7 +224,9 @@ pub(crate) async fn find(
             if count > MAX_FILTERONFIELDS {
                 return Err(invalid(
                     "filteronfields",
-                    format!("{count} paths are too many; at most {MAX_FILTERONFIELDS} are accepted"),
+                    format!(
+                        "{count} paths are too many; at most {MAX_FILTERONFIELDS} are accepted"
+                    ),
                 ));
             }
             // Each entry is parsed alone as the path of `isnull(…)`: rawfilter path

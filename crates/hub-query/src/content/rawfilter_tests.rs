@@ -427,7 +427,12 @@ fn list_parser_size_limits() {
         (n("Id", MAX_SORT_KEYS), false),
         (n("Id", MAX_SORT_KEYS + 1), true),
     ] {
-        assert_eq!(parse_rawsort(&input).is_err(), refused, "rawsort ×{}", input.len());
+        assert_eq!(
+            parse_rawsort(&input).is_err(),
+            refused,
+            "rawsort ×{}",
+            input.len()
+        );
     }
     for (input, refused) in [
         (n("a", MAX_TAGFILTER_TAGS), false),
@@ -435,13 +440,23 @@ fn list_parser_size_limits() {
         (format!("and({})", n("a", MAX_TAGFILTER_TAGS + 1)), true),
         ("x".repeat(10_001), true),
     ] {
-        assert_eq!(parse_tagfilter(&input).is_err(), refused, "tagfilter ×{}", input.len());
+        assert_eq!(
+            parse_tagfilter(&input).is_err(),
+            refused,
+            "tagfilter ×{}",
+            input.len()
+        );
     }
     for (input, refused) in [
         (n("Id", MAX_FIELDS), false),
         (n("Id", MAX_FIELDS + 1), true),
         ("a".repeat(10_001), true),
     ] {
-        assert_eq!(parse_fields(&input).is_err(), refused, "fields ×{}", input.len());
+        assert_eq!(
+            parse_fields(&input).is_err(),
+            refused,
+            "fields ×{}",
+            input.len()
+        );
     }
 }

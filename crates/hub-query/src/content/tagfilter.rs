@@ -40,9 +40,15 @@ pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
             format!("the value is longer than {MAX_TAGFILTER_CHARS} characters"),
         ));
     }
-    let tags = text.split([',', '(', ')']).filter(|t| !t.trim().is_empty()).count();
+    let tags = text
+        .split([',', '(', ')'])
+        .filter(|t| !t.trim().is_empty())
+        .count();
     if tags > MAX_TAGFILTER_TAGS {
-        return Err(err(0, format!("at most {MAX_TAGFILTER_TAGS} tag ids are accepted")));
+        return Err(err(
+            0,
+            format!("at most {MAX_TAGFILTER_TAGS} tag ids are accepted"),
+        ));
     }
     if !chars.iter().any(|c| matches!(c, '(' | ')')) {
         let tags = split_tags(text);

@@ -139,7 +139,12 @@ mod size_tests {
             (&many[..], false),
             (&long[..], false),
         ] {
-            assert_eq!(check_select_size(input).is_ok(), ok, "{}", &input[..10.min(input.len())]);
+            assert_eq!(
+                check_select_size(input).is_ok(),
+                ok,
+                "{}",
+                &input[..10.min(input.len())]
+            );
         }
     }
 }

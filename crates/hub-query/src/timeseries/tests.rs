@@ -650,7 +650,13 @@ fn where_size_limits() {
     for (input, limited) in cases {
         let r = parse_where(&input);
         assert_eq!(
-            matches!(r, Err(TsQueryError::Limit { parameter: "where", .. })),
+            matches!(
+                r,
+                Err(TsQueryError::Limit {
+                    parameter: "where",
+                    ..
+                })
+            ),
             limited,
             "{}… → {r:?}",
             &input[..20.min(input.len())]
