@@ -22,7 +22,10 @@ fuzz_target!(|text: &str| {
             parameter: "rawfilter",
         }],
         order,
-        page: Page { size: 10, number: 1 },
+        page: Page {
+            size: 10,
+            number: 1,
+        },
     };
     for dialect in [Dialect::Sqlite, Dialect::Postgres] {
         let _ = query.compile(dialect);

@@ -5,5 +5,13 @@ use hub_query::timeseries::DefList;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let _ = expand_select(Some(text), &[DefList::Station, DefList::Parent, DefList::Datatype, DefList::Measurement]);
+    let _ = expand_select(
+        Some(text),
+        &[
+            DefList::Station,
+            DefList::Parent,
+            DefList::Datatype,
+            DefList::Measurement,
+        ],
+    );
 });
