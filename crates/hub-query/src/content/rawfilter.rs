@@ -157,7 +157,7 @@ pub fn parse_rawsort(text: &str) -> Result<Vec<SortKey>, RawFilterError> {
         if keys.len() == MAX_SORT_KEYS {
             return Err(p.error_at(
                 path.position - 1,
-                &format!("a sort list has at most {MAX_SORT_KEYS} keys"),
+                format!("a sort list has at most {MAX_SORT_KEYS} keys"),
             ));
         }
         keys.push(SortKey { path, descending });
