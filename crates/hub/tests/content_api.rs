@@ -349,12 +349,16 @@ async fn seed_gives_a_stable_permutation_kept_in_links() {
 async fn unknown_parameters_are_ignored_and_null_means_absent() {
     let (status, body) = get(
         app(),
-        "/v1/HubActivityPoi?language=null&whatever=1&pagesize=null",
+        "/v1/HubActivityPoi?language=null&whatever=1&pagesize=",
     )
     .await;
     assert_eq!(status, 200);
     assert_eq!(body["TotalResults"], 5);
     assert_eq!(body["Items"][0]["Detail"]["de"]["Title"], "Almhütte");
+    // Issue 13: a literal `null` for a paging number is refused, not dropped.
+    let (status, body) = get(app(), "/v1/HubActivityPoi?language=null&pagesize=null").await;
+    assert_eq!(status, 400);
+    assert_eq!(body["parameter"], "pagesize");
 }
 
 #[tokio::test]
