@@ -78,14 +78,22 @@ pub async fn filter(
             .iter()
             .filter_map(|n| EntityType::by_name(n))
             .collect(),
-        Some(list) => crate::entity_filters::comma_list(list)
-            .map(|t| {
-                EntityType::by_meta_type(t).ok_or_else(|| ContentError::InvalidParameter {
-                    parameter: "type".into(),
-                    detail: format!("'{t}' is not an entity type; GET /v1 lists them"),
-                })
-            })
-            .collect::<Result<_, _>>()?,
+        Some(list) => {
+            crate::params::check_list("type", list)?;
+            let mut types: Vec<&'static EntityType> = Vec::new();
+            for t in crate::entity_filters::comma_list(list) {
+                let entity =
+                    EntityType::by_meta_type(t).ok_or_else(|| ContentError::InvalidParameter {
+                        parameter: "type".into(),
+                        detail: format!("'{t}' is not an entity type; GET /v1 lists them"),
+                    })?;
+                // Each type once: a repeated one would be queried and counted again.
+                if !types.iter().any(|known| known.name == entity.name) {
+                    types.push(entity);
+                }
+            }
+            types
+        }
     };
     let limit = crate::utility::find::limitto(q.limitto.as_deref())?;
     let order = rawsort_param("rawsort", q.rawsort.as_deref())?

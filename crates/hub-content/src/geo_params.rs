@@ -74,6 +74,7 @@ fn prefixed(
     value: &str,
     prefixes: &[&str],
 ) -> Result<Vec<(String, String)>, ContentError> {
+    crate::params::check_list(parameter, value)?;
     tokens(value)
         .into_iter()
         .map(|(position, token)| {

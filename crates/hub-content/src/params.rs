@@ -16,6 +16,12 @@ use crate::list_query::CommonListQuery;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
 pub const MAX_PAGE_SIZE: u32 = 1000;
+/// Highest page served: with the largest page the offset stays far below `i32::MAX`.
+pub const MAX_PAGE_NUMBER: u32 = 1_000_000;
+/// Numeric parameters read strictly: a second, different value is kept as sent (so
+/// their parser rejects it, naming the parameter) instead of the first silently winning.
+/// A literal `null` stays "not set", as in the reference, whose clients send it.
+pub const STRICT_PARAMETERS: [&str; 3] = ["pagesize", "pagenumber", "seed"];
 
 /// The query string as sent: original names and order kept (page links repeat it).
 #[derive(Debug, Clone, Default)]
@@ -54,13 +60,34 @@ impl RawQuery {
         for (name, _) in &self.pairs {
             let name = name.to_ascii_lowercase();
             if seen.insert(name.clone()) {
-                if let Some(v) = self.get(&name) {
+                if let Some(v) = self.strict(&name) {
+                    present.insert(name, serde_json::Value::String(v));
+                } else if let Some(v) = self.get(&name) {
                     present.insert(name, serde_json::Value::String(v.to_string()));
                 }
             }
         }
         // Every field is an optional string: reading text values cannot fail.
         serde_json::from_value(serde_json::Value::Object(present)).unwrap_or_default()
+    }
+
+    /// For a [`STRICT_PARAMETERS`] name: its value when [`RawQuery::get`] would hide a
+    /// mistake — several different values (joined with `&`).
+    fn strict(&self, name: &str) -> Option<String> {
+        if !STRICT_PARAMETERS.contains(&name) {
+            return None;
+        }
+        let mut values: Vec<&str> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+            .collect();
+        values.dedup();
+        match values.as_slice() {
+            [_, _, ..] => Some(values.join("&")),
+            _ => None,
+        }
     }
 
     /// The query with `replacements` applied in place (or appended when absent).
@@ -137,6 +164,48 @@ fn parse_u32(
             )),
         },
     }
+}
+
+/// Longest `searchfilter`, in characters (SQLite refuses LIKE patterns over 50,000 bytes).
+pub const MAX_SEARCH_CHARS: usize = 1000;
+/// Most items in one comma-separated list (`idlist`, `source`, type lists, …).
+pub const MAX_LIST_ITEMS: usize = 1000;
+/// Longest comma-separated list value, in characters.
+pub const MAX_LIST_CHARS: usize = 100_000;
+
+/// Refuses a value over `max_chars` characters or with a control character (pure).
+pub fn check_text(parameter: &str, value: &str, max_chars: usize) -> Result<(), ContentError> {
+    if let Some(at) = value.chars().position(char::is_control) {
+        return Err(ContentError::Parse {
+            parameter: parameter.into(),
+            position: at + 1,
+            detail: format!(
+                "control characters are not accepted (at position {})",
+                at + 1
+            ),
+        });
+    }
+    let chars = value.chars().count();
+    if chars > max_chars {
+        return Err(invalid(
+            parameter,
+            format!("{chars} characters are too many; at most {max_chars} are accepted"),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a comma-separated list over [`MAX_LIST_CHARS`] or [`MAX_LIST_ITEMS`] (pure).
+pub fn check_list(parameter: &str, value: &str) -> Result<(), ContentError> {
+    check_text(parameter, value, MAX_LIST_CHARS)?;
+    let items = comma_list(value).count();
+    if items > MAX_LIST_ITEMS {
+        return Err(invalid(
+            parameter,
+            format!("{items} items are too many; at most {MAX_LIST_ITEMS} are accepted"),
+        ));
+    }
+    Ok(())
 }
 
 fn comma_list(value: &str) -> impl Iterator<Item = &str> {
@@ -240,6 +309,12 @@ impl ListParams {
             DEFAULT_PAGE_SIZE,
         )?;
         let number = parse_u32("pagenumber", q.pagenumber.as_deref(), 1, u32::MAX, 1)?;
+        if number > MAX_PAGE_NUMBER {
+            return Err(invalid(
+                "pagenumber",
+                format!("{number} is not accepted; the highest page served is {MAX_PAGE_NUMBER}"),
+            ));
+        }
         let projection = Projection::from_values(
             q.language.as_deref(),
             q.fields.as_deref(),
@@ -248,11 +323,13 @@ impl ListParams {
         let mut filters = Vec::new();
 
         if let Some(v) = q.idlist.as_deref() {
+            check_list("idlist", v)?;
             filters.push(ContentFilter::IdIn(
                 comma_list(v).map(str::to_lowercase).collect(),
             ));
         }
         if let Some(v) = q.source.as_deref() {
+            check_list("source", v)?;
             filters.push(ContentFilter::SourceIn(
                 comma_list(v).map(str::to_lowercase).collect(),
             ));
@@ -271,6 +348,7 @@ impl ListParams {
         }
         let mut langfilter = None;
         if let Some(v) = q.langfilter.as_deref() {
+            check_list("langfilter", v)?;
             let langs = comma_list(v)
                 .map(|l| {
                     parse_language(l)
@@ -282,6 +360,7 @@ impl ListParams {
             langfilter = Some(langs);
         }
         if let Some(term) = q.searchfilter.as_deref() {
+            check_text("searchfilter", term, MAX_SEARCH_CHARS)?;
             let languages = projection
                 .language
                 .map(|l| vec![l.to_string()])
@@ -390,6 +469,18 @@ mod tests {
             ("langfilter=de,xx", "langfilter"),
             ("fields=Detail..Title", "fields"),
             ("seed=x", "seed"),
+            ("pagenumber=2147483648", "pagenumber"),
+            ("pagenumber=1000001", "pagenumber"),
+            ("seed=&seed=t", "seed"),
+            ("pagesize=5&PageSize=6", "pagesize"),
+            ("searchfilter=%00", "searchfilter"),
+            ("searchfilter=a%0Ab", "searchfilter"),
+            (
+                &format!("searchfilter={}", "a".repeat(50_001)),
+                "searchfilter",
+            ),
+            (&format!("idlist={}", vec!["x"; 1001].join(",")), "idlist"),
+            (&format!("source={}", vec!["x"; 1001].join(",")), "source"),
         ];
         for (input, parameter) in cases {
             match ListParams::parse(&q(input).typed()) {

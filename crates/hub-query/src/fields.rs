@@ -31,8 +31,29 @@ pub struct FieldsError {
     pub message: String,
 }
 
+/// Longest `fields` value, in characters; checked before any path is parsed.
+pub const MAX_FIELDS_CHARS: usize = 10_000;
+/// Most paths in one `fields` value.
+pub const MAX_FIELDS: usize = 200;
+
 /// Parses a whole `fields` value. Empty entries (`a,,b`, a trailing comma) are skipped.
 pub fn parse_fields(value: &str) -> Result<Vec<FieldPath>, FieldsError> {
+    let chars = value.chars().count();
+    if chars > MAX_FIELDS_CHARS {
+        return Err(FieldsError {
+            position: MAX_FIELDS_CHARS + 1,
+            message: format!(
+                "the value has {chars} characters; at most {MAX_FIELDS_CHARS} are accepted"
+            ),
+        });
+    }
+    let entries = value.split(',').filter(|p| !p.trim().is_empty()).count();
+    if entries > MAX_FIELDS {
+        return Err(FieldsError {
+            position: 1,
+            message: format!("{entries} paths are too many; at most {MAX_FIELDS} are accepted"),
+        });
+    }
     let mut paths = Vec::new();
     let mut offset = 0; // characters before the current entry
     for part in value.split(',') {

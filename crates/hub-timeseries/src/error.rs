@@ -44,6 +44,11 @@ impl ApiError {
     /// The shared problem of this error: status and message, with the reference's
     /// `description` and `info` as extension members. Logs storage failures.
     pub fn to_problem(self) -> Problem {
+        // An input over a size limit names its parameter (a `parameter` member).
+        let limited = match &self {
+            ApiError::Query(TsQueryError::Limit { parameter, .. }) => Some(*parameter),
+            _ => None,
+        };
         let (status, kind, message, description, info) = match self {
             ApiError::BadRequest {
                 message,
@@ -121,6 +126,9 @@ impl ApiError {
         }
         if let Some(i) = info {
             problem = problem.with("info", Value::Object(i));
+        }
+        if let Some(parameter) = limited {
+            problem = problem.with("parameter", json!(parameter));
         }
         problem
     }

@@ -109,7 +109,7 @@ pub async fn dispatch(
         _ => Zone::Fixed(chrono::FixedOffset::east_opt(0).expect("zero offset")),
     };
     let filter = match &p.filter {
-        Some(w) => Some(parse_where(w).map_err(TsQueryError::Syntax)?),
+        Some(w) => Some(parse_where(w)?),
         None => None,
     };
     let q = TsQuery {

@@ -355,6 +355,15 @@ async fn unknown_parameters_are_ignored_and_null_means_absent() {
     assert_eq!(status, 200);
     assert_eq!(body["TotalResults"], 5);
     assert_eq!(body["Items"][0]["Detail"]["de"]["Title"], "Almhütte");
+    // The reference turns a literal `null` into "not set" (ODH clients send it); so does
+    // an empty value.
+    let (status, body) = get(
+        app(),
+        "/v1/HubActivityPoi?pagesize=&pagenumber=null&seed=null",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body["TotalResults"], 5);
 }
 
 #[tokio::test]

@@ -147,6 +147,11 @@ pub(crate) fn limitto(value: Option<&str>) -> Result<u32, ContentError> {
 }
 
 /// Entity types named by a `type`/`hubtype`/`odhtype` comma list.
+/// Most paths in `filteronfields` (each adds a `like` per language to the search).
+pub const MAX_FILTERONFIELDS: usize = 32;
+
+/// The named types, each once, in the order first named (a repeated type would be
+/// queried and counted again).
 pub(crate) fn entity_types(
     named: [(&'static str, Option<&str>); 3],
     default: &[&str],
@@ -157,19 +162,22 @@ pub(crate) fn entity_types(
             .iter()
             .filter_map(|n| EntityType::by_name(n))
             .collect()),
-        Some((parameter, v)) => v
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(|t| {
-                EntityType::by_meta_type(t).ok_or_else(|| {
+        Some((parameter, v)) => {
+            crate::params::check_list(parameter, v)?;
+            let mut types: Vec<&'static EntityType> = Vec::new();
+            for t in v.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                let entity = EntityType::by_meta_type(t).ok_or_else(|| {
                     invalid(
                         parameter,
                         format!("'{t}' is not an entity type; GET /v1 lists them"),
                     )
-                })
-            })
-            .collect(),
+                })?;
+                if !types.iter().any(|known| known.name == entity.name) {
+                    types.push(entity);
+                }
+            }
+            Ok(types)
+        }
     }
 }
 
@@ -185,6 +193,8 @@ pub(crate) async fn find(
             .or(q.term.as_deref())
             .ok_or_else(|| invalid("q", "give the text to search as q= (or term=)"))?
             .to_string();
+    let term_parameter = if q.q.is_some() { "q" } else { "term" };
+    crate::params::check_text(term_parameter, &term, crate::params::MAX_SEARCH_CHARS)?;
     let language = match q.language.as_deref() {
         None => "en",
         Some(v) => parse_language(v).ok_or_else(|| {
@@ -211,6 +221,16 @@ pub(crate) async fn find(
     let extra_paths: Vec<JsonPath> = match q.filteronfields.as_deref() {
         None => Vec::new(),
         Some(v) => {
+            crate::params::check_text("filteronfields", v, crate::params::MAX_LIST_CHARS)?;
+            let count = v.split(',').count();
+            if count > MAX_FILTERONFIELDS {
+                return Err(invalid(
+                    "filteronfields",
+                    format!(
+                        "{count} paths are too many; at most {MAX_FILTERONFIELDS} are accepted"
+                    ),
+                ));
+            }
             // Each entry is parsed alone as the path of `isnull(…)`: rawfilter path
             // syntax, `[*]` allowed; anything beyond one path is refused.
             let mut paths = Vec::new();

@@ -137,6 +137,9 @@ pub fn parse_rawfilter(text: &str) -> Result<RawFilter, RawFilterError> {
     Ok(filter)
 }
 
+/// Most keys in one `rawsort` list.
+pub const MAX_SORT_KEYS: usize = 32;
+
 /// Parses a `rawsort` list: `[-]field(,[-]field)*`.
 pub fn parse_rawsort(text: &str) -> Result<Vec<SortKey>, RawFilterError> {
     let mut p = Parser::new(text)?;
@@ -149,6 +152,12 @@ pub fn parse_rawsort(text: &str) -> Result<Vec<SortKey>, RawFilterError> {
             return Err(p.error_at(
                 path.position - 1,
                 "a sort field cannot contain [*]; name one value, such as GpsInfo.0.Altitude",
+            ));
+        }
+        if keys.len() == MAX_SORT_KEYS {
+            return Err(p.error_at(
+                path.position - 1,
+                format!("a sort list has at most {MAX_SORT_KEYS} keys"),
             ));
         }
         keys.push(SortKey { path, descending });

@@ -415,3 +415,48 @@ fn sort_keys_put_missing_values_last() {
     assert!(sql.ends_with("FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT (c.docb #> ($3::text)::text[]) AS v OFFSET 0) AS a) AS b) DESC, "), "{sql}");
     assert_eq!(p.params()[2], SqlValue::Text("{\"Altitude\"}".into()));
 }
+
+/// Size limits of the other list parsers: input → refused (true) or accepted (false).
+#[test]
+fn list_parser_size_limits() {
+    use crate::content::rawfilter::MAX_SORT_KEYS;
+    use crate::content::tagfilter::{parse_tagfilter, MAX_TAGFILTER_TAGS};
+    use crate::fields::{parse_fields, MAX_FIELDS};
+    let n = |item: &str, count: usize| vec![item; count].join(",");
+    for (input, refused) in [
+        (n("Id", MAX_SORT_KEYS), false),
+        (n("Id", MAX_SORT_KEYS + 1), true),
+    ] {
+        assert_eq!(
+            parse_rawsort(&input).is_err(),
+            refused,
+            "rawsort ×{}",
+            input.len()
+        );
+    }
+    for (input, refused) in [
+        (n("a", MAX_TAGFILTER_TAGS), false),
+        (n("a", MAX_TAGFILTER_TAGS + 1), true),
+        (format!("and({})", n("a", MAX_TAGFILTER_TAGS + 1)), true),
+        ("x".repeat(10_001), true),
+    ] {
+        assert_eq!(
+            parse_tagfilter(&input).is_err(),
+            refused,
+            "tagfilter ×{}",
+            input.len()
+        );
+    }
+    for (input, refused) in [
+        (n("Id", MAX_FIELDS), false),
+        (n("Id", MAX_FIELDS + 1), true),
+        ("a".repeat(10_001), true),
+    ] {
+        assert_eq!(
+            parse_fields(&input).is_err(),
+            refused,
+            "fields ×{}",
+            input.len()
+        );
+    }
+}

@@ -22,6 +22,11 @@ pub struct TagFilter {
     pub groups: Vec<TagGroup>,
 }
 
+/// Longest tag filter, in characters; checked before parsing.
+pub const MAX_TAGFILTER_CHARS: usize = 10_000;
+/// Most tag ids in one tag filter (each is a bound value).
+pub const MAX_TAGFILTER_TAGS: usize = 500;
+
 /// Parses a tag filter; tag ids are lower-cased and trimmed, empty entries skipped.
 pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
     let chars: Vec<char> = text.chars().collect();
@@ -29,6 +34,22 @@ pub fn parse_tagfilter(text: &str) -> Result<TagFilter, RawFilterError> {
         position: i + 1,
         message,
     };
+    if chars.len() > MAX_TAGFILTER_CHARS {
+        return Err(err(
+            MAX_TAGFILTER_CHARS,
+            format!("the value is longer than {MAX_TAGFILTER_CHARS} characters"),
+        ));
+    }
+    let tags = text
+        .split([',', '(', ')'])
+        .filter(|t| !t.trim().is_empty())
+        .count();
+    if tags > MAX_TAGFILTER_TAGS {
+        return Err(err(
+            0,
+            format!("at most {MAX_TAGFILTER_TAGS} tag ids are accepted"),
+        ));
+    }
     if !chars.iter().any(|c| matches!(c, '(' | ')')) {
         let tags = split_tags(text);
         if tags.is_empty() {

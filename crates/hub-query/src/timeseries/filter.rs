@@ -87,9 +87,14 @@ pub fn check(w: &Where, scope: &[DefList]) -> Result<Vec<&'static Field>, TsQuer
         }
         if let Operand::List(vs) = &c.value {
             let n = vs.len();
+            // NaN and infinities parse as numbers (as in Java) but are no coordinate.
+            let finite = || {
+                vs.iter()
+                    .all(|v| !matches!(v.typed, Typed::Double(d) if !d.is_finite()))
+            };
             let ok = match op.as_str() {
-                "bbi" | "bbc" => n == 4 || n == 5,
-                "dlt" => n == 3 || n == 4,
+                "bbi" | "bbc" => (n == 4 || n == 5) && finite(),
+                "dlt" => (n == 3 || n == 4) && finite(),
                 _ => true,
             };
             if !ok {

@@ -65,6 +65,12 @@ pub enum TsQueryError {
     /// A `re`/`ire`/`nre`/`nire` value the regex engine refuses or that compiles too large.
     #[error("Invalid regular expression '{pattern}': {detail}")]
     InvalidRegex { pattern: String, detail: String },
+    /// An input over one of the documented size limits (`MAX_WHERE_*`, `MAX_SELECT_*`).
+    #[error("{detail}")]
+    Limit {
+        parameter: &'static str,
+        detail: String,
+    },
     #[error("SELECT EXPANSION ERROR: Syntax Error in WHERE clause: SRID {0} is not supported in geospatial filters; use 4326 (longitude, latitude) or 3857")]
     Srid(i64),
 }

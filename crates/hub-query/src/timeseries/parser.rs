@@ -9,8 +9,27 @@
 use chrono::{DateTime, FixedOffset};
 
 use super::datetime::parse_datetime;
+use super::TsQueryError;
 
 const EOL: char = '\0';
+
+/// Longest `where` accepted, in characters; checked before scanning.
+pub const MAX_WHERE_CHARS: usize = 8000;
+/// Deepest nesting of `and(`/`or(` groups; checked before each group recurses, so a
+/// hostile `and(and(…` cannot overflow the stack.
+pub const MAX_WHERE_DEPTH: usize = 32;
+/// Most clauses in one `where` (each becomes SQL; SQLite's expression depth is 1000).
+pub const MAX_WHERE_CLAUSES: usize = 200;
+/// Most values in one `in`/`nin`/`bbi`/`bbc`/`dlt` list.
+pub const MAX_WHERE_LIST_VALUES: usize = 1000;
+
+/// The limit a `where` exceeds, if any (pure; the scanner reports it as it counts).
+fn limit_error(detail: String) -> TsQueryError {
+    TsQueryError::Limit {
+        parameter: "where",
+        detail,
+    }
+}
 
 /// A syntax error, with the reference's message and marked input.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,29 +172,43 @@ fn format_value(v: &Value, out: &mut String) {
     }
 }
 
-/// Parses a `where` expression. An empty input is an empty AND (no filter).
-pub fn parse_where(input: &str) -> Result<Where, WhereSyntaxError> {
+/// Parses a `where` expression. An empty input is an empty AND (no filter). Syntax
+/// errors are [`TsQueryError::Syntax`]; inputs over a `MAX_WHERE_*` limit are
+/// [`TsQueryError::Limit`].
+pub fn parse_where(input: &str) -> Result<Where, TsQueryError> {
     if input.is_empty() {
         return Ok(Where { items: Vec::new() });
+    }
+    let chars = input.chars().count();
+    if chars > MAX_WHERE_CHARS {
+        return Err(limit_error(format!(
+            "'where' has {chars} characters; at most {MAX_WHERE_CHARS} are accepted"
+        )));
     }
     let mut p = Scanner {
         s: input.chars().chain(std::iter::once(EOL)).collect(),
         i: 0,
+        depth: 0,
+        clauses: 0,
+        limit: None,
     };
-    let mut items = Vec::new();
-    loop {
-        items.extend(p.clause_or_logical_op()?);
-        if !p.match_consume(',') {
-            break;
-        }
+    let parsed = p.parse_all();
+    match (parsed, p.limit.take()) {
+        (_, Some(limit)) => Err(limit),
+        (Ok(w), None) => Ok(w),
+        (Err(e), None) => Err(TsQueryError::Syntax(e)),
     }
-    p.expect(EOL)?;
-    Ok(Where { items })
 }
 
 struct Scanner {
     s: Vec<char>,
     i: usize,
+    /// Current `and(`/`or(` nesting.
+    depth: usize,
+    /// Clauses read so far.
+    clauses: usize,
+    /// Set when a `MAX_WHERE_*` limit stops the scan (the scan then fails at once).
+    limit: Option<TsQueryError>,
 }
 
 fn java_is_letter(c: char) -> bool {
@@ -183,6 +216,24 @@ fn java_is_letter(c: char) -> bool {
 }
 
 impl Scanner {
+    fn parse_all(&mut self) -> Result<Where, WhereSyntaxError> {
+        let mut items = Vec::new();
+        loop {
+            items.extend(self.clause_or_logical_op()?);
+            if !self.match_consume(',') {
+                break;
+            }
+        }
+        self.expect(EOL)?;
+        Ok(Where { items })
+    }
+
+    /// Records an exceeded limit and stops the scan (the caller reports the limit).
+    fn stop(&mut self, detail: String) -> WhereSyntaxError {
+        self.limit = Some(limit_error(detail));
+        self.error("limit exceeded")
+    }
+
     fn la(&self, hops: i64) -> char {
         let j = self.i as i64 + hops;
         if j < 0 {
@@ -267,24 +318,49 @@ impl Scanner {
     }
 
     /// Returns the items of one CLAUSE_OR_LOGICAL_OP (itself plus comma-joined followers).
+    /// A loop, not the grammar's tail recursion: a long comma list must not grow the stack.
     fn clause_or_logical_op(&mut self) -> Result<Vec<Node>, WhereSyntaxError> {
         let mut out = Vec::new();
-        if self.match_consume_str("and(") {
-            out.push(Node::And(self.logical_group()?));
-        } else if self.match_consume_str("or(") {
-            out.push(Node::Or(self.logical_group()?));
-        } else {
-            out.push(Node::Clause(self.clause()?));
-            if !self.is(',') && !self.is(')') && !self.is(EOL) {
-                return Err(
-                    self.error(&format!("One of the following characters ,){EOL} expected"))
-                );
+        loop {
+            if self.match_consume_str("and(") {
+                let group = self.nested_group()?;
+                out.push(Node::And(group));
+            } else if self.match_consume_str("or(") {
+                let group = self.nested_group()?;
+                out.push(Node::Or(group));
+            } else {
+                self.clauses += 1;
+                if self.clauses > MAX_WHERE_CLAUSES {
+                    return Err(self.stop(format!(
+                        "'where' has more than {MAX_WHERE_CLAUSES} clauses (at position {})",
+                        self.i + 1
+                    )));
+                }
+                out.push(Node::Clause(self.clause()?));
+                if !self.is(',') && !self.is(')') && !self.is(EOL) {
+                    return Err(
+                        self.error(&format!("One of the following characters ,){EOL} expected"))
+                    );
+                }
+            }
+            if !self.match_consume(',') {
+                return Ok(out);
             }
         }
-        if self.match_consume(',') {
-            out.extend(self.clause_or_logical_op()?);
+    }
+
+    /// One `and(`/`or(` group, refused before recursing past [`MAX_WHERE_DEPTH`].
+    fn nested_group(&mut self) -> Result<Vec<Node>, WhereSyntaxError> {
+        if self.depth >= MAX_WHERE_DEPTH {
+            return Err(self.stop(format!(
+                "'where' nests and(/or( groups more than {MAX_WHERE_DEPTH} levels deep (at position {})",
+                self.i
+            )));
         }
-        Ok(out)
+        self.depth += 1;
+        let group = self.logical_group();
+        self.depth -= 1;
+        group
     }
 
     fn logical_group(&mut self) -> Result<Vec<Node>, WhereSyntaxError> {
@@ -338,6 +414,12 @@ impl Scanner {
         let value = if self.match_consume('(') {
             let mut list = Vec::new();
             loop {
+                if list.len() == MAX_WHERE_LIST_VALUES {
+                    return Err(self.stop(format!(
+                        "a 'where' list has more than {MAX_WHERE_LIST_VALUES} values (at position {})",
+                        self.i + 1
+                    )));
+                }
                 list.push(self.value()?);
                 if !self.match_consume(',') {
                     break;

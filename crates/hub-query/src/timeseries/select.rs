@@ -23,6 +23,34 @@ impl Target {
     }
 }
 
+/// Longest `select` accepted, in characters.
+pub const MAX_SELECT_CHARS: usize = 4000;
+/// Most comma-separated targets in one `select`.
+pub const MAX_SELECT_TARGETS: usize = 200;
+
+/// Refuses a `select` over [`MAX_SELECT_CHARS`] or [`MAX_SELECT_TARGETS`] (pure, before any work).
+pub fn check_select_size(text: &str) -> Result<(), TsQueryError> {
+    let limit = |detail: String| {
+        Err(TsQueryError::Limit {
+            parameter: "select",
+            detail,
+        })
+    };
+    let chars = text.chars().count();
+    if chars > MAX_SELECT_CHARS {
+        return limit(format!(
+            "'select' has {chars} characters; at most {MAX_SELECT_CHARS} are accepted"
+        ));
+    }
+    let targets = text.split(',').count();
+    if targets > MAX_SELECT_TARGETS {
+        return limit(format!(
+            "'select' has {targets} targets; at most {MAX_SELECT_TARGETS} are accepted"
+        ));
+    }
+    Ok(())
+}
+
 /// Expands `select` (None or empty = everything) against `scope`; targets are in
 /// alphabetical order of their keys, without duplicates.
 pub fn expand_select(select: Option<&str>, scope: &[DefList]) -> Result<Vec<Target>, TsQueryError> {
@@ -38,6 +66,7 @@ pub fn expand_select(select: Option<&str>, scope: &[DefList]) -> Result<Vec<Targ
             .collect::<Vec<_>>()
     };
     let text = select.map(str::trim).unwrap_or("");
+    check_select_size(text)?;
     if text.is_empty() {
         return Ok(sorted(all()));
     }
@@ -94,4 +123,28 @@ fn sorted(mut v: Vec<Target>) -> Vec<Target> {
     let mut seen = BTreeSet::new();
     v.retain(|t| seen.insert(t.key()));
     v
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn select_size_limits() {
+        let many = vec!["a"; MAX_SELECT_TARGETS + 1].join(",");
+        let long = "a".repeat(MAX_SELECT_CHARS + 1);
+        for (input, ok) in [
+            ("sname,mvalue", true),
+            (&vec!["a"; MAX_SELECT_TARGETS].join(",")[..], true),
+            (&many[..], false),
+            (&long[..], false),
+        ] {
+            assert_eq!(
+                check_select_size(input).is_ok(),
+                ok,
+                "{}",
+                &input[..10.min(input.len())]
+            );
+        }
+    }
 }

@@ -9,7 +9,7 @@ use crate::Dialect;
 fn ast(input: &str) -> String {
     match parse_where(input) {
         Ok(w) => w.format(),
-        Err(e) => format!("ERR {}", e.message()),
+        Err(e) => format!("ERR {e}"),
     }
 }
 
@@ -377,7 +377,9 @@ fn structure_and_errors() {
 
 #[test]
 fn error_carries_the_marked_input() {
-    let e = parse_where("a.eq.1)").unwrap_err();
+    let Err(TsQueryError::Syntax(e)) = parse_where("a.eq.1)") else {
+        panic!("a syntax error expected");
+    };
     assert_eq!(e.input_marked, "a.eq.1--->)<---");
     assert_eq!(e.input_origin, "a.eq.1)");
     assert_eq!(e.position, 6);
@@ -489,6 +491,16 @@ fn semantic_errors_as_the_reference() {
             Route::Stations,
             "scoordinate.bbi.(1,2,3,4,31468)",
             format!("{pre}SRID 31468 is not supported in geospatial filters; use 4326 (longitude, latitude) or 3857"),
+        ),
+        (
+            Route::Stations,
+            "scoordinate.dlt.(NaN,NaN,NaN)",
+            format!("{pre}'DLT.<LIST>' with value [NaN, NaN, NaN] is not valid (checks failed)"),
+        ),
+        (
+            Route::Stations,
+            "scoordinate.bbi.(Infinity,1,2,-Infinity)",
+            format!("{pre}'BBI.<LIST>' with value [inf, 1, 2, -inf] is not valid (checks failed)"),
         ),
     ];
     for (route, w, want) in cases {
@@ -617,4 +629,37 @@ fn select_expansion() {
         keys("s name", &[Station]),
         Err(TsQueryError::SelectInvalid(_))
     ));
+}
+
+/// Size limits: input → limit error (true) or not (false); checked before recursion.
+#[test]
+fn where_size_limits() {
+    use super::parser::{MAX_WHERE_CHARS, MAX_WHERE_CLAUSES, MAX_WHERE_DEPTH};
+    let nested = |n: usize| format!("{}a.eq.1{}", "and(".repeat(n), ")".repeat(n));
+    let clauses = |n: usize| vec!["a.eq.1"; n].join(",");
+    let cases = [
+        (nested(MAX_WHERE_DEPTH), false),
+        (nested(MAX_WHERE_DEPTH + 1), true),
+        (nested(4000), true),
+        (format!("{}a.eq.1", "or(".repeat(100_000)), true),
+        (clauses(MAX_WHERE_CLAUSES), false),
+        (clauses(MAX_WHERE_CLAUSES + 1), true),
+        (format!("a.in.({})", vec!["1"; 1001].join(",")), true),
+        ("a".repeat(MAX_WHERE_CHARS + 1), true),
+    ];
+    for (input, limited) in cases {
+        let r = parse_where(&input);
+        assert_eq!(
+            matches!(
+                r,
+                Err(TsQueryError::Limit {
+                    parameter: "where",
+                    ..
+                })
+            ),
+            limited,
+            "{}… → {r:?}",
+            &input[..20.min(input.len())]
+        );
+    }
 }
