@@ -93,39 +93,9 @@ fn mask_now(body: &[u8]) -> Vec<u8> {
 }
 
 async fn demo_app() -> (support::TestApp, String) {
-    let (store, dir) = support::backend();
-    let anchor: chrono::DateTime<chrono::Utc> = ANCHOR.parse().unwrap();
-    let loader = store.clone();
-    tokio::task::spawn_blocking(move || {
-        hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
-    })
-    .await
-    .unwrap();
-    hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
-        .await
-        .expect("demo time series");
-    store.refresh_statistics().await.expect("statistics");
-    let app = support::TestApp {
-        router: hub::router(store.clone(), &support::test_config()),
-        store,
-        _dir: dir,
-    };
-    let form = "grant_type=password&client_id=hub-generic-client&username=demo&password=demo";
-    let response = app
-        .router
-        .clone()
-        .oneshot(
-            Request::post("/auth/realms/hub/protocol/openid-connect/token")
-                .header("content-type", "application/x-www-form-urlencoded")
-                .body(Body::from(form))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "the demo user gets a token");
-    let body: serde_json::Value =
-        serde_json::from_slice(&support::body_bytes(response).await).unwrap();
-    let token = body["access_token"].as_str().unwrap().to_string();
+    let app = support::demo_app(ANCHOR).await;
+    app.store.refresh_statistics().await.expect("statistics");
+    let token = support::password_token(&app, "demo", "demo").await;
     (app, token)
 }
 

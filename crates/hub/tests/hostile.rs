@@ -59,22 +59,7 @@ fn corpus() -> Vec<HostileRequest> {
 }
 
 async fn demo_app() -> support::TestApp {
-    let (store, dir) = support::backend();
-    let anchor: chrono::DateTime<chrono::Utc> = "2025-06-15T12:00:00Z".parse().unwrap();
-    let loader = store.clone();
-    tokio::task::spawn_blocking(move || {
-        hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
-    })
-    .await
-    .unwrap();
-    hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
-        .await
-        .expect("demo time series");
-    support::TestApp {
-        router: hub::router(store.clone(), &support::test_config()),
-        store,
-        _dir: dir,
-    }
+    support::demo_app("2025-06-15T12:00:00Z").await
 }
 
 #[test]

@@ -4,12 +4,9 @@
 //! every channel that can select, sort, search or count — while a reader still gets
 //! answers that follow the closed values. Runs on both backends through `backend()`.
 
-use axum::body::Body;
-use http::Request;
 use hub_content::closed::CLOSED_ACCOMMODATION_FIELDS;
 use hub_store::auth::UserRecord;
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 use super::support::{self, encode, TestApp};
 
@@ -88,22 +85,7 @@ async fn app_with(variant: char) -> TestApp {
 }
 
 async fn reader_token(app: &TestApp) -> String {
-    let form =
-        "grant_type=password&client_id=hub-generic-client&username=reader&password=reader-password";
-    let response = app
-        .router
-        .clone()
-        .oneshot(
-            Request::post("/auth/realms/hub/protocol/openid-connect/token")
-                .header("content-type", "application/x-www-form-urlencoded")
-                .body(Body::from(form))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200, "the reader gets a token");
-    let body: Value = serde_json::from_slice(&support::body_bytes(response).await).unwrap();
-    body["access_token"].as_str().unwrap().to_string()
+    support::password_token(app, "reader", "reader-password").await
 }
 
 /// Status and body bytes, anonymous or with a token.

@@ -52,6 +52,51 @@ pub fn content_app() -> &'static TestApp {
     })
 }
 
+/// The router over the deterministic demo (content, GeoShapes, demo principals and
+/// mobility time series) with its time anchor pinned, so answers do not depend on the
+/// day the test runs.
+pub async fn demo_app(anchor: &str) -> TestApp {
+    let (store, dir) = backend();
+    let anchor: chrono::DateTime<chrono::Utc> = anchor.parse().expect("an RFC 3339 anchor");
+    let loader = store.clone();
+    tokio::task::spawn_blocking(move || {
+        hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
+    })
+    .await
+    .unwrap();
+    hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
+        .await
+        .expect("demo time series");
+    TestApp {
+        router: hub::router(store.clone(), &test_config()),
+        store,
+        _dir: dir,
+    }
+}
+
+/// An access token from the token service's password grant (the generic client).
+pub async fn password_token(app: &TestApp, username: &str, password: &str) -> String {
+    let form = format!(
+        "grant_type=password&client_id=hub-generic-client&username={}&password={}",
+        encode(username),
+        encode(password)
+    );
+    let response = app
+        .router
+        .clone()
+        .oneshot(
+            Request::post("/auth/realms/hub/protocol/openid-connect/token")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+        .await
+        .expect("the router answers");
+    assert_eq!(response.status(), 200, "{username} gets a token");
+    let body: Value = serde_json::from_slice(&body_bytes(response).await).unwrap();
+    body["access_token"].as_str().unwrap().to_string()
+}
+
 pub async fn request_with(app: &TestApp, uri: &str, headers: &[(&str, &str)]) -> Response<Body> {
     let mut builder = Request::builder().uri(uri);
     for (name, value) in headers {
