@@ -79,16 +79,17 @@ pub async fn hygiene(request: Request, next: Next) -> Response {
     with_problem_body(response).await
 }
 
-/// A plain-text error (axum's own rejections) becomes a problem with the same status
-/// and headers (`Allow` stays); a 503 gains `Retry-After`. Anything else is untouched.
+/// A plain-text or body-less error (axum's own rejections, a 405 from a method router)
+/// becomes a problem with the same status and headers (`Allow` stays); a 503 gains
+/// `Retry-After`. Bodies an API wrote (JSON, problems, XML) are untouched.
 async fn with_problem_body(response: Response) -> Response {
     let status = response.status();
-    let plain_text = response
+    let plain_or_none = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/plain"));
-    let mut response = if status.as_u16() >= 400 && plain_text {
+        .map(|v| v.to_str().is_ok_and(|v| v.starts_with("text/plain")))
+        .unwrap_or(true);
+    let mut response = if status.as_u16() >= 400 && plain_or_none {
         let (mut parts, body) = response.into_parts();
         let text = axum::body::to_bytes(body, MAX_DETAIL_BYTES)
             .await

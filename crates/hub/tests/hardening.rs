@@ -58,6 +58,11 @@ async fn method_not_allowed_names_the_allowed_methods() {
     .await;
     assert_eq!(response.status(), 405);
     assert_eq!(response.headers()["allow"], "GET,HEAD");
+    // The method router writes no body; the edge gives it the problem body every other
+    // error has.
+    let body = problem(response).await;
+    assert_eq!(body["status"], 405);
+    assert_eq!(body["title"], "Method Not Allowed");
 }
 
 #[tokio::test]
