@@ -30,6 +30,8 @@ pub struct IndexedDocument {
     pub titles: Vec<(&'static str, String)>,
     /// (kind, lower-case tag)
     pub tags: Vec<(&'static str, String)>,
+    /// Event date ranges `(begin, end)` as `YYYY-MM-DD HH:MM:SS` (events only).
+    pub dates: Vec<(String, String)>,
     /// The document as compact JSON, key order preserved.
     pub doc: String,
 }
@@ -151,6 +153,11 @@ impl IndexedDocument {
             languages,
             titles,
             tags,
+            dates: if entity == "Event" {
+                crate::content::event_dates::event_ranges(doc)
+            } else {
+                Vec::new()
+            },
             doc: serde_json::to_string(doc)?,
         })
     }

@@ -44,6 +44,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: binary JSON (JSONB) copy of each document for rawfilter",
         parts: schema::content::SQLITE_DOCB,
     },
+    Change {
+        version: 8,
+        name: "content: event date ranges written from Rust, not by triggers",
+        parts: schema::content::SQLITE_EVENT_DATES_FROM_RUST,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

@@ -20,10 +20,6 @@ use crate::content::put::{document_key, plan_put, revisions_to_bump, written_ent
 use crate::content::{compile, parse_documents, ContentPage, ContentRepo, PutOutcome};
 use crate::{IndexedDocument, Result, StoreError};
 
-mod event_dates;
-
-pub(crate) use event_dates::event_ranges;
-
 /// Documents per multi-row statement of a bulk load.
 const CHUNK: usize = 500;
 
@@ -385,13 +381,12 @@ async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result
         tx.execute(&stmt, &[&e, &k, &a, &b]).await?;
     }
     let (mut e, mut k, mut begin, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for d in docs.iter().filter(|d| d.entity == "Event") {
-        let doc: Value = serde_json::from_str(&d.doc)?;
-        for (b, en) in event_ranges(&doc) {
+    for d in docs {
+        for (b, en) in &d.dates {
             e.push(d.entity);
             k.push(d.id_key.as_str());
-            begin.push(b);
-            end.push(en);
+            begin.push(b.as_str());
+            end.push(en.as_str());
         }
     }
     if !e.is_empty() {

@@ -372,6 +372,14 @@ pub(crate) const SQLITE_POSITION_INDEX: &[Part] = &[
 /// SQLite migration 7.
 pub(crate) const SQLITE_DOCB: &[Part] = &[Part::Only(Dialect::Sqlite, DOCB)];
 
+/// Migration 8: event date ranges are computed once, in Rust
+/// (`content::event_dates`), and written by both backends with the other side tables;
+/// SQLite's triggers that computed the same in SQL go.
+pub(crate) const SQLITE_EVENT_DATES_FROM_RUST: &[Part] = &[Part::Only(
+    Dialect::Sqlite,
+    "DROP TRIGGER IF EXISTS content_date_insert;\nDROP TRIGGER IF EXISTS content_date_update;\nDROP TRIGGER IF EXISTS content_date_delete;\n",
+)];
+
 /// PostgreSQL migration 1: all of the above at once.
 pub(crate) const POSTGRES_DOCUMENTS: &[Part] = &[
     Part::Only(Dialect::Postgres, EXTENSIONS),

@@ -254,6 +254,7 @@ fn delete_side(conn: &Connection, entity: &str, id_key: &str) -> Result<()> {
         "DELETE FROM content_language WHERE entity = ?1 AND id_key = ?2",
         "DELETE FROM content_title WHERE entity = ?1 AND id_key = ?2",
         "DELETE FROM content_tag WHERE entity = ?1 AND id_key = ?2",
+        "DELETE FROM content_date WHERE entity = ?1 AND id_key = ?2",
     ] {
         conn.prepare_cached(sql)?.execute(params![entity, id_key])?;
     }
@@ -284,6 +285,12 @@ fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
     )?;
     for (kind, t) in &d.tags {
         tag.execute(params![d.entity, d.id_key, kind, t])?;
+    }
+    let mut date = conn.prepare_cached(
+        "INSERT INTO content_date (entity, id_key, date_begin, date_end) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (begin, end) in &d.dates {
+        date.execute(params![d.entity, d.id_key, begin, end])?;
     }
     Ok(())
 }

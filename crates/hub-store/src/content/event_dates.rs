@@ -1,5 +1,6 @@
-//! Event date ranges as the SQLite backend's `content_date` triggers compute them
-//! (migration 4), in Rust: `EventDate[].From` + `Begin` .. `To` (or `From`) + `End`, an
+//! Event date ranges, the rows of `content_date` that `begindate`/`enddate` and the event
+//! sort read; both backends write what this computes (SQLite computed them in triggers
+//! from migration 4 until migration 8 dropped those, with the same rules): `EventDate[].From` + `Begin` .. `To` (or `From`) + `End`, an
 //! `End` missing or at midnight meaning the end of that day; without `EventDate`, the
 //! document's `DateBegin`..`DateEnd`. Times follow SQLite's date and time functions:
 //! an offset or `Z` converts to UTC, an unreadable value drops the range.
