@@ -60,7 +60,12 @@ pub fn server_problem(status: StatusCode, detail: impl Into<String>) -> Problem 
 
 /// Middleware: refuses oversize targets and headers, then rewrites the response.
 pub async fn hygiene(request: Request, next: Next) -> Response {
-    let uri_bytes = request.uri().to_string().len();
+    // The request target as sent: origin form is the path and query; absolute form adds
+    // scheme and authority (measured without rendering the URI on every request).
+    let uri = request.uri();
+    let uri_bytes = uri.path_and_query().map_or(0, |pq| pq.as_str().len())
+        + uri.scheme_str().map_or(0, |s| s.len() + 3)
+        + uri.authority().map_or(0, |a| a.as_str().len());
     let header_bytes: usize = request
         .headers()
         .iter()

@@ -34,10 +34,19 @@ struct Histogram {
     sum: f64,
 }
 
+/// What one route template has answered.
+#[derive(Default)]
+struct RouteCounters {
+    /// (method, status) → requests; a handful per route, so a list is fastest.
+    answers: Vec<(axum::http::Method, u16, u64)>,
+    latency: Histogram,
+}
+
 #[derive(Default)]
 struct Counters {
-    requests: BTreeMap<(String, String, u16), u64>,
-    latency: BTreeMap<String, Histogram>,
+    /// By route template. Recording looks the route up by `&str` and only allocates the
+    /// first time a route is seen: this runs on every request.
+    routes: BTreeMap<String, RouteCounters>,
     rejected: BTreeMap<String, u64>,
 }
 
@@ -51,14 +60,11 @@ pub struct Metrics {
 /// The route template the router matched, carried from inside the router to
 /// [`record`] on the response.
 #[derive(Clone)]
-struct RouteTemplate(String);
+struct RouteTemplate(MatchedPath);
 
 /// Route layer: copies the matched route template onto the response.
 pub async fn tag_route(request: Request, next: Next) -> Response {
-    let template = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|m| m.as_str().to_string());
+    let template = request.extensions().get::<MatchedPath>().cloned();
     let mut response = next.run(request).await;
     if let Some(t) = template {
         response.extensions_mut().insert(RouteTemplate(t));
@@ -68,16 +74,15 @@ pub async fn tag_route(request: Request, next: Next) -> Response {
 
 /// Middleware: counts the request, its status and latency, and the requests in flight.
 pub async fn record(State(metrics): State<Metrics>, request: Request, next: Next) -> Response {
-    let method = request.method().as_str().to_string();
+    let method = request.method().clone();
     let started = Instant::now();
-    metrics.in_flight.fetch_add(1, Ordering::SeqCst);
+    metrics.in_flight.fetch_add(1, Ordering::Relaxed);
     let response = next.run(request).await;
-    metrics.in_flight.fetch_sub(1, Ordering::SeqCst);
+    metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
     let route = response
         .extensions()
         .get::<RouteTemplate>()
-        .map(|r| r.0.clone())
-        .unwrap_or_else(|| UNMATCHED_ROUTE.to_string());
+        .map_or(UNMATCHED_ROUTE, |r| r.0.as_str());
     let status = response.status().as_u16();
     // The token service answers 429 only when it throttles password logins.
     if status == 429 && route.ends_with(LOGIN_ROUTE_SUFFIX) {
@@ -88,12 +93,21 @@ pub async fn record(State(metrics): State<Metrics>, request: Request, next: Next
 }
 
 impl Metrics {
-    fn observe(&self, method: String, route: String, status: u16, seconds: f64) {
+    fn observe(&self, method: axum::http::Method, route: &str, status: u16, seconds: f64) {
         let mut c = self.counters.lock().expect("metrics lock");
-        *c.requests
-            .entry((method, route.clone(), status))
-            .or_default() += 1;
-        let h = c.latency.entry(route).or_default();
+        if !c.routes.contains_key(route) {
+            c.routes.insert(route.to_string(), RouteCounters::default());
+        }
+        let r = c.routes.get_mut(route).expect("inserted above");
+        match r
+            .answers
+            .iter_mut()
+            .find(|(m, s, _)| *m == method && *s == status)
+        {
+            Some((_, _, n)) => *n += 1,
+            None => r.answers.push((method, status, 1)),
+        }
+        let h = &mut r.latency;
         for (bound, n) in LATENCY_BUCKETS.iter().zip(h.buckets.iter_mut()) {
             if seconds <= *bound {
                 *n += 1;
@@ -114,11 +128,21 @@ impl Metrics {
         let c = self.counters.lock().expect("metrics lock");
         let mut out = String::new();
         out.push_str("# HELP hub_http_requests_total HTTP requests answered, by method, route template and status.\n# TYPE hub_http_requests_total counter\n");
-        for ((method, route, status), n) in &c.requests {
+        let mut answers: Vec<(&str, &str, u16, u64)> = c
+            .routes
+            .iter()
+            .flat_map(|(route, r)| {
+                r.answers
+                    .iter()
+                    .map(move |(m, s, n)| (m.as_str(), route.as_str(), *s, *n))
+            })
+            .collect();
+        answers.sort_unstable();
+        for (method, route, status, n) in answers {
             let _ = writeln!(out, "hub_http_requests_total{{method=\"{method}\",route=\"{}\",status=\"{status}\"}} {n}", escape(route));
         }
         out.push_str("# HELP hub_http_request_duration_seconds Time to answer, by route template.\n# TYPE hub_http_request_duration_seconds histogram\n");
-        for (route, h) in &c.latency {
+        for (route, h) in c.routes.iter().map(|(route, r)| (route, &r.latency)) {
             let route = escape(route);
             for (bound, n) in LATENCY_BUCKETS.iter().zip(h.buckets.iter()) {
                 let _ = writeln!(out, "hub_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {n}");
@@ -143,7 +167,7 @@ impl Metrics {
         let _ = writeln!(
             out,
             "hub_http_requests_in_flight {}",
-            self.in_flight.load(Ordering::SeqCst)
+            self.in_flight.load(Ordering::Relaxed)
         );
         out.push_str("# HELP hub_http_requests_rejected_total Requests refused by load protection or rate limits, by reason.\n# TYPE hub_http_requests_rejected_total counter\n");
         for reason in ["overload", "rate_limit", "login_throttle"] {
@@ -197,7 +221,7 @@ mod tests {
     #[test]
     fn observations_fill_cumulative_buckets() {
         let m = Metrics::default();
-        m.observe("GET".into(), "/x".into(), 200, 0.03);
+        m.observe(axum::http::Method::GET, "/x", 200, 0.03);
         let text = m.render();
         assert!(
             text.contains("hub_http_requests_total{method=\"GET\",route=\"/x\",status=\"200\"} 1")
