@@ -116,7 +116,7 @@ impl IntoResponse for AuthError {
             }
             AuthError::Store(e) if e.is_unavailable() => {
                 tracing::error!(error = %e, "data store unavailable in the auth layer");
-                let mut response = Problem::store_unavailable().into_response();
+                let mut response = e.outage_problem().unwrap_or_else(Problem::store_unavailable).into_response();
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
                 response
             }

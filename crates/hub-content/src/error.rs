@@ -103,7 +103,8 @@ impl ContentError {
             }
             ContentError::Store(e) if e.is_unavailable() => {
                 tracing::error!(error = %e, "data store unavailable");
-                Problem::store_unavailable()
+                e.outage_problem()
+                    .unwrap_or_else(Problem::store_unavailable)
             }
             ContentError::Store(e) => {
                 tracing::error!(error = %e, "storage failure");

@@ -76,11 +76,18 @@ impl Problem {
         Problem::new(503, "unavailable", "Service Unavailable", detail)
     }
 
-    /// 503 for a data store that is unreachable, overloaded or out of disk: the client
-    /// may retry (the HTTP edge adds `Retry-After` to every 503).
+    /// 503 for a data store that is unreachable or overloaded: the client may retry (the
+    /// HTTP edge adds `Retry-After` to every 503).
     pub fn store_unavailable() -> Self {
         Problem::unavailable(
             "the data store is temporarily unavailable; retry after the indicated time",
+        )
+    }
+
+    /// 503 for a data store out of space: writes wait for an operator, reads go on.
+    pub fn store_full() -> Self {
+        Problem::unavailable(
+            "the data store is full: no space is left for writes until an operator frees some (reads still work); retry after the indicated time",
         )
     }
 }

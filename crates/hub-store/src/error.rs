@@ -55,6 +55,30 @@ impl StoreError {
         matches!(self, StoreError::Query(_) | StoreError::Invalid(_))
     }
 
+    /// True when the disk (or the store's size cap) is full.
+    pub fn is_storage_full(&self) -> bool {
+        use tokio_postgres::error::SqlState;
+        match self {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.code == rusqlite::ErrorCode::DiskFull
+            }
+            StoreError::Postgres(e) => e.code() == Some(&SqlState::DISK_FULL),
+            _ => false,
+        }
+    }
+
+    /// The 503 problem for an outage ([`StoreError::is_unavailable`]), saying whether
+    /// the store is full; `None` for any other error.
+    pub fn outage_problem(&self) -> Option<hub_model::Problem> {
+        if self.is_storage_full() {
+            Some(hub_model::Problem::store_full())
+        } else if self.is_unavailable() {
+            Some(hub_model::Problem::store_unavailable())
+        } else {
+            None
+        }
+    }
+
     /// True for server faults that should pass by themselves — the database unreachable
     /// or shutting down, its pool exhausted, its disk full, SQLite busy past its
     /// timeout — which the HTTP edge answers 503 + `Retry-After` rather than 500.

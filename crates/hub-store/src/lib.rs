@@ -37,6 +37,22 @@ use std::sync::Arc;
 pub use content::{ContentPage, ContentRepo, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use index::IndexedDocument;
+pub use sqlite::SqliteTuning;
+
+/// How busy one of the store's connection pools is (for `/metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// `sqlite_readers`, `sqlite_writer`, `postgres_primary` or `postgres_replica`.
+    pub pool: &'static str,
+    /// Connections the pool may hold.
+    pub max: usize,
+    /// Connections open now.
+    pub open: usize,
+    /// Connections lent out to a request now.
+    pub in_use: usize,
+    /// Requests waiting for a connection now.
+    pub waiting: usize,
+}
 
 /// The document store. Cheap to clone; clones share one pool.
 #[derive(Clone)]
@@ -53,8 +69,15 @@ enum Backend {
 impl Store {
     /// Opens (creating if needed) the SQLite store in `dir` and migrates its schema.
     pub fn open_sqlite(dir: &Path) -> Result<Store> {
+        Store::open_sqlite_tuned(dir, SqliteTuning::default())
+    }
+
+    /// [`Store::open_sqlite`] with the given cache sizes.
+    pub fn open_sqlite_tuned(dir: &Path, tuning: SqliteTuning) -> Result<Store> {
         Ok(Store {
-            backend: Arc::new(Backend::Sqlite(Arc::new(sqlite::SqliteBackend::open(dir)?))),
+            backend: Arc::new(Backend::Sqlite(Arc::new(sqlite::SqliteBackend::open(
+                dir, tuning,
+            )?))),
         })
     }
 
@@ -108,6 +131,14 @@ impl Store {
                 b.write(|conn| async move { Ok(conn.batch_execute("VACUUM (ANALYZE)").await?) })
                     .await
             }
+        }
+    }
+
+    /// The connection pools' usage right now.
+    pub fn pool_usage(&self) -> Vec<PoolUsage> {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.pool_usage(),
+            Backend::Postgres(b) => b.pool_usage(),
         }
     }
 

@@ -99,8 +99,7 @@ impl ApiError {
                 (
                     503,
                     "unavailable",
-                    "the data store is temporarily unavailable; retry after the indicated time"
-                        .to_string(),
+                    e.outage_problem().map(|p| p.detail).unwrap_or_default(),
                     None,
                     None,
                 )

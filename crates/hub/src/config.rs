@@ -94,6 +94,32 @@ pub struct Config {
     /// Burst size of the per-client token bucket (requests above the sustained rate).
     #[arg(long, env = "HUB_RATE_LIMIT_BURST", default_value = "100")]
     pub rate_limit_burst: u32,
+    /// Failed password logins for one user name before further attempts must wait
+    /// (the wait doubles with each failure, up to `login_max_wait`).
+    #[arg(long, env = "HUB_LOGIN_FREE_FAILURES_PER_USER", default_value = "5")]
+    pub login_free_failures_per_user: u32,
+    /// Failed password logins from one client IP before further attempts must wait.
+    #[arg(long, env = "HUB_LOGIN_FREE_FAILURES_PER_IP", default_value = "20")]
+    pub login_free_failures_per_ip: u32,
+    /// Longest wait, in seconds, that failed password logins impose (429 + Retry-After).
+    #[arg(long, env = "HUB_LOGIN_MAX_WAIT", default_value = "300")]
+    pub login_max_wait: u32,
+    /// Password checks (Argon2, tens of MiB each) run at the same time; more wait.
+    #[arg(long, env = "HUB_LOGIN_MAX_CONCURRENT_HASHES", default_value = "4",
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub login_max_concurrent_hashes: u32,
+    /// SQLite page cache per connection, in MiB (one writer and 2 × cores readers, at
+    /// most 16, each keep up to this much).
+    #[arg(long, env = "HUB_SQLITE_CACHE_MIB", default_value = "32")]
+    pub sqlite_cache_mib: u32,
+    /// MiB of the SQLite file read through a memory map (0 = plain reads); mapped pages
+    /// count as resident memory while the kernel keeps them.
+    #[arg(long, env = "HUB_SQLITE_MMAP_MIB", default_value = "256")]
+    pub sqlite_mmap_mib: u32,
+    /// Largest size of the SQLite file in MiB (0 = no cap); writes beyond it are refused
+    /// as on a full disk (503 + `Retry-After`) while reads go on.
+    #[arg(long, env = "HUB_SQLITE_MAX_SIZE_MIB", default_value = "0")]
+    pub sqlite_max_size_mib: u32,
     /// Time Series API settings: closed-data rules per role, writer and admin roles
     /// (file section `[timeseries]`; see the `hub-timeseries` README for each key).
     #[arg(skip)]
@@ -201,6 +227,15 @@ impl Config {
             .to_string()
     }
 
+    /// The embedded store's cache sizes.
+    pub fn sqlite_tuning(&self) -> hub_store::SqliteTuning {
+        hub_store::SqliteTuning {
+            cache_mib: self.sqlite_cache_mib,
+            mmap_mib: self.sqlite_mmap_mib,
+            max_size_mib: self.sqlite_max_size_mib,
+        }
+    }
+
     /// The token service's settings.
     pub fn auth_config(&self) -> hub_auth::AuthConfig {
         hub_auth::AuthConfig {
@@ -209,6 +244,12 @@ impl Config {
             access_token_lifetime: self.access_token_lifetime,
             refresh_token_lifetime: self.refresh_token_lifetime,
             session_lifetime: self.session_lifetime,
+            throttle: hub_auth::throttle::ThrottleConfig {
+                free_failures_per_user: self.login_free_failures_per_user,
+                free_failures_per_ip: self.login_free_failures_per_ip,
+                max_wait_secs: self.login_max_wait,
+                max_concurrent_hashes: self.login_max_concurrent_hashes,
+            },
             external: self
                 .external_issuer
                 .as_ref()

@@ -112,7 +112,13 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
                 .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
         )
         .merge(hub_auth::router(auth))
-        .route("/metrics", get(metrics::serve_metrics).with_state(metrics.clone()))
+        .route(
+            "/metrics",
+            get(metrics::serve_metrics).with_state(metrics::MetricsSource {
+                metrics: metrics.clone(),
+                store: store.clone(),
+            }),
+        )
         // Labels requests with their route template for `/metrics` (route layers run
         // only for matched routes).
         .route_layer(axum::middleware::from_fn(metrics::tag_route))

@@ -103,7 +103,7 @@ fn open_store(config: &Config) -> anyhow::Result<Store> {
     if config.database_replica.is_some() {
         anyhow::bail!("--database-replica needs --database: the embedded store has no replicas");
     }
-    Store::open_sqlite(&config.data)
+    Store::open_sqlite_tuned(&config.data, config.sqlite_tuning())
         .with_context(|| format!("opening the store in {}", config.data.display()))
 }
 

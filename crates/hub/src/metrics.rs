@@ -1,7 +1,7 @@
 //! `/metrics` in the Prometheus text format (version 0.0.4): requests by method, route
 //! template (axum's matched route, never the raw path, so the label set stays bounded)
 //! and status; a latency histogram per route; requests in flight; requests refused by
-//! load protection and rate limits.
+//! load protection and rate limits; the store's connection pools.
 //!
 //! Owns: [`Metrics`], the middleware that records into it and the text rendering. Must
 //! not: decide anything about a request.
@@ -189,14 +189,65 @@ pub fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// One pool gauge: metric name, help text, and how to read it off a pool.
+type PoolGauge = (
+    &'static str,
+    &'static str,
+    fn(&hub_store::PoolUsage) -> usize,
+);
+
+/// The store's connection pools in the text format: connections allowed, open, in use,
+/// and requests waiting for one, each labelled by pool.
+pub fn render_pools(pools: &[hub_store::PoolUsage]) -> String {
+    let mut out = String::new();
+    let gauges: [PoolGauge; 4] = [
+        (
+            "hub_store_pool_connections_max",
+            "Connections the store's pool may open.",
+            |p| p.max,
+        ),
+        (
+            "hub_store_pool_connections_open",
+            "Connections the store's pool has open.",
+            |p| p.open,
+        ),
+        (
+            "hub_store_pool_connections_in_use",
+            "Connections lent to a request now.",
+            |p| p.in_use,
+        ),
+        (
+            "hub_store_pool_waiting",
+            "Requests waiting for a connection now.",
+            |p| p.waiting,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for pool in pools {
+            let _ = writeln!(out, "{name}{{pool=\"{}\"}} {}", pool.pool, value(pool));
+        }
+    }
+    out
+}
+
+/// What `/metrics` reads: the router's counters and the store's pools.
+#[derive(Clone)]
+pub struct MetricsSource {
+    pub metrics: Metrics,
+    pub store: hub_store::Store,
+}
+
 /// `GET /metrics`.
-pub async fn serve_metrics(State(metrics): State<Metrics>) -> Response {
+pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
+    let mut text = source.metrics.render();
+    text.push_str(&render_pools(&source.store.pool_usage()));
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        metrics.render(),
+        text,
     )
         .into_response()
 }
@@ -204,6 +255,26 @@ pub async fn serve_metrics(State(metrics): State<Metrics>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pools_are_gauges_labelled_by_pool() {
+        let pools = [hub_store::PoolUsage {
+            pool: "sqlite_readers",
+            max: 4,
+            open: 4,
+            in_use: 3,
+            waiting: 2,
+        }];
+        let text = render_pools(&pools);
+        for line in [
+            "# TYPE hub_store_pool_connections_in_use gauge",
+            "hub_store_pool_connections_max{pool=\"sqlite_readers\"} 4",
+            "hub_store_pool_connections_in_use{pool=\"sqlite_readers\"} 3",
+            "hub_store_pool_waiting{pool=\"sqlite_readers\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
 
     #[test]
     fn label_escaping() {

@@ -319,8 +319,9 @@ fn login(user: &str, password: &str) -> Request<Body> {
 
 #[tokio::test]
 async fn failed_password_logins_are_throttled_per_user() {
-    let (router, _dir) = app(support::test_config());
-    for _ in 0..hub_auth::throttle::FREE_FAILURES_PER_USER {
+    let config = support::test_config();
+    let (router, _dir) = app(config.clone());
+    for _ in 0..config.login_free_failures_per_user {
         assert_eq!(send(&router, login("mallory", "guess")).await.status(), 400);
     }
     let refused = send(&router, login("mallory", "guess")).await;
@@ -341,4 +342,95 @@ async fn failed_password_logins_are_throttled_per_user() {
         Some(1.0),
         "{text}"
     );
+}
+
+/// A full store: the SQLite file has reached its size cap (`--sqlite-max-size-mib`), so
+/// SQLite answers writes with SQLITE_FULL, the same error a full disk gives. The client
+/// gets a 503 problem with `Retry-After` that says what happened, and reads go on.
+#[tokio::test]
+async fn a_full_store_answers_503_and_reads_go_on() {
+    if std::env::var("HUB_TEST_DATABASE").is_ok_and(|v| !v.trim().is_empty()) {
+        println!("skipped on PostgreSQL: the size cap is the embedded store's");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let uncapped = hub_store::SqliteTuning::default();
+    {
+        let store = hub_store::Store::open_sqlite_tuned(dir.path(), uncapped).unwrap();
+        let auth = store.auth();
+        let content = store.content();
+        tokio::task::spawn_blocking(move || {
+            hub_auth::demo::create_demo_principals(&*auth, &hub_auth::demo::DEMO_WRITABLE).unwrap();
+            // 300 articles of ~8 KB take the file past 2 MiB.
+            let text = "lorem ipsum ".repeat(700);
+            let docs: Vec<(&'static str, Value)> = (0..300)
+                .map(|n| {
+                    (
+                        "Article",
+                        serde_json::json!({"Id": format!("filler-{n}"), "Shortname": text}),
+                    )
+                })
+                .collect();
+            content.put_batch_blocking(&docs, &mut |_| {}).unwrap();
+        })
+        .await
+        .unwrap();
+    }
+    // Closing checkpointed the log into the file, so the file holds every page: a cap of
+    // 1 MiB is below what the store already takes.
+    let file = std::fs::metadata(dir.path().join("hub.sqlite3"))
+        .unwrap()
+        .len();
+    assert!(file > 1024 * 1024, "the store is over 1 MiB ({file} bytes)");
+    let capped = hub_store::SqliteTuning {
+        max_size_mib: 1,
+        ..uncapped
+    };
+    let store = hub_store::Store::open_sqlite_tuned(dir.path(), capped).unwrap();
+    let router = hub::router(store, &support::test_config());
+
+    // The cap only refuses growth (SQLite keeps it at no less than the file's size): a
+    // token still fits in the free space of existing pages, a 200 KB document does not.
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        hub_auth::demo::DEMO_WRITER_CLIENT,
+        hub_auth::demo::DEMO_WRITER_SECRET
+    );
+    let granted = send(
+        &router,
+        Request::post("/auth/realms/hub/protocol/openid-connect/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(granted.status(), 200);
+    let bytes = granted.into_body().collect().await.unwrap().to_bytes();
+    let token: Value = serde_json::from_slice(&bytes).unwrap();
+    let token = token["access_token"].as_str().unwrap().to_string();
+    let article = serde_json::json!({
+        "Id": "TOO-MUCH",
+        "Active": true,
+        "Shortname": "x".repeat(200_000),
+    });
+    let refused = send(
+        &router,
+        Request::post("/v1/Article")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(Body::from(article.to_string()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body = problem(refused).await;
+    assert_eq!(body["status"], 503);
+    let detail = body["detail"].as_str().unwrap_or_default().to_lowercase();
+    assert!(
+        detail.contains("full") || detail.contains("space"),
+        "the problem says the storage is full: {body}"
+    );
+    assert_eq!(send(&router, get("/v1/HubActivityPoi")).await.status(), 200);
+    assert_eq!(send(&router, get("/health")).await.status(), 200);
 }

@@ -29,6 +29,8 @@ pub struct AuthConfig {
     /// Seconds of clock skew tolerated when checking `exp` (30).
     pub leeway: i64,
     pub external: Option<ExternalIssuer>,
+    /// How failed password logins slow down further attempts.
+    pub throttle: super::throttle::ThrottleConfig,
 }
 
 impl Default for AuthConfig {
@@ -41,6 +43,7 @@ impl Default for AuthConfig {
             session_lifetime: 36_000,
             leeway: 30,
             external: None,
+            throttle: super::throttle::ThrottleConfig::default(),
         }
     }
 }

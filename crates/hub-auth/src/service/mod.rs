@@ -77,6 +77,7 @@ impl AuthService {
                 },
             )
         });
+        let logins = throttle::LoginThrottle::new(config.throttle);
         AuthService {
             inner: Arc::new(Inner {
                 issuer: config.issuer(),
@@ -88,7 +89,7 @@ impl AuthService {
                 keys_read_at: Mutex::new(None),
                 unknown_kid_read_at: Mutex::new(None),
                 cache: RwLock::new(HashMap::new()),
-                logins: throttle::LoginThrottle::default(),
+                logins,
                 external,
             }),
         }

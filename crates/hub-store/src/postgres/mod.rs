@@ -56,6 +56,27 @@ impl RuntimeHolder {
     }
 }
 
+impl PgBackend {
+    /// The primary's pool and the replica's, as `/metrics` reports them.
+    pub(crate) fn pool_usage(&self) -> Vec<crate::PoolUsage> {
+        let usage = |name, pool: &Pool| {
+            let status = pool.status();
+            crate::PoolUsage {
+                pool: name,
+                max: status.max_size,
+                open: status.size,
+                in_use: status.size.saturating_sub(status.available),
+                waiting: status.waiting,
+            }
+        };
+        let mut pools = vec![usage("postgres_primary", &self.primary)];
+        if let Some(replica) = &self.replica {
+            pools.push(usage("postgres_replica", replica));
+        }
+        pools
+    }
+}
+
 /// Pool size per process: enough for the server's concurrency, small enough that a
 /// handful of processes stay under PostgreSQL's default `max_connections` (100).
 const POOL_SIZE: usize = 16;

@@ -5,6 +5,7 @@ pub(crate) mod auth;
 pub(crate) mod timeseries;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -26,21 +27,71 @@ pub(crate) struct SqliteBackend {
     inner: Arc<Inner>,
 }
 
+/// Fields drop in order: the readers close before the writer, so the writer is the last
+/// connection and checkpoints the log into the database file and removes it (a
+/// read-only connection cannot, and would leave the log behind at shutdown).
 struct Inner {
-    writer: Mutex<Connection>,
     readers_tx: Sender<Connection>,
     readers_rx: Receiver<Connection>,
+    writer: Mutex<Connection>,
+    readers: usize,
+    /// Calls waiting for a reader or for the writer (for `/metrics`).
+    waiting_readers: AtomicUsize,
+    waiting_writers: AtomicUsize,
+}
+
+/// Counts a caller as waiting until it has its connection.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn start(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Waiting(counter)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Memory the embedded store may use for caching, per the deployment's configuration.
+/// Both bound the server's resident memory: each connection (one writer, the readers)
+/// keeps up to `cache_mib` of pages, and pages read through the memory map count as
+/// resident while the kernel keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqliteTuning {
+    /// Page cache per connection, in MiB (`PRAGMA cache_size`).
+    pub cache_mib: u32,
+    /// Bytes of the database file read through `mmap`, in MiB (`PRAGMA mmap_size`; 0 =
+    /// plain reads).
+    pub mmap_mib: u32,
+    /// Largest size the database file may grow to, in MiB (0 = no cap). Writes beyond it
+    /// fail as on a full disk (503 + `Retry-After`), so a store can be kept from filling
+    /// a volume it shares.
+    pub max_size_mib: u32,
+}
+
+impl Default for SqliteTuning {
+    fn default() -> Self {
+        SqliteTuning {
+            cache_mib: 32,
+            mmap_mib: 256,
+            max_size_mib: 0,
+        }
+    }
 }
 
 impl SqliteBackend {
-    pub(crate) fn open(dir: &Path) -> Result<Self> {
+    pub(crate) fn open(dir: &Path, tuning: SqliteTuning) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
             path: dir.display().to_string(),
             source,
         })?;
         let file = dir.join(DATABASE_FILE);
         let mut writer = Connection::open(&file)?;
-        configure(&writer)?;
+        configure(&writer, tuning)?;
         migrate(&mut writer)?;
         let readers = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -53,7 +104,7 @@ impl SqliteBackend {
                 &file,
                 OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )?;
-            configure(&conn)?;
+            configure(&conn, tuning)?;
             readers_tx.send(conn).expect("channel sized for the pool");
         }
         Ok(SqliteBackend {
@@ -61,6 +112,9 @@ impl SqliteBackend {
                 writer: Mutex::new(writer),
                 readers_tx,
                 readers_rx,
+                readers,
+                waiting_readers: AtomicUsize::new(0),
+                waiting_writers: AtomicUsize::new(0),
             }),
         })
     }
@@ -73,10 +127,12 @@ impl SqliteBackend {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
+            let waiting = Waiting::start(&inner.waiting_readers);
             let conn = inner
                 .readers_rx
                 .recv()
                 .map_err(|e| StoreError::Task(e.to_string()))?;
+            drop(waiting);
             let result = work(&conn);
             let _ = inner.readers_tx.send(conn);
             result
@@ -93,14 +149,41 @@ impl SqliteBackend {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
+            let waiting = Waiting::start(&inner.waiting_writers);
             let mut conn = inner
                 .writer
                 .lock()
                 .map_err(|e| StoreError::Task(e.to_string()))?;
+            drop(waiting);
             work(&mut conn)
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// The reader pool and the writer, as `/metrics` reports them.
+    pub(crate) fn pool_usage(&self) -> Vec<crate::PoolUsage> {
+        let inner = &self.inner;
+        let writer_busy = match inner.writer.try_lock() {
+            Ok(_) => 0,
+            Err(_) => 1,
+        };
+        vec![
+            crate::PoolUsage {
+                pool: "sqlite_readers",
+                max: inner.readers,
+                open: inner.readers,
+                in_use: inner.readers - inner.readers_rx.len().min(inner.readers),
+                waiting: inner.waiting_readers.load(Ordering::Relaxed),
+            },
+            crate::PoolUsage {
+                pool: "sqlite_writer",
+                max: 1,
+                open: 1,
+                in_use: writer_busy,
+                waiting: inner.waiting_writers.load(Ordering::Relaxed),
+            },
+        ]
     }
 
     /// Runs `work` with the writer connection on the calling thread (commands, bulk loads).
@@ -117,9 +200,17 @@ impl SqliteBackend {
     }
 }
 
-fn configure(conn: &Connection) -> Result<()> {
+fn configure(conn: &Connection, tuning: SqliteTuning) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA mmap_size = 268435456;")?;
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+    // A negative cache_size is KiB rather than pages.
+    conn.pragma_update(None, "cache_size", -i64::from(tuning.cache_mib) * 1024)?;
+    conn.pragma_update(None, "mmap_size", i64::from(tuning.mmap_mib) * 1024 * 1024)?;
+    if tuning.max_size_mib > 0 {
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let pages = i64::from(tuning.max_size_mib) * 1024 * 1024 / page_size.max(512);
+        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+    }
     if !conn.is_readonly(rusqlite::DatabaseName::Main)? {
         conn.pragma_update(None, "journal_mode", "WAL")?;
     }
