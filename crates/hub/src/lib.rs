@@ -10,6 +10,7 @@ pub mod config;
 pub mod demo;
 pub mod hygiene;
 pub mod load;
+pub mod memory;
 pub mod metrics;
 pub mod rate_limit;
 

@@ -150,6 +150,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
             "loaded the demo mobility time series"
         );
         store.refresh_statistics().await?;
+        // The load's documents are gone from the heap; give its peak back.
+        hub::memory::release_free_memory();
     }
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
     if store
@@ -195,6 +197,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 fn main() -> anyhow::Result<()> {
+    hub::memory::limit_allocator_arenas();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Every subcommand but `migrate` flattens `Config`: layer its flags and variables
