@@ -13,6 +13,7 @@
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
 pub mod checks;
+pub mod cql2;
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
