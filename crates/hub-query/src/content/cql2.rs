@@ -73,7 +73,7 @@ enum Expr {
     Intersects { geometry: Geometry<f64>, at: usize },
     And(Vec<Expr>),
     Or(Vec<Expr>),
-    Not(Box<Expr>, usize),
+    Not(Box<Expr>),
 }
 
 fn split_areas(expr: Expr) -> Result<Cql2Filter, RawFilterError> {
@@ -124,7 +124,7 @@ fn attribute_filter(expr: Expr) -> Result<RawFilter, RawFilterError> {
                 .map(attribute_filter)
                 .collect::<Result<_, _>>()?,
         ),
-        Expr::Not(inner, _) => RawFilter::Not(Box::new(attribute_filter(*inner)?)),
+        Expr::Not(inner) => RawFilter::Not(Box::new(attribute_filter(*inner)?)),
     })
 }
 
@@ -240,11 +240,9 @@ impl Parser {
     }
 
     fn not_expr(&mut self, depth: usize) -> Result<Expr, RawFilterError> {
-        self.skip_spaces();
-        let at = self.i;
         if self.keyword("NOT") {
             self.depth_check(depth + 1)?;
-            return Ok(Expr::Not(Box::new(self.not_expr(depth + 1)?), at));
+            return Ok(Expr::Not(Box::new(self.not_expr(depth + 1)?)));
         }
         self.skip_spaces();
         if self.eat('(') {
