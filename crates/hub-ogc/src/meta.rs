@@ -159,7 +159,7 @@ pub(crate) async fn api(State(state): State<ContentState>) -> Response {
                     param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("datetime", "Last change: an instant or an interval start/end, '..' open", json!({"type": "string"})),
                     param("filter", "CQL2 text filter", json!({"type": "string"})),
-                    param("filter-lang", "Only cql2-text", json!({"type": "string", "enum": ["cql2-text"]})),
+                    param("filter-lang", "cql2-text (cql-text: the draft's name, read the same)", json!({"type": "string", "enum": ["cql2-text", "cql-text"], "default": "cql2-text"})),
                     param("filter-crs", "CRS of the filter's geometries", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("Id", "Equal to this document id", json!({"type": "string"})),
                     param("Shortname", "Equal to this short name", json!({"type": "string"})),

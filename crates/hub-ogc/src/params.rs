@@ -243,7 +243,9 @@ pub fn parse_datetime(value: &str) -> Result<Vec<ContentFilter>, Problem> {
 /// `filter` with `filter-lang` (only `cql2-text`) and `filter-crs` (of its geometries).
 fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Problem> {
     if let Some(lang) = raw.get("filter-lang") {
-        if !lang.eq_ignore_ascii_case("cql2-text") {
+        // `cql-text` is the draft's name, which GDAL before 3.7 sends; its comparisons,
+        // LIKE, IN, BETWEEN and boolean logic read the same.
+        if !lang.eq_ignore_ascii_case("cql2-text") && !lang.eq_ignore_ascii_case("cql-text") {
             return Err(Problem::invalid_parameter(
                 "filter-lang",
                 format!("'{lang}' is not supported; use cql2-text"),
