@@ -71,7 +71,10 @@ fn tool(program: &str, args: &[&str], install: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        let why = format!("{program} {} does not run; install {install}", args.join(" "));
+        let why = format!(
+            "{program} {} does not run; install {install}",
+            args.join(" ")
+        );
         if std::env::var("HUB_REQUIRE_TOOLS").as_deref() == Ok("1") {
             panic!("HUB_REQUIRE_TOOLS=1: {why}");
         }
@@ -91,7 +94,10 @@ async fn run(program: &'static str, args: Vec<String>) -> (String, String) {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(output.status.success(), "{program} failed:\n{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "{program} failed:\n{stdout}\n{stderr}"
+    );
     (stdout, stderr)
 }
 
@@ -127,9 +133,7 @@ async fn content_ids(base: &str, entity: &str, query: &str) -> Vec<String> {
 }
 
 fn bbox_polygon([x0, y0, x1, y1]: [f64; 4]) -> String {
-    support::encode(&format!(
-        "bbi({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1})"
-    ))
+    support::encode(&format!("bbi({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1})"))
 }
 
 /// The `Id`s of the features of a GDAL-readable dataset, through GDAL's GeoJSON writer.
@@ -196,7 +200,10 @@ async fn gdal_lists_copies_and_filters_through_the_ogc_api() {
 
     // A -where GDAL cannot express as a property parameter travels as a CQL filter.
     let shortname = {
-        let first = get_json(&format!("{base}/v1/HubActivityPoi?pagesize=1&fields=Shortname")).await;
+        let first = get_json(&format!(
+            "{base}/v1/HubActivityPoi?pagesize=1&fields=Shortname"
+        ))
+        .await;
         first["Items"][0]["Shortname"].as_str().unwrap().to_string()
     };
     let prefix: String = shortname.chars().take(3).collect();
@@ -238,7 +245,8 @@ async fn gdal_lists_copies_and_filters_through_the_ogc_api() {
             .lock()
             .unwrap()
             .iter()
-            .any(|uri| uri.contains("/ogc/collections/hubactivitypoi/items") && uri.contains("filter=")),
+            .any(|uri| uri.contains("/ogc/collections/hubactivitypoi/items")
+                && uri.contains("filter=")),
         "GDAL sent the filter to the server"
     );
     let prefix_lower = prefix.to_lowercase();
@@ -258,7 +266,10 @@ async fn gdal_geojson_driver_reads_the_content_api() {
         return;
     }
     let served = tokio::task::spawn_blocking(serve).await.unwrap();
-    let url = format!("{}/v1/HubActivityPoi?format=geojson&pagesize=1000", served.base);
+    let url = format!(
+        "{}/v1/HubActivityPoi?format=geojson&pagesize=1000",
+        served.base
+    );
     let read = ids_via_gdal(url.clone(), None).await;
     let listed = get_json(&format!(
         "{}/v1/HubActivityPoi?fields=Id&pagesize=1000",
@@ -274,7 +285,11 @@ async fn gdal_geojson_driver_reads_the_content_api() {
     assert_eq!(read.len(), 1000);
     assert_eq!(read, expected);
     // GDAL sees points where the documents have positions.
-    let (info, _) = run("ogrinfo", vec!["-ro".into(), "-so".into(), "-al".into(), url]).await;
+    let (info, _) = run(
+        "ogrinfo",
+        vec!["-ro".into(), "-so".into(), "-al".into(), url],
+    )
+    .await;
     assert!(info.contains("Geometry: Point"), "{info}");
 }
 
@@ -293,8 +308,15 @@ async fn owslib_lists_pages_and_fetches_like_the_content_api() {
         return;
     }
     let served = tokio::task::spawn_blocking(serve).await.unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/ogc_owslib_check.py");
-    let mut args = vec![script.to_string(), served.base.clone(), "hubactivitypoi".into()];
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/ogc_owslib_check.py"
+    );
+    let mut args = vec![
+        script.to_string(),
+        served.base.clone(),
+        "hubactivitypoi".into(),
+    ];
     args.extend(BBOX.iter().map(|v| v.to_string()));
     args.push("100".into());
     let (out, _) = run("python3", args).await;
@@ -305,7 +327,10 @@ async fn owslib_lists_pages_and_fetches_like_the_content_api() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    let expected: Vec<&str> = hub_model::ENTITY_TYPES.iter().map(|e| e.meta_type).collect();
+    let expected: Vec<&str> = hub_model::ENTITY_TYPES
+        .iter()
+        .map(|e| e.meta_type)
+        .collect();
     assert_eq!(collections, expected);
     let ids: Vec<String> = result["ids"]
         .as_array()
