@@ -148,7 +148,7 @@ pub fn parse_items(raw: &RawQuery) -> Result<ItemsRequest, Problem> {
     }
     for (name, kind) in PROPERTY_FILTERS {
         if let Some(value) = raw.get(name) {
-            filters.push(property_filter(name, kind, value)?);
+            filters.push(property_filter(*name, kind, value)?);
         }
     }
     Ok(ItemsRequest {
@@ -291,7 +291,7 @@ fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Proble
 }
 
 /// `name=value`: equality on a top-level field, typed by the queryable.
-fn property_filter(name: &str, kind: &str, value: &str) -> Result<ContentFilter, Problem> {
+fn property_filter(name: &'static str, kind: &str, value: &str) -> Result<ContentFilter, Problem> {
     let literal = match kind {
         "boolean" => match value.to_ascii_lowercase().as_str() {
             "true" => Literal::Bool(true),
@@ -316,15 +316,9 @@ fn property_filter(name: &str, kind: &str, value: &str) -> Result<ContentFilter,
             value: literal,
             position: 1,
         },
-        parameter: PROPERTY_PARAMETERS[PROPERTY_FILTERS
-            .iter()
-            .position(|(n, _)| *n == name)
-            .unwrap_or(0)],
+        parameter: name,
     })
 }
-
-/// The parameter names of [`PROPERTY_FILTERS`] as `'static` (errors name them).
-const PROPERTY_PARAMETERS: [&str; 4] = ["Id", "Shortname", "Active", "Source"];
 
 #[cfg(test)]
 mod tests {
