@@ -148,7 +148,7 @@ pub fn parse_items(raw: &RawQuery) -> Result<ItemsRequest, Problem> {
     }
     for (name, kind) in PROPERTY_FILTERS {
         if let Some(value) = raw.get(name) {
-            filters.push(property_filter(*name, kind, value)?);
+            filters.push(property_filter(name, kind, value)?);
         }
     }
     Ok(ItemsRequest {
