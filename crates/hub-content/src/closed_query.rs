@@ -48,6 +48,7 @@ fn first_key(path: &JsonPath) -> Option<&str> {
 fn filter_paths<'a>(filter: &'a RawFilter, out: &mut Vec<&'a JsonPath>) {
     match filter {
         RawFilter::And(all) | RawFilter::Or(all) => all.iter().for_each(|f| filter_paths(f, out)),
+        RawFilter::Not(inner) => filter_paths(inner, out),
         RawFilter::Compare { path, .. }
         | RawFilter::Like { path, .. }
         | RawFilter::LikeIn { path, .. }

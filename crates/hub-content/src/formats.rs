@@ -1,6 +1,7 @@
 //! Output formats by `Accept` or `format=`: JSON (default, also for `*/*`, `application/*`
 //! and no `Accept`), CSV (`text/csv`, `format=csv`) and JSON-LD (`application/ld+json`,
-//! `format=jsonld|json-ld`). A layer over the Content API routes: handlers always
+//! `format=jsonld|json-ld`) and GeoJSON (`application/geo+json`, `format=geojson`, see
+//! [`crate::geojson`]). A layer over the Content API routes: handlers always
 //! produce JSON; a successful JSON answer is converted here. Any other `Accept` is a 406
 //! problem listing the supported types; an unknown `format` value is a 400.
 
@@ -15,7 +16,7 @@ use serde_json::Value;
 use crate::params::RawQuery;
 use crate::ContentState;
 
-pub const SUPPORTED: &str = "application/json, text/csv, application/ld+json";
+pub const SUPPORTED: &str = "application/json, text/csv, application/ld+json, application/geo+json";
 /// Largest JSON body converted (a page of 1000 documents fits comfortably).
 const MAX_BODY: usize = 256 * 1024 * 1024;
 
@@ -24,6 +25,7 @@ pub enum Format {
     Json,
     Csv,
     JsonLd,
+    GeoJson,
 }
 
 /// The format asked for; `format=` wins over `Accept`.
@@ -33,9 +35,10 @@ pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Probl
             "json" => Ok(Format::Json),
             "csv" => Ok(Format::Csv),
             "jsonld" | "json-ld" | "ld+json" => Ok(Format::JsonLd),
+            "geojson" | "geo+json" => Ok(Format::GeoJson),
             _ => Err(Problem::invalid_parameter(
                 "format",
-                format!("'{f}' is not a format; use json, csv or jsonld"),
+                format!("'{f}' is not a format; use json, csv, jsonld or geojson"),
             )),
         };
     }
@@ -58,6 +61,7 @@ pub fn negotiate(query: &RawQuery, accept: Option<&str>) -> Result<Format, Probl
             "application/json" | "application/*" | "*/*" | "text/json" => Format::Json,
             "text/csv" | "text/*" => Format::Csv,
             "application/ld+json" => Format::JsonLd,
+            "application/geo+json" => Format::GeoJson,
             _ => continue,
         };
         // Highest q wins; on a tie, the more specific range, then the first listed.
@@ -90,7 +94,12 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
         Err(problem) => return problem.into_response(),
     };
     let path = request.uri().path().to_string();
-    let mut response = next.run(request).await;
+    let self_url = format!("{}{}", state.base_url, request.uri());
+    let mut response = if format == Format::GeoJson {
+        crate::geojson::scope(next.run(request)).await
+    } else {
+        next.run(request).await
+    };
     response
         .headers_mut()
         .append(header::VARY, HeaderValue::from_static("accept"));
@@ -101,6 +110,10 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
         .is_some_and(|t| t.starts_with("application/json"));
     if format == Format::Json || !response.status().is_success() || !is_json {
         return response;
+    }
+    let places = response.extensions_mut().remove::<crate::geojson::Places>();
+    if format == Format::GeoJson && places.is_none() {
+        return geojson_not_offered(&path);
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
@@ -121,6 +134,13 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     let (content_type, body) = match format {
+        Format::GeoJson => {
+            let places = places.map(|p| p.0).unwrap_or_default();
+            match crate::geojson::render_content(&value, &places, &self_url) {
+                Some(text) => ("application/geo+json", text),
+                None => return geojson_not_offered(&path),
+            }
+        }
         Format::Csv => (
             "text/csv; charset=utf-8; header=present",
             csv.unwrap_or_else(|| crate::csv::render(&value)),
@@ -144,6 +164,17 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
         .headers
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     (parts, body).into_response()
+}
+
+/// GeoJSON of an answer that is not a list or a document (the dataset list, tags).
+fn geojson_not_offered(path: &str) -> Response {
+    Problem::new(
+        406,
+        "not-acceptable",
+        "Not Acceptable",
+        format!("{path} has no GeoJSON form; lists and documents of /v1/{{dataset}} have"),
+    )
+    .into_response()
 }
 
 #[cfg(test)]
@@ -171,5 +202,7 @@ mod tests {
         assert_eq!(fmt(Some("text/html"), "format=csv"), Ok(Format::Csv));
         assert_eq!(fmt(None, "format=JSON-LD"), Ok(Format::JsonLd));
         assert_eq!(fmt(None, "format=xml"), Err(400));
+        assert_eq!(fmt(Some("application/geo+json"), ""), Ok(Format::GeoJson));
+        assert_eq!(fmt(None, "format=GeoJSON"), Ok(Format::GeoJson));
     }
 }

@@ -20,6 +20,7 @@ mod event_filters;
 pub mod filter_endpoint;
 pub mod formats;
 pub mod geo_params;
+pub mod geojson;
 mod jsonld;
 pub mod list_query;
 pub mod openapi;

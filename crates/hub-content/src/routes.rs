@@ -10,6 +10,7 @@ use hub_query::content::{ContentOrder, ContentQuery, Page};
 use serde_json::json;
 
 use crate::error::ContentError;
+use crate::geojson::{Place, Places};
 use crate::list_query::ListQuery;
 use crate::params::{Projection, RawQuery};
 use crate::shape::{shape_document, Envelope};
@@ -158,7 +159,10 @@ pub(crate) async fn list_entities(
         .iter()
         .map(|d| shape_document(d, &params.projection))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(json_response(envelope.render(&items)))
+    let response = json_response(envelope.render(&items));
+    Ok(with_places(response, || {
+        page.docs.iter().map(|d| Place::of(d)).collect()
+    }))
 }
 
 /// `GET /v1/{EntityType}/{id}`: one document (ids match case-insensitively).
@@ -179,5 +183,14 @@ pub(crate) async fn get_entity(
         ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
     })?;
     let stored = crate::closed::visible(entity, stored)?;
-    Ok(json_response(shape_document(&stored, &projection)?))
+    let response = json_response(shape_document(&stored, &projection)?);
+    Ok(with_places(response, || vec![Place::of(&stored)]))
+}
+
+/// Attaches the places of the answer's documents when GeoJSON was asked for.
+fn with_places(mut response: Response, places: impl FnOnce() -> Vec<Place>) -> Response {
+    if crate::geojson::wanted() {
+        response.extensions_mut().insert(Places(places()));
+    }
+    response
 }

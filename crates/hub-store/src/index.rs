@@ -163,9 +163,11 @@ impl IndexedDocument {
     }
 }
 
-/// The document's position: the default (or first) `GpsInfo` entry, else top-level
-/// `Latitude`/`Longitude`, else `Geo.position`, else `GpsPoints.position`.
-fn coordinates(doc: &Value) -> Option<(f64, f64)> {
+/// The document's position as `(latitude, longitude)`: the default (or first) `GpsInfo`
+/// entry, else top-level `Latitude`/`Longitude`, else `Geo.position`, else
+/// `GpsPoints.position`. The one rule: the indexed columns that geographic filters read
+/// and the geometry of GeoJSON/OGC output both come from it, so they always agree.
+pub fn coordinates(doc: &Value) -> Option<(f64, f64)> {
     let pair = |v: &Value| Some((f64_at(v, &["Latitude"])?, f64_at(v, &["Longitude"])?));
     if let Some(list) = doc.get("GpsInfo").and_then(Value::as_array) {
         let chosen = list

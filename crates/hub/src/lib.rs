@@ -79,6 +79,10 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         base_url: config.content_base_url(),
         geoconverter: config.geoconverter.clone(),
     });
+    let ogc = hub_ogc::router(hub_content::ContentState {
+        content: store.content(),
+        base_url: config.content_base_url(),
+    });
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),
         ..config.timeseries.clone()
@@ -110,6 +114,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
                 .merge(content)
                 .merge(utility)
                 .merge(timeseries)
+                .merge(ogc)
                 .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
         )
         .merge(hub_auth::router(auth))
@@ -125,7 +130,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         .route_layer(axum::middleware::from_fn(metrics::tag_route))
         .fallback(|| async {
             hub_model::Problem::not_found(
-                "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed)",
+                "no such resource; the APIs live under /v1 (content), /v2 (time series), /datex/2 (traffic feed), /ogc (OGC API – Features)",
             )
             .into_response()
         })

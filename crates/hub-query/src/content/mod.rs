@@ -13,6 +13,7 @@
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
 pub mod checks;
+pub mod cql2;
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
@@ -34,6 +35,8 @@ pub enum ContentFilter {
     Active(bool),
     /// Last change at or after this normalised timestamp.
     ChangedSince(String),
+    /// Last change at or before this normalised timestamp (OGC `datetime` intervals).
+    ChangedUntil(String),
     /// The document has every one of these languages.
     HasAllLanguages(Vec<String>),
     /// Case-folded substring of a title field (in `languages`, or in any language when
@@ -247,6 +250,9 @@ fn compile_filter(
         }
         ContentFilter::ChangedSince(ts) => {
             q.sql("c.last_change >= ").text(ts.clone());
+        }
+        ContentFilter::ChangedUntil(ts) => {
+            q.sql("c.last_change <= ").text(ts.clone());
         }
         ContentFilter::HasAllLanguages(langs) => {
             q.sql("(");

@@ -73,6 +73,10 @@ pub enum CompareOp {
 pub enum RawFilter {
     And(Vec<RawFilter>),
     Or(Vec<RawFilter>),
+    /// The negation of a condition (no `rawfilter` spelling; CQL2's `NOT` builds it). A
+    /// condition that is unknown for a document (its field missing) counts as false
+    /// before negation, so `NOT a = 1` also matches documents without `a`.
+    Not(Box<RawFilter>),
     /// A typed comparison; `position` is where the value starts (type errors point there).
     Compare {
         op: CompareOp,
@@ -168,6 +172,15 @@ pub fn parse_rawsort(text: &str) -> Result<Vec<SortKey>, RawFilterError> {
         p.expect_end("',' or the end of the sort list")?;
         return Ok(keys);
     }
+}
+
+/// Parses one field path (`Detail.de.Title`, `GpsInfo[0].Altitude`) with the grammar of
+/// `rawfilter` paths; the other filter languages (CQL2) name fields through it.
+pub fn parse_field_path(text: &str) -> Result<JsonPath, RawFilterError> {
+    let mut p = Parser::new(text)?;
+    let path = p.path()?;
+    p.expect_end("the end of the field name")?;
+    Ok(path)
 }
 
 struct Parser {
@@ -550,7 +563,7 @@ pub fn normalize_date(text: &str) -> Option<String> {
 }
 
 /// A `likein` pattern must be a regular expression of bounded size.
-fn validate_pattern(pattern: &str) -> Result<(), String> {
+pub(crate) fn validate_pattern(pattern: &str) -> Result<(), String> {
     if pattern.chars().count() > MAX_PATTERN_CHARS {
         return Err(format!(
             "a likein pattern has at most {MAX_PATTERN_CHARS} characters"

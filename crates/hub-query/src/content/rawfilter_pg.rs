@@ -252,6 +252,11 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             parts,
             pg_filter,
         ),
+        RawFilter::Not(inner) => {
+            q.sql("NOT COALESCE(");
+            pg_filter(q, ctx, inner);
+            q.sql(", false)");
+        }
         RawFilter::Compare {
             op,
             path,

@@ -301,6 +301,11 @@ fn sqlite_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
             parts,
             sqlite_filter,
         ),
+        RawFilter::Not(inner) => {
+            q.sql("NOT COALESCE(");
+            sqlite_filter(q, ctx, inner);
+            q.sql(", 0)");
+        }
         RawFilter::Compare {
             op,
             path,

@@ -1,0 +1,226 @@
+//! GeoJSON (RFC 7946) output of Content API lists and documents, and the feature builder
+//! the OGC API – Features crate uses for the same documents.
+//!
+//! A feature's geometry is the document's position by the store's one rule
+//! ([`hub_store::index::coordinates`]: the default `GpsInfo` entry, else its "position",
+//! else the first point, else top-level coordinates), so what a bounding-box filter
+//! matches and what the map shows are the same point; documents without one get
+//! `"geometry": null`. Its properties are the document exactly as the JSON answer shapes
+//! it (`fields`, `language`, `removenullvalues`, closed-data reduction), its `id` the
+//! document's `Id`.
+//!
+//! The shaped document may no longer carry its position (`fields=Id`), so the handler
+//! takes it from the visible stored document: inside [`scope`] (set by the format layer
+//! when GeoJSON is asked for), list and item handlers attach a [`Places`] extension to
+//! their response, one entry per item in order, and the layer renders from it.
+//!
+//! Owns: feature and collection text. Must not: choose documents or shape them (that is
+//! `routes`/`shape`), or transform coordinates beyond asking `hub-geo`.
+
+use hub_geo::{srid::transform, Geometry, Srid};
+use serde_json::{json, Value};
+
+/// Where one document is and what it is called: read from the visible stored document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Place {
+    pub id: Option<String>,
+    /// `(latitude, longitude)` in EPSG:4326.
+    pub position: Option<(f64, f64)>,
+}
+
+impl Place {
+    /// The place of a stored document (JSON text); a document that does not parse has none.
+    pub fn of(stored: &str) -> Place {
+        match serde_json::from_str::<Value>(stored) {
+            Ok(doc) => Place::of_value(&doc),
+            Err(_) => Place::default(),
+        }
+    }
+
+    pub fn of_value(doc: &Value) -> Place {
+        Place {
+            id: doc.get("Id").and_then(Value::as_str).map(str::to_string),
+            position: hub_store::index::coordinates(doc),
+        }
+    }
+}
+
+/// The places of a response's items, in order (a response extension).
+#[derive(Debug, Clone, Default)]
+pub struct Places(pub Vec<Place>);
+
+tokio::task_local! {
+    static WANTED: bool;
+}
+
+/// Runs a request's handling with GeoJSON asked for: handlers then attach [`Places`].
+pub async fn scope<F: std::future::Future>(work: F) -> F::Output {
+    WANTED.scope(true, work).await
+}
+
+/// True inside [`scope`]: the handler should attach the places of what it returns.
+pub fn wanted() -> bool {
+    WANTED.try_with(|v| *v).unwrap_or(false)
+}
+
+/// How coordinates are written: the CRS and its axis order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputCrs {
+    pub srid: Srid,
+    /// True for EPSG:4326 as its authority defines it (latitude first), which OGC API
+    /// Part 2 requires when a client asks for that CRS by URI; GeoJSON and CRS84 are
+    /// longitude first.
+    pub latitude_first: bool,
+}
+
+impl OutputCrs {
+    /// RFC 7946 GeoJSON: WGS 84 longitude, latitude.
+    pub const CRS84: OutputCrs = OutputCrs {
+        srid: Srid::Wgs84,
+        latitude_first: false,
+    };
+}
+
+/// The geometry object of a position, or `null`. A position the projection cannot
+/// carry (outside its domain) is `null` too rather than a wrong point.
+pub fn point_geometry(position: Option<(f64, f64)>, crs: OutputCrs) -> Value {
+    let Some((lat, lon)) = position else {
+        return Value::Null;
+    };
+    let point = Geometry::Point(hub_geo::geo::Point::new(lon, lat));
+    let Ok(Geometry::Point(p)) = transform(&point, Srid::Wgs84, crs.srid) else {
+        return Value::Null;
+    };
+    let (x, y) = if crs.latitude_first {
+        (p.y(), p.x())
+    } else {
+        (p.x(), p.y())
+    };
+    json!({"type": "Point", "coordinates": [x, y]})
+}
+
+/// One feature as JSON text: `properties` is already-serialised JSON (a shaped document).
+pub fn feature_text(place: &Place, properties: &str, crs: OutputCrs) -> String {
+    let id = place
+        .id
+        .as_deref()
+        .map(|i| Value::String(i.to_string()).to_string())
+        .unwrap_or_else(|| "null".into());
+    format!(
+        "{{\"type\":\"Feature\",\"id\":{id},\"geometry\":{},\"properties\":{properties}}}",
+        point_geometry(place.position, crs)
+    )
+}
+
+/// The FeatureCollection for a Content API answer (`body`: the list envelope or one
+/// document) and the places the handler attached. The envelope's paging figures stay as
+/// foreign members and its page links become `links`. `None` when the body is neither.
+pub fn render_content(body: &Value, places: &[Place], self_url: &str) -> Option<String> {
+    let Value::Object(envelope) = body else {
+        return None;
+    };
+    let Some(items) = envelope.get("Items").and_then(Value::as_array) else {
+        // One document.
+        let place = places.first().cloned().unwrap_or_default();
+        return Some(feature_text(&place, &body.to_string(), OutputCrs::CRS84));
+    };
+    if items.len() != places.len() {
+        return None;
+    }
+    let mut out = String::from("{\"type\":\"FeatureCollection\"");
+    for key in ["TotalResults", "TotalPages", "CurrentPage", "Seed"] {
+        if let Some(v) = envelope.get(key) {
+            out.push_str(&format!(",{}:{v}", Value::String(key.into())));
+        }
+    }
+    let mut links = vec![json!({"rel": "self", "type": "application/geo+json", "href": self_url})];
+    for (key, rel) in [("PreviousPage", "prev"), ("NextPage", "next")] {
+        if let Some(href) = envelope.get(key).and_then(Value::as_str) {
+            links.push(json!({"rel": rel, "type": "application/geo+json", "href": href}));
+        }
+    }
+    out.push_str(&format!(",\"links\":{}", Value::Array(links)));
+    out.push_str(",\"features\":[");
+    for (i, (item, place)) in items.iter().zip(places).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&feature_text(place, &item.to_string(), OutputCrs::CRS84));
+    }
+    out.push_str("]}");
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_position_follows_the_stores_rule_and_missing_is_null() {
+        let place = Place::of(
+            r#"{"Id":"A","GpsInfo":[{"Gpstype":"valleystationpoint","Latitude":1,"Longitude":2},{"Gpstype":"position","Latitude":46.5,"Longitude":11.25}]}"#,
+        );
+        assert_eq!(place.position, Some((46.5, 11.25)));
+        let f: Value = serde_json::from_str(&feature_text(&place, "{}", OutputCrs::CRS84)).unwrap();
+        assert_eq!(f["geometry"]["coordinates"], json!([11.25, 46.5]));
+        assert_eq!(f["id"], "A");
+        let none = Place::of(r#"{"Id":"B"}"#);
+        let f: Value = serde_json::from_str(&feature_text(&none, "{}", OutputCrs::CRS84)).unwrap();
+        assert_eq!(f["geometry"], Value::Null);
+    }
+
+    #[test]
+    fn epsg_4326_by_uri_is_latitude_first_and_projections_are_metres() {
+        let at = Some((46.5, 11.25));
+        let latlon = point_geometry(
+            at,
+            OutputCrs {
+                srid: Srid::Wgs84,
+                latitude_first: true,
+            },
+        );
+        assert_eq!(latlon["coordinates"], json!([46.5, 11.25]));
+        let utm = point_geometry(
+            at,
+            OutputCrs {
+                srid: Srid::Utm32N,
+                latitude_first: false,
+            },
+        );
+        let x = utm["coordinates"][0].as_f64().unwrap();
+        let y = utm["coordinates"][1].as_f64().unwrap();
+        // 11.25° E lies 2.25° east of zone 32's central meridian (9° E).
+        assert!((672_000.0..675_000.0).contains(&x), "{x}");
+        assert!((5_150_000.0..5_155_000.0).contains(&y), "{y}");
+    }
+
+    #[test]
+    fn a_list_becomes_a_collection_with_links_in_item_order() {
+        let body = json!({"TotalResults": 3, "TotalPages": 2, "CurrentPage": 1, "PreviousPage": null, "NextPage": "http://h/v1/X?pagenumber=2", "Seed": null, "Items": [{"Id": "a"}, {"Id": "b"}]});
+        let places = [
+            Place {
+                id: Some("a".into()),
+                position: Some((1.0, 2.0)),
+            },
+            Place {
+                id: Some("b".into()),
+                position: None,
+            },
+        ];
+        let out: Value =
+            serde_json::from_str(&render_content(&body, &places, "http://h/v1/X").unwrap())
+                .unwrap();
+        assert_eq!(out["type"], "FeatureCollection");
+        assert_eq!(out["TotalResults"], 3);
+        assert_eq!(out["features"][0]["properties"], json!({"Id": "a"}));
+        assert_eq!(out["features"][1]["geometry"], Value::Null);
+        let rels: Vec<&str> = out["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["rel"].as_str().unwrap())
+            .collect();
+        assert_eq!(rels, ["self", "next"]);
+        assert!(render_content(&body, &places[..1], "x").is_none());
+    }
+}

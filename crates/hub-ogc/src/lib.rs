@@ -1,0 +1,238 @@
+//! # hub-ogc
+//!
+//! OGC API – Features (`/ogc`) over the Content API's datasets: landing page,
+//! conformance, the OpenAPI 3.0 document, one collection per Content dataset (its id the
+//! dataset's lower-case type, `hubactivitypoi`), items as GeoJSON with `bbox`,
+//! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime` (last change), property filters
+//! and CQL2 text `filter`, single features, and queryables.
+//!
+//! Owns: the OGC request and response shapes (`params` reads the parameters into the
+//! Content API's `ContentFilter`s, `meta` the descriptive documents). Must not: write
+//! SQL, parse filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one
+//! `rawfilter` compiler), build features (that is `hub_content::geojson`), or decide
+//! what an unauthorised caller sees (every page goes through
+//! `hub_content::closed::list_visible`, every document through `closed::visible`).
+
+mod meta;
+pub mod params;
+
+use axum::extract::{Path, RawQuery as AxumRawQuery, State};
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use hub_content::geojson::{feature_text, Place};
+use hub_content::params::{Projection, RawQuery};
+use hub_content::shape::shape_document;
+use hub_content::ContentState;
+use hub_model::{EntityType, Problem, ENTITY_TYPES};
+use hub_query::content::{ContentOrder, ContentQuery, Page};
+use serde_json::{json, Value};
+
+use params::{crs_uri, parse_items, ItemsRequest};
+
+pub const GEOJSON: &str = "application/geo+json";
+
+/// The OGC API routes, ready to be merged into the server's router.
+pub fn router(state: ContentState) -> Router {
+    Router::new()
+        .route("/ogc", get(meta::landing))
+        .route("/ogc/", get(meta::landing))
+        .route("/ogc/conformance", get(meta::conformance))
+        .route("/ogc/api", get(meta::api))
+        .route("/ogc/collections", get(meta::collections))
+        .route("/ogc/collections/{collection}", get(meta::collection))
+        .route(
+            "/ogc/collections/{collection}/queryables",
+            get(meta::queryables),
+        )
+        .route("/ogc/collections/{collection}/items", get(items))
+        .route("/ogc/collections/{collection}/items/{feature}", get(item))
+        .with_state(state)
+}
+
+/// The dataset a collection id names (its `_Meta.Type`, case-insensitive).
+pub fn dataset(collection: &str) -> Result<&'static EntityType, Problem> {
+    ENTITY_TYPES
+        .iter()
+        .find(|e| e.meta_type.eq_ignore_ascii_case(collection))
+        .ok_or_else(|| {
+            Problem::not_found(format!(
+                "'{collection}' is not a collection; GET /ogc/collections lists them"
+            ))
+        })
+}
+
+pub(crate) fn json_answer(content_type: &'static str, body: String) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+type Principal = Option<axum::Extension<hub_auth::Principal>>;
+
+/// `GET /ogc/collections/{id}/items`.
+async fn items(
+    State(state): State<ContentState>,
+    Path(collection): Path<String>,
+    AxumRawQuery(query): AxumRawQuery,
+    principal: Principal,
+) -> Response {
+    let raw = RawQuery::parse(query.as_deref());
+    let result = async {
+        let entity = dataset(&collection)?;
+        let request = parse_items(&raw)?;
+        let full = hub_auth::policy::can_read_closed(
+            principal.as_ref().map(|axum::Extension(p)| p),
+            entity.name,
+        );
+        hub_content::closed::with_access(full, page(&state, entity, &collection, &raw, request))
+            .await
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The documents `[offset, offset + limit)` in the Content API's default order. Pages of
+/// the store are numbered by size; an offset that is not a multiple of the limit reads
+/// the two pages that cover it.
+async fn page(
+    state: &ContentState,
+    entity: &'static EntityType,
+    collection: &str,
+    raw: &RawQuery,
+    request: ItemsRequest,
+) -> Result<Response, Problem> {
+    let ItemsRequest {
+        limit,
+        offset,
+        crs,
+        filters,
+    } = request;
+    let first = (offset / limit as u64) as u32 + 1;
+    let skip = (offset % limit as u64) as usize;
+    let query = |number: u32| ContentQuery {
+        entity: entity.name,
+        filters: filters.clone(),
+        order: ContentOrder::Default,
+        page: Page {
+            size: limit,
+            number,
+        },
+    };
+    let fetch = |number| hub_content::closed::list_visible(&*state.content, entity, query(number));
+    let mut page = fetch(first).await.map_err(|e| e.to_problem())?;
+    if skip > 0 && page.docs.len() == limit as usize {
+        let next = fetch(first + 1).await.map_err(|e| e.to_problem())?;
+        page.docs.extend(next.docs);
+    }
+    let docs: Vec<&String> = page.docs.iter().skip(skip).take(limit as usize).collect();
+    let mut features = Vec::with_capacity(docs.len());
+    let identity = Projection::default();
+    for doc in &docs {
+        let properties = shape_document(doc, &identity)
+            .map_err(|e| hub_content::ContentError::Store(e).to_problem())?;
+        features.push(feature_text(&Place::of(doc), &properties, crs));
+    }
+    let base = format!("{}/ogc/collections/{collection}/items", state.base_url);
+    let link = |rel: &str, offset: u64| {
+        json!({"rel": rel, "type": GEOJSON, "title": rel,
+            "href": format!("{base}?{}", raw.with(&[("offset", offset.to_string()), ("limit", limit.to_string())]))})
+    };
+    let mut links = vec![
+        json!({"rel": "self", "type": GEOJSON, "title": "this page",
+            "href": match raw_query_text(raw) { q if q.is_empty() => base.clone(), q => format!("{base}?{q}") }}),
+        json!({"rel": "collection", "type": "application/json", "title": "the collection",
+            "href": format!("{}/ogc/collections/{collection}", state.base_url)}),
+    ];
+    let returned = features.len() as u64;
+    if offset + returned < page.total {
+        links.push(link("next", offset + limit as u64));
+    }
+    if offset > 0 {
+        links.push(link("prev", offset.saturating_sub(limit as u64)));
+    }
+    let head = json!({
+        "type": "FeatureCollection",
+        "numberMatched": page.total,
+        "numberReturned": returned,
+        "timeStamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "links": links,
+    })
+    .to_string();
+    let mut body = String::with_capacity(
+        head.len() + features.iter().map(|f| f.len() + 1).sum::<usize>() + 16,
+    );
+    body.push_str(&head[..head.len() - 1]);
+    body.push_str(",\"features\":[");
+    body.push_str(&features.join(","));
+    body.push_str("]}");
+    Ok(with_crs(json_answer(GEOJSON, body), crs))
+}
+
+/// A path segment with everything but unreserved characters percent-encoded.
+fn path_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn raw_query_text(raw: &RawQuery) -> String {
+    raw.with(&[])
+}
+
+fn with_crs(mut response: Response, crs: hub_content::geojson::OutputCrs) -> Response {
+    if let Ok(value) = HeaderValue::from_str(&format!("<{}>", crs_uri(crs))) {
+        response.headers_mut().insert("content-crs", value);
+    }
+    response
+}
+
+/// `GET /ogc/collections/{id}/items/{featureId}`: the feature id is the document id.
+async fn item(
+    State(state): State<ContentState>,
+    Path((collection, feature)): Path<(String, String)>,
+    AxumRawQuery(query): AxumRawQuery,
+    principal: Principal,
+) -> Response {
+    let raw = RawQuery::parse(query.as_deref());
+    let result = async {
+        let entity = dataset(&collection)?;
+        let crs = raw
+            .get("crs")
+            .map(|v| params::parse_crs("crs", v))
+            .transpose()?
+            .unwrap_or(hub_content::geojson::OutputCrs::CRS84);
+        let full = hub_auth::policy::can_read_closed(
+            principal.as_ref().map(|axum::Extension(p)| p),
+            entity.name,
+        );
+        let stored = state
+            .content
+            .get(entity.name, &feature)
+            .await
+            .map_err(|e| hub_content::ContentError::Store(e).to_problem())?
+            .ok_or_else(|| {
+                Problem::not_found(format!("{collection} has no feature with id '{feature}'"))
+            })?;
+        let stored = hub_content::closed::with_access(full, async {
+            hub_content::closed::visible(entity, stored)
+        })
+        .await
+        .map_err(|e| hub_content::ContentError::Store(e).to_problem())?;
+        let mut feature_doc: Value =
+            serde_json::from_str(&feature_text(&Place::of(&stored), &stored, crs))
+                .map_err(|_| Problem::internal("a stored document is not JSON"))?;
+        let base = format!("{}/ogc/collections/{collection}", state.base_url);
+        feature_doc["links"] = json!([
+            {"rel": "self", "type": GEOJSON, "href": format!("{base}/items/{}", path_segment(&feature))},
+            {"rel": "collection", "type": "application/json", "href": base},
+        ]);
+        Ok::<_, Problem>(with_crs(json_answer(GEOJSON, feature_doc.to_string()), crs))
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}

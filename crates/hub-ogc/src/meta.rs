@@ -1,0 +1,180 @@
+//! The descriptive documents: landing page, conformance, collections, queryables and the
+//! OpenAPI 3.0 description of `/ogc`.
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use hub_content::ContentState;
+use hub_model::{EntityType, ENTITY_TYPES};
+use serde_json::{json, Value};
+
+use crate::params::{crs_uris, CRS84, DEFAULT_LIMIT, MAX_LIMIT, PROPERTY_FILTERS};
+use crate::{dataset, json_answer, GEOJSON};
+
+const JSON: &str = "application/json";
+const OPENAPI: &str = "application/vnd.oai.openapi+json;version=3.0";
+
+/// The conformance classes Hub claims (see docs/decisions.md, issue 16, for why these).
+pub const CONFORMANCE: &[&str] = &[
+    "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+    "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+    "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+    "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+    "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+    "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+    "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+    "http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+    "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+];
+
+fn ok_json(value: Value) -> Response {
+    json_answer(JSON, value.to_string())
+}
+
+pub(crate) async fn landing(State(state): State<ContentState>) -> Response {
+    let base = format!("{}/ogc", state.base_url);
+    ok_json(json!({
+        "title": "Hub OGC API – Features",
+        "description": "Tourism content of the Hub Content API as OGC API – Features collections: one per dataset.",
+        "links": [
+            {"rel": "self", "type": JSON, "title": "this document", "href": base},
+            {"rel": "service-desc", "type": OPENAPI, "title": "the API definition", "href": format!("{base}/api")},
+            {"rel": "conformance", "type": JSON, "title": "conformance classes", "href": format!("{base}/conformance")},
+            {"rel": "data", "type": JSON, "title": "the collections", "href": format!("{base}/collections")},
+        ],
+    }))
+}
+
+pub(crate) async fn conformance() -> Response {
+    ok_json(json!({ "conformsTo": CONFORMANCE }))
+}
+
+fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
+    let href = format!("{base_url}/ogc/collections/{}", entity.meta_type);
+    json!({
+        "id": entity.meta_type,
+        "title": entity.name,
+        "description": entity.description,
+        "itemType": "feature",
+        "crs": crs_uris(),
+        "storageCrs": CRS84,
+        "links": [
+            {"rel": "self", "type": JSON, "title": "this collection", "href": href},
+            {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
+            {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the filter may name", "href": format!("{href}/queryables")},
+            {"rel": "describedby", "type": JSON, "title": "the same data in the Content API", "href": format!("{base_url}/v1/{}", entity.route)},
+        ],
+    })
+}
+
+pub(crate) async fn collections(State(state): State<ContentState>) -> Response {
+    let base = format!("{}/ogc/collections", state.base_url);
+    let list: Vec<Value> = ENTITY_TYPES
+        .iter()
+        .map(|e| collection_doc(&state.base_url, e))
+        .collect();
+    ok_json(json!({
+        "links": [{"rel": "self", "type": JSON, "title": "this document", "href": base}],
+        "collections": list,
+    }))
+}
+
+pub(crate) async fn collection(
+    State(state): State<ContentState>,
+    Path(collection): Path<String>,
+) -> Response {
+    match dataset(&collection) {
+        Ok(entity) => ok_json(collection_doc(&state.base_url, entity)),
+        Err(problem) => problem.into_response(),
+    }
+}
+
+/// JSON Schema of what `filter` and the property parameters may name. Any other
+/// `rawfilter` path is accepted too (documents are schemaless), hence
+/// `additionalProperties`.
+pub(crate) async fn queryables(
+    State(state): State<ContentState>,
+    Path(collection): Path<String>,
+) -> Response {
+    let entity = match dataset(&collection) {
+        Ok(e) => e,
+        Err(problem) => return problem.into_response(),
+    };
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "geometry".into(),
+        json!({"title": "position", "format": "geometry-point", "x-ogc-role": "primary-geometry"}),
+    );
+    for (name, kind) in PROPERTY_FILTERS {
+        properties.insert((*name).into(), json!({"title": name, "type": kind}));
+    }
+    json_answer(
+        "application/schema+json",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": format!("{}/ogc/collections/{}/queryables", state.base_url, entity.meta_type),
+            "type": "object",
+            "title": entity.name,
+            "properties": properties,
+            "additionalProperties": true,
+        })
+        .to_string(),
+    )
+}
+
+/// The OpenAPI 3.0 document of `/ogc`.
+pub(crate) async fn api(State(state): State<ContentState>) -> Response {
+    let collections: Vec<&str> = ENTITY_TYPES.iter().map(|e| e.meta_type).collect();
+    let param = |name: &str, description: &str, schema: Value| json!({"name": name, "in": "query", "required": false, "description": description, "schema": schema});
+    let collection_id = json!({"name": "collectionId", "in": "path", "required": true, "schema": {"type": "string", "enum": collections}});
+    let problem = json!({"description": "A parameter was not accepted", "content": {"application/problem+json": {"schema": {"type": "object"}}}});
+    let doc_ok = |description: &str, media: &str| json!({"200": {"description": description, "content": {media: {"schema": {"type": "object"}}}}});
+    let mut items_responses = doc_ok("A page of features", GEOJSON);
+    items_responses["400"] = problem.clone();
+    items_responses["404"] = json!({"description": "No such collection"});
+    let mut item_responses = doc_ok("One feature", GEOJSON);
+    item_responses["404"] = json!({"description": "No such collection or feature"});
+    let body = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Hub OGC API – Features", "version": env!("CARGO_PKG_VERSION"),
+                 "license": {"name": "AGPL-3.0-or-later"}},
+        "servers": [{"url": format!("{}/ogc", state.base_url)}],
+        "paths": {
+            "/": {"get": {"operationId": "getLandingPage", "summary": "Landing page", "responses": doc_ok("The landing page", JSON)}},
+            "/conformance": {"get": {"operationId": "getConformance", "summary": "Conformance classes", "responses": doc_ok("The conformance classes", JSON)}},
+            "/api": {"get": {"operationId": "getApi", "summary": "This document", "responses": doc_ok("The OpenAPI document", OPENAPI)}},
+            "/collections": {"get": {"operationId": "getCollections", "summary": "The collections", "responses": doc_ok("One collection per Content dataset", JSON)}},
+            "/collections/{collectionId}": {"get": {"operationId": "describeCollection", "parameters": [collection_id], "responses": doc_ok("The collection", JSON)}},
+            "/collections/{collectionId}/queryables": {"get": {"operationId": "getQueryables", "parameters": [collection_id], "responses": doc_ok("JSON Schema of the queryables", "application/schema+json")}},
+            "/collections/{collectionId}/items": {"get": {
+                "operationId": "getFeatures",
+                "parameters": [
+                    collection_id,
+                    param("limit", &format!("Features per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})"), json!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT})),
+                    param("offset", "Features to skip", json!({"type": "integer", "minimum": 0, "default": 0})),
+                    param("bbox", "minx,miny,maxx,maxy in bbox-crs (default CRS84)", json!({"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 6})),
+                    param("bbox-crs", "CRS of bbox", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
+                    param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
+                    param("datetime", "Last change: an instant or an interval start/end, '..' open", json!({"type": "string"})),
+                    param("filter", "CQL2 text filter", json!({"type": "string"})),
+                    param("filter-lang", "cql2-text (cql-text: the draft's name, read the same)", json!({"type": "string", "enum": ["cql2-text", "cql-text"], "default": "cql2-text"})),
+                    param("filter-crs", "CRS of the filter's geometries", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
+                    param("Id", "Equal to this document id", json!({"type": "string"})),
+                    param("Shortname", "Equal to this short name", json!({"type": "string"})),
+                    param("Active", "Active or not", json!({"type": "boolean"})),
+                    param("Source", "Equal to this source", json!({"type": "string"})),
+                ],
+                "responses": items_responses,
+            }},
+            "/collections/{collectionId}/items/{featureId}": {"get": {
+                "operationId": "getFeature",
+                "parameters": [collection_id, {"name": "featureId", "in": "path", "required": true, "schema": {"type": "string"}},
+                    param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()}))],
+                "responses": item_responses,
+            }},
+        },
+    });
+    json_answer(OPENAPI, body.to_string())
+}

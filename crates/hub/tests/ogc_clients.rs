@@ -1,0 +1,359 @@
+//! Real GIS clients against the real server: GDAL (`ogrinfo`, `ogr2ogr`, its OAPIF and
+//! GeoJSON drivers) and OWSLib read Hub's OGC API – Features and GeoJSON output on a
+//! loopback port over the demo data, and what they get is compared with the Content
+//! API's answer for the same question. Runs on SQLite, and on PostgreSQL with
+//! `HUB_TEST_DATABASE`. Without GDAL or OWSLib each test prints why and skips, unless
+//! `HUB_REQUIRE_TOOLS=1` (CI), which makes that a failure.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+const ANCHOR: &str = "2026-11-24T12:00:00Z";
+/// Around Bolzano/Bozen: some hundred demo POIs, several pages.
+const BBOX: [f64; 4] = [11.3, 46.4, 11.5, 46.6];
+
+/// A served demo app: its base URL and every request target it has answered.
+struct Served {
+    base: String,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+/// One server per test binary (loading the demo is the slow part), on a thread and
+/// runtime of its own so it outlives each test's runtime.
+fn serve() -> &'static Served {
+    static SERVED: std::sync::OnceLock<Served> = std::sync::OnceLock::new();
+    SERVED.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async move {
+                let (served, app) = start().await;
+                tx.send(served).unwrap();
+                let _keep = app;
+                std::future::pending::<()>().await
+            })
+        });
+        rx.recv().expect("the server starts")
+    })
+}
+
+async fn start() -> (Served, support::TestApp) {
+    let app = support::demo_app(ANCHOR).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let config = hub::Config {
+        content_base_url: Some(base.clone()),
+        ..support::test_config()
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let router = hub::router(app.store.clone(), &config).layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            log.lock().unwrap().push(request.uri().to_string());
+            next.run(request)
+        },
+    ));
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (Served { base, seen }, app)
+}
+
+/// True when `program --version` runs; otherwise prints why the test skips (or fails
+/// under `HUB_REQUIRE_TOOLS=1`).
+fn tool(program: &str, args: &[&str], install: &str) -> bool {
+    let ok = Command::new(program)
+        .args(args)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        let why = format!(
+            "{program} {} does not run; install {install}",
+            args.join(" ")
+        );
+        if std::env::var("HUB_REQUIRE_TOOLS").as_deref() == Ok("1") {
+            panic!("HUB_REQUIRE_TOOLS=1: {why}");
+        }
+        println!("SKIPPED: {why}");
+    }
+    ok
+}
+
+fn gdal() -> bool {
+    tool("ogrinfo", &["--version"], "gdal-bin")
+}
+
+async fn run(program: &'static str, args: Vec<String>) -> (String, String) {
+    let output = tokio::task::spawn_blocking(move || Command::new(program).args(&args).output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        output.status.success(),
+        "{program} failed:\n{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+async fn get_json(url: &str) -> Value {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        ureq::get(&url)
+            .call()
+            .unwrap_or_else(|e| panic!("{url}: {e}"))
+            .into_string()
+            .map(|text| serde_json::from_str::<Value>(&text).unwrap())
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// The ids the Content API lists for `query` (all pages), in its order.
+async fn content_ids(base: &str, entity: &str, query: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for page in 1.. {
+        let body = get_json(&format!(
+            "{base}/v1/{entity}?{query}&fields=Id&pagesize=1000&pagenumber={page}"
+        ))
+        .await;
+        let items = body["Items"].as_array().unwrap();
+        ids.extend(items.iter().map(|i| i["Id"].as_str().unwrap().to_string()));
+        if page as u64 >= body["TotalPages"].as_u64().unwrap() {
+            break;
+        }
+    }
+    ids
+}
+
+fn bbox_polygon([x0, y0, x1, y1]: [f64; 4]) -> String {
+    support::encode(&format!("bbi({x0} {y0}, {x1} {y0}, {x1} {y1}, {x0} {y1})"))
+}
+
+/// The `Id`s of the features of a GDAL-readable dataset, through GDAL's GeoJSON writer.
+async fn ids_via_gdal(source: String, layer: Option<String>) -> BTreeSet<String> {
+    let mut args = vec!["-f".into(), "GeoJSON".into(), "/vsistdout/".into(), source];
+    args.extend(layer);
+    let (out, _) = run("ogr2ogr", args).await;
+    feature_ids(&out)
+}
+
+/// GDAL keeps a GeoJSON feature's string `id` as the field `id` (and renames the
+/// document's own `Id` beside it), so the id is read from there.
+fn feature_ids(geojson: &str) -> BTreeSet<String> {
+    let collection: Value =
+        serde_json::from_str(geojson).unwrap_or_else(|e| panic!("{e}: {geojson}"));
+    collection["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let p = &f["properties"];
+            p["id"].as_str().or(p["Id"].as_str()).unwrap().to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gdal_lists_copies_and_filters_through_the_ogc_api() {
+    if !gdal() {
+        return;
+    }
+    let served = tokio::task::spawn_blocking(serve).await.unwrap();
+    let base = &served.base;
+    let ogc = format!("OAPIF:{base}/ogc");
+
+    // Every collection, by id.
+    let (out, _) = run("ogrinfo", vec!["-ro".into(), "-so".into(), ogc.clone()]).await;
+    for entity in hub_model::ENTITY_TYPES {
+        assert!(
+            out.contains(&format!(": {} (title: {})", entity.meta_type, entity.name)),
+            "{} missing from:\n{out}",
+            entity.meta_type
+        );
+    }
+
+    // A bbox copy into a GeoPackage holds exactly what the Content API returns for it.
+    let dir = tempfile::tempdir().unwrap();
+    let gpkg = dir.path().join("bbox.gpkg").to_string_lossy().to_string();
+    let mut args: Vec<String> = vec!["-f".into(), "GPKG".into(), gpkg.clone(), ogc.clone()];
+    args.push("hubactivitypoi".into());
+    args.push("-spat".into());
+    args.extend(BBOX.iter().map(|v| v.to_string()));
+    run("ogr2ogr", args).await;
+    let copied = ids_via_gdal(gpkg, None).await;
+    let expected = content_ids(
+        base,
+        "HubActivityPoi",
+        &format!("polygon={}", bbox_polygon(BBOX)),
+    )
+    .await;
+    assert!(expected.len() > 100, "the box holds several pages");
+    assert_eq!(copied.len(), expected.len());
+    assert_eq!(copied, expected.into_iter().collect::<BTreeSet<_>>());
+
+    // A -where GDAL cannot express as a property parameter travels as a CQL filter.
+    let shortname = {
+        let first = get_json(&format!(
+            "{base}/v1/HubActivityPoi?pagesize=1&fields=Shortname"
+        ))
+        .await;
+        first["Items"][0]["Shortname"].as_str().unwrap().to_string()
+    };
+    let prefix: String = shortname.chars().take(3).collect();
+    let where_clause = format!(
+        "Shortname LIKE '{}%' OR Shortname = '{}'",
+        prefix.replace('\'', "''"),
+        shortname.replace('\'', "''")
+    );
+    let filtered = {
+        let (out, _) = run(
+            "ogr2ogr",
+            vec![
+                "-f".into(),
+                "GeoJSON".into(),
+                "/vsistdout/".into(),
+                ogc.clone(),
+                "hubactivitypoi".into(),
+                "-where".into(),
+                where_clause,
+            ],
+        )
+        .await;
+        feature_ids(&out)
+    };
+    let rawfilter = support::encode(&format!(
+        "or(like(Shortname,'{prefix}'),eq(Shortname,'{shortname}'))"
+    ));
+    let expected: BTreeSet<String> =
+        content_ids(base, "HubActivityPoi", &format!("rawfilter={rawfilter}"))
+            .await
+            .into_iter()
+            // `like` is a substring test; LIKE 'abc%' a prefix test.
+            .collect();
+    assert!(!filtered.is_empty());
+    assert!(filtered.is_subset(&expected));
+    assert!(
+        served
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|uri| uri.contains("/ogc/collections/hubactivitypoi/items")
+                && uri.contains("filter=")),
+        "GDAL sent the filter to the server"
+    );
+    let prefix_lower = prefix.to_lowercase();
+    for id in &filtered {
+        let doc = get_json(&format!("{base}/v1/HubActivityPoi/{id}")).await;
+        let name = doc["Shortname"].as_str().unwrap();
+        assert!(
+            name.to_lowercase().starts_with(&prefix_lower) || name == shortname,
+            "{name} does not match the filter"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gdal_geojson_driver_reads_the_content_api() {
+    if !gdal() {
+        return;
+    }
+    let served = tokio::task::spawn_blocking(serve).await.unwrap();
+    let url = format!(
+        "{}/v1/HubActivityPoi?format=geojson&pagesize=1000",
+        served.base
+    );
+    let read = ids_via_gdal(url.clone(), None).await;
+    let listed = get_json(&format!(
+        "{}/v1/HubActivityPoi?fields=Id&pagesize=1000",
+        served.base
+    ))
+    .await;
+    let expected: BTreeSet<String> = listed["Items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["Id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(read.len(), 1000);
+    assert_eq!(read, expected);
+    // GDAL sees points where the documents have positions.
+    let (info, _) = run(
+        "ogrinfo",
+        vec!["-ro".into(), "-so".into(), "-al".into(), url],
+    )
+    .await;
+    assert!(info.contains("Geometry: Point"), "{info}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owslib_lists_pages_and_fetches_like_the_content_api() {
+    let has_owslib = Command::new("python3")
+        .args(["-c", "import owslib.ogcapi.features"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !has_owslib {
+        if std::env::var("HUB_REQUIRE_TOOLS").as_deref() == Ok("1") {
+            panic!("HUB_REQUIRE_TOOLS=1: OWSLib cannot be imported (pip install OWSLib)");
+        }
+        println!("SKIPPED: OWSLib cannot be imported (pip install OWSLib)");
+        return;
+    }
+    let served = tokio::task::spawn_blocking(serve).await.unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/ogc_owslib_check.py"
+    );
+    let mut args = vec![
+        script.to_string(),
+        served.base.clone(),
+        "hubactivitypoi".into(),
+    ];
+    args.extend(BBOX.iter().map(|v| v.to_string()));
+    args.push("100".into());
+    let (out, _) = run("python3", args).await;
+    let result: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let collections: Vec<&str> = result["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = hub_model::ENTITY_TYPES
+        .iter()
+        .map(|e| e.meta_type)
+        .collect();
+    assert_eq!(collections, expected);
+    let ids: Vec<String> = result["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap().to_string())
+        .collect();
+    // The same documents in the same order as the Content API's pages.
+    let listed = content_ids(
+        &served.base,
+        "HubActivityPoi",
+        &format!("polygon={}", bbox_polygon(BBOX)),
+    )
+    .await;
+    assert_eq!(ids, listed);
+    assert!(result["pages"].as_u64().unwrap() >= 2);
+    assert_eq!(result["matched"].as_u64(), Some(listed.len() as u64));
+    // The fetched item is the first document, at its position.
+    assert_eq!(result["item"], listed[0].as_str());
+    let doc = get_json(&format!("{}/v1/HubActivityPoi/{}", served.base, listed[0])).await;
+    let (latitude, longitude) = hub_store::index::coordinates(&doc).expect("a position");
+    assert_eq!(
+        result["item_geometry"]["coordinates"],
+        serde_json::json!([longitude, latitude])
+    );
+}
