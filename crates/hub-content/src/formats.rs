@@ -102,6 +102,13 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     if format == Format::Json || !response.status().is_success() || !is_json {
         return response;
     }
+    if response.extensions().get::<crate::whole::StreamedList>().is_some() {
+        return Problem::invalid_parameter(
+            "pagesize",
+            "pagesize=-1 (every document, streamed) is answered as JSON only; read CSV or JSON-LD page by page (pagesize up to 1000)",
+        )
+        .into_response();
+    }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         return Problem::internal("the response was too large to convert").into_response();
