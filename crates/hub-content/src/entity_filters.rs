@@ -211,6 +211,11 @@ fn bitmask(
             })
             .collect::<Result<_, _>>()?
     };
+    // Each flag once: a name repeated a thousand times is one value, not a thousand
+    // alternatives in the query (SQLite refuses expressions that deep).
+    let mut values = values;
+    values.sort();
+    values.dedup();
     Ok(Some(values))
 }
 
@@ -237,7 +242,21 @@ fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, Co
             format!("'{v}': {name} takes category names (HubTags ids, as listed by /v1/HubTag), not a bitmask"),
         ));
     }
-    Ok(Some(comma_list(v).map(str::to_lowercase).collect()))
+    let mut names: Vec<String> = comma_list(v).map(str::to_lowercase).collect();
+    names.sort();
+    names.dedup();
+    // The names become a tag filter: held to the tag filter's own limit.
+    let most = hub_query::content::tagfilter::MAX_TAGFILTER_TAGS;
+    if names.len() > most {
+        return Err(invalid(
+            name,
+            format!(
+                "{} different names are too many; at most {most} are accepted",
+                names.len()
+            ),
+        ));
+    }
+    Ok(Some(names))
 }
 
 /// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.

@@ -102,7 +102,11 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     if format == Format::Json || !response.status().is_success() || !is_json {
         return response;
     }
-    if response.extensions().get::<crate::whole::StreamedList>().is_some() {
+    if response
+        .extensions()
+        .get::<crate::whole::StreamedList>()
+        .is_some()
+    {
         return Problem::invalid_parameter(
             "pagesize",
             "pagesize=-1 (every document, streamed) is answered as JSON only; read CSV or JSON-LD page by page (pagesize up to 1000)",

@@ -33,12 +33,14 @@ impl VisibleDocs {
     /// The next batch of stored texts (reduced when the caller may not see closed parts).
     pub async fn next(&mut self) -> Option<Result<Vec<String>, StoreError>> {
         let batch = self.docs.next().await?;
-        Some(batch.and_then(|docs| match self.reduce {
-            None => Ok(docs),
-            Some(entity) => docs
-                .iter()
-                .map(|d| crate::closed::reduce(entity, d))
-                .collect(),
+        Some(batch.and_then(|docs| {
+            match self.reduce {
+                None => Ok(docs),
+                Some(entity) => docs
+                    .iter()
+                    .map(|d| crate::closed::reduce(entity, d))
+                    .collect(),
+            }
         }))
     }
 }

@@ -26,7 +26,10 @@ async fn call(
         req = req.header("content-type", "application/json");
     }
     let mut req = req
-        .body(body.map(|b| Body::from(b.to_string())).unwrap_or_else(Body::empty))
+        .body(
+            body.map(|b| Body::from(b.to_string()))
+                .unwrap_or_else(Body::empty),
+        )
         .unwrap();
     req.extensions_mut()
         .insert(Principal::with_roles("test", &["WRITER"]));
@@ -56,10 +59,18 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
         let state = state.clone();
         async move {
             let (s, _, b) = call(&state, "POST", path, Some(body)).await;
-            assert!(s.is_success(), "{path}: {s} {}", String::from_utf8_lossy(&b));
+            assert!(
+                s.is_success(),
+                "{path}: {s} {}",
+                String::from_utf8_lossy(&b)
+            );
         }
     };
-    post("/v2/json/syncDataTypes", json!([{"name": "free", "description": "free"}])).await;
+    post(
+        "/v2/json/syncDataTypes",
+        json!([{"name": "free", "description": "free"}]),
+    )
+    .await;
     post(
         "/v2/json/syncStations/ParkingStation",
         json!([{"id": "103", "name": "P03", "origin": "FAMAS", "latitude": 46.49, "longitude": 11.35}]),
@@ -107,7 +118,10 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
     }
     assert_eq!(rows, &paged, "streamed rows equal the paged rows");
     let values: Vec<f64> = rows.iter().map(|r| r["mvalue"].as_f64().unwrap()).collect();
-    assert_eq!(values, (0..RECORDS).map(|i| i as f64 / 2.0).collect::<Vec<_>>());
+    assert_eq!(
+        values,
+        (0..RECORDS).map(|i| i as f64 / 2.0).collect::<Vec<_>>()
+    );
 
     // Trees are built in memory: over the limit is a 400 naming it, under it an answer.
     let (s, _, body) = call(
@@ -119,7 +133,10 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let text = String::from_utf8_lossy(&body);
-    assert!(text.contains(&format!("more than {TREE_LIMIT} rows")), "{text}");
+    assert!(
+        text.contains(&format!("more than {TREE_LIMIT} rows")),
+        "{text}"
+    );
     assert!(text.contains("flat representation"), "{text}");
     let (s, _, body) = call(
         &state,
@@ -130,7 +147,7 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
     .await;
     assert_eq!(s, StatusCode::OK);
     let tree: Value = serde_json::from_slice(&body).unwrap();
-    let measurements = &tree["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"]["free"]
-        ["tmeasurements"];
+    let measurements =
+        &tree["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"]["free"]["tmeasurements"];
     assert_eq!(measurements.as_array().map(Vec::len), Some(TREE_LIMIT));
 }

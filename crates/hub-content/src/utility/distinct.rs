@@ -235,7 +235,8 @@ pub(crate) async fn distinct(
         .await?;
         while let Some(batch) = docs.next().await {
             for text in batch? {
-                let doc: Value = serde_json::from_str(&text).map_err(hub_store::StoreError::from)?;
+                let doc: Value =
+                    serde_json::from_str(&text).map_err(hub_store::StoreError::from)?;
                 fold(&doc)?;
             }
         }
@@ -314,6 +315,37 @@ impl<T: Ord + Clone> Distinct<T> {
         match self.order {
             Some(order) => order,
             None => self.seen.into_iter().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_values_are_sorted_or_kept_in_first_order_and_capped() {
+        let mut sorted = Distinct::new(false);
+        let mut ordered = Distinct::new(true);
+        for v in ["b", "a", "b", "c", "a"] {
+            sorted.insert(v.to_string()).unwrap();
+            ordered.insert(v.to_string()).unwrap();
+        }
+        assert_eq!(sorted.into_vec(), ["a", "b", "c"]);
+        assert_eq!(ordered.into_vec(), ["b", "a", "c"]);
+
+        let mut many = Distinct::new(false);
+        for i in 0..MAX_DISTINCT_VALUES {
+            many.insert(i).unwrap();
+        }
+        // Values already held never count against the limit; one more new value does.
+        many.insert(0).unwrap();
+        match many.insert(MAX_DISTINCT_VALUES) {
+            Err(ContentError::InvalidParameter { parameter, detail }) => {
+                assert_eq!(parameter, "fields");
+                assert!(detail.contains("10000"), "{detail}");
+            }
+            other => panic!("expected a 400 on fields, got {other:?}"),
         }
     }
 }

@@ -58,7 +58,10 @@ impl ContentRepo for PgContent {
                     .read_only(true)
                     .start()
                     .await?;
-                let count = tx.prepare_cached(compiled.count.as_sql()).await.map_err(fail)?;
+                let count = tx
+                    .prepare_cached(compiled.count.as_sql())
+                    .await
+                    .map_err(fail)?;
                 let params = bind(compiled.count.params());
                 let n: i64 = tx
                     .query_one(&count, &refs(&params))
@@ -81,12 +84,19 @@ impl ContentRepo for PgContent {
                 }
             };
             let result = async {
-                let page = tx.prepare_cached(compiled.page.as_sql()).await.map_err(fail)?;
+                let page = tx
+                    .prepare_cached(compiled.page.as_sql())
+                    .await
+                    .map_err(fail)?;
                 let params = bind(compiled.page.params());
                 let rows = tx.query_raw(&page, refs(&params)).await.map_err(fail)?;
                 futures::pin_mut!(rows);
                 while let Some(row) = futures::StreamExt::next(&mut rows).await {
-                    if docs.push(row.map_err(fail)?.try_get::<_, String>(0)?).await.is_err() {
+                    if docs
+                        .push(row.map_err(fail)?.try_get::<_, String>(0)?)
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                 }

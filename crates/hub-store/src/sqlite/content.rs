@@ -61,7 +61,9 @@ impl ContentRepo for SqliteContent {
             };
             take_failed_check();
             // One read transaction: the count and the cursor see the same snapshot.
-            let snapshot = conn.unchecked_transaction().map_err(crate::StoreError::from);
+            let snapshot = conn
+                .unchecked_transaction()
+                .map_err(crate::StoreError::from);
             let counted = snapshot.and_then(|tx| {
                 let n: i64 = tx
                     .prepare_cached(compiled.count.as_sql())?

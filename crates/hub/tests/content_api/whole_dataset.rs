@@ -20,7 +20,11 @@ async fn paged(app: &TestApp, path: &str, query: &str) -> (u64, Vec<Value>) {
     let mut items = Vec::new();
     let mut total = 0;
     for number in 1.. {
-        let (status, page) = get(app, &format!("{path}?{query}&pagesize=1000&pagenumber={number}")).await;
+        let (status, page) = get(
+            app,
+            &format!("{path}?{query}&pagesize=1000&pagenumber={number}"),
+        )
+        .await;
         assert_eq!(status, 200, "{page}");
         total = page["TotalResults"].as_u64().unwrap();
         let got = page["Items"].as_array().unwrap();
@@ -49,8 +53,14 @@ async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them()
     for (path, query) in [
         // More documents than a store batch and than a page; closed parts reduced.
         ("/v1/Accommodation", "language=de"),
-        ("/v1/Accommodation", "rawsort=-Shortname&fields=Id,Shortname,AccoCategoryId"),
-        ("/v1/Event", "rawfilter=eq(Active,true)&removenullvalues=true"),
+        (
+            "/v1/Accommodation",
+            "rawsort=-Shortname&fields=Id,Shortname,AccoCategoryId",
+        ),
+        (
+            "/v1/Event",
+            "rawfilter=eq(Active,true)&removenullvalues=true",
+        ),
         ("/v1/Announcement", "seed=7"),
     ] {
         let body = whole(app, path, query).await;
@@ -58,9 +68,16 @@ async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them()
         let items = body["Items"].as_array().unwrap();
         assert_eq!(body["TotalResults"].as_u64(), Some(total), "{path}?{query}");
         assert_eq!(items.len() as u64, total, "{path}?{query}");
-        assert_eq!(items, &pages, "{path}?{query}: streamed items equal the pages");
+        assert_eq!(
+            items, &pages,
+            "{path}?{query}: streamed items equal the pages"
+        );
         let ids: BTreeSet<&str> = items.iter().map(|i| i["Id"].as_str().unwrap()).collect();
-        assert_eq!(ids.len(), items.len(), "{path}?{query}: every document once");
+        assert_eq!(
+            ids.len(),
+            items.len(),
+            "{path}?{query}: every document once"
+        );
         assert_eq!(body["TotalPages"], u64::from(total > 0));
         assert_eq!(body["CurrentPage"], 1);
         assert_eq!(body["NextPage"], Value::Null);
@@ -71,8 +88,14 @@ async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them()
         "the demo has enough accommodations to span batches and pages"
     );
     for item in body["Items"].as_array().unwrap() {
-        assert!(item.get("Availability").is_none(), "closed parts are reduced");
-        assert!(item.get("AccoRoomInfo").is_none(), "closed parts are reduced");
+        assert!(
+            item.get("Availability").is_none(),
+            "closed parts are reduced"
+        );
+        assert!(
+            item.get("AccoRoomInfo").is_none(),
+            "closed parts are reduced"
+        );
     }
     // No match: an empty envelope.
     let body = whole(app, "/v1/Accommodation", "idlist=nothing-has-this-id").await;
@@ -84,7 +107,12 @@ async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them()
 #[tokio::test]
 async fn distinct_folds_every_document_in_batches() {
     let app = demo().await;
-    let (_, docs) = paged(app, "/v1/Accommodation", "fields=Id,AccoCategoryId,Shortname").await;
+    let (_, docs) = paged(
+        app,
+        "/v1/Accommodation",
+        "fields=Id,AccoCategoryId,Shortname",
+    )
+    .await;
     let expected: BTreeSet<String> = docs
         .iter()
         .filter_map(|d| d["AccoCategoryId"].as_str().map(str::to_string))
@@ -99,10 +127,17 @@ async fn distinct_folds_every_document_in_batches() {
     assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
 
     // A value per document (more than a store batch): all of them, sorted.
-    let (status, body) = get(app, "/v1/Distinct?type=accommodation&fields=Id&getasarray=true").await;
+    let (status, body) = get(
+        app,
+        "/v1/Distinct?type=accommodation&fields=Id&getasarray=true",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     let got: Vec<String> = serde_json::from_value(body).unwrap();
-    let mut ids: Vec<String> = docs.iter().map(|d| d["Id"].as_str().unwrap().to_string()).collect();
+    let mut ids: Vec<String> = docs
+        .iter()
+        .map(|d| d["Id"].as_str().unwrap().to_string())
+        .collect();
     ids.sort();
     assert_eq!(got, ids);
 
