@@ -54,7 +54,7 @@ kib() { awk '/^'"$1"':/ {print $2}' "/proc/$2/status"; }
 
 start() {
   local binary=$1 data=$2
-  HUB_LOG=warn "$binary" serve --data "$data" --listen "127.0.0.1:$port" &
+  HUB_LOG=error "$binary" serve --data "$data" --listen "127.0.0.1:$port" 2>/dev/null &
   server=$!
   for _ in $(seq 1 200); do curl -fs "$base/health" >/dev/null 2>&1 && return; sleep 0.1; done
   echo "the server did not start" >&2
@@ -88,7 +88,7 @@ measure() {
 
 demo() {
   local binary=$1 data=$2
-  "$binary" demo --data "$data" --scale "$scale" >/dev/null
+  "$binary" demo --data "$data" --scale "$scale" >/dev/null 2>&1
 }
 
 echo "scale $scale, concurrency $concurrency, $((concurrency * rounds)) requests per workload, $(nproc) cores"
