@@ -77,9 +77,11 @@ pub fn apply(
         }
         EntityListQuery::Tag(q) => {
             if let Some(v) = q.validforentity.as_deref() {
+                crate::params::check_list("validforentity", v)?;
                 filters.push(in_filter("ValidForEntity", entity_type_names(v)));
             }
             if let Some(v) = q.types.as_deref() {
+                crate::params::check_list("types", v)?;
                 filters.push(in_filter(
                     "Types",
                     comma_list(v).map(str::to_lowercase).collect(),
@@ -89,6 +91,7 @@ pub fn apply(
         EntityListQuery::Source(q) => {
             // `typelist`: sources delivering any of these entity types (their `Types`).
             if let Some(v) = q.typelist.as_deref() {
+                crate::params::check_list("typelist", v)?;
                 let values = entity_type_names(v);
                 if values.is_empty() {
                     return Err(invalid(
@@ -165,6 +168,7 @@ fn bitmask(
     let Some(v) = value else {
         return Ok(None);
     };
+    crate::params::check_list(name, v)?;
     let values: Vec<String> = if let Ok(mask) = v.parse::<u64>() {
         let all: u64 = flags.iter().map(|(bit, _)| bit).fold(0, |a, b| a | b);
         if mask == 0 || mask & !all != 0 {
@@ -207,6 +211,11 @@ fn bitmask(
             })
             .collect::<Result<_, _>>()?
     };
+    // Each flag once: a name repeated a thousand times is one value, not a thousand
+    // alternatives in the query (SQLite refuses expressions that deep).
+    let mut values = values;
+    values.sort();
+    values.dedup();
     Ok(Some(values))
 }
 
@@ -226,13 +235,28 @@ fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, Co
     let Some(v) = value else {
         return Ok(None);
     };
+    crate::params::check_list(name, v)?;
     if v.parse::<u64>().is_ok() {
         return Err(invalid(
             name,
             format!("'{v}': {name} takes category names (HubTags ids, as listed by /v1/HubTag), not a bitmask"),
         ));
     }
-    Ok(Some(comma_list(v).map(str::to_lowercase).collect()))
+    let mut names: Vec<String> = comma_list(v).map(str::to_lowercase).collect();
+    names.sort();
+    names.dedup();
+    // The names become a tag filter: held to the tag filter's own limit.
+    let most = hub_query::content::tagfilter::MAX_TAGFILTER_TAGS;
+    if names.len() > most {
+        return Err(invalid(
+            name,
+            format!(
+                "{} different names are too many; at most {most} are accepted",
+                names.len()
+            ),
+        ));
+    }
+    Ok(Some(names))
 }
 
 /// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.

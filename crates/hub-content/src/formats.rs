@@ -111,6 +111,17 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     if format == Format::Json || !response.status().is_success() || !is_json {
         return response;
     }
+    if response
+        .extensions()
+        .get::<crate::whole::StreamedList>()
+        .is_some()
+    {
+        return Problem::invalid_parameter(
+            "pagesize",
+            "pagesize=-1 (every document, streamed) is answered as JSON only; read CSV, JSON-LD or GeoJSON page by page (pagesize up to 1000)",
+        )
+        .into_response();
+    }
     let places = response.extensions_mut().remove::<crate::geojson::Places>();
     if format == Format::GeoJson && places.is_none() {
         return geojson_not_offered(&path);

@@ -29,6 +29,7 @@ mod routes;
 pub mod shape;
 mod tags;
 pub mod utility;
+pub mod whole;
 pub mod writes;
 
 pub use error::ContentError;

@@ -295,20 +295,33 @@ pub struct ListParams {
     pub projection: Projection,
     /// Radius, polygon, locfilter and areafilter; resolved against the store before the query.
     pub geo: crate::geo_params::GeoParams,
+    /// `pagesize=-1`: every match on one page, streamed (`page` is then unused).
+    pub whole_dataset: bool,
 }
 
 impl ListParams {
     /// The common parameters of lists, validated in the reference's order; the
     /// remaining ones are [`crate::list_query::ListQuery::parse`]'s.
     pub fn parse(q: &CommonListQuery) -> Result<Self, ContentError> {
-        let size = parse_u32(
-            "pagesize",
-            q.pagesize.as_deref(),
-            1,
-            MAX_PAGE_SIZE,
-            DEFAULT_PAGE_SIZE,
-        )?;
+        // `-1`: every document, streamed on one page (see `crate::whole`).
+        let whole_dataset = q.pagesize.as_deref() == Some("-1");
+        let size = match whole_dataset {
+            true => MAX_PAGE_SIZE,
+            false => parse_u32(
+                "pagesize",
+                q.pagesize.as_deref(),
+                1,
+                MAX_PAGE_SIZE,
+                DEFAULT_PAGE_SIZE,
+            )?,
+        };
         let number = parse_u32("pagenumber", q.pagenumber.as_deref(), 1, u32::MAX, 1)?;
+        if whole_dataset && number != 1 {
+            return Err(invalid(
+                "pagenumber",
+                format!("{number} is not accepted with pagesize=-1, which answers every document on page 1"),
+            ));
+        }
         if number > MAX_PAGE_NUMBER {
             return Err(invalid(
                 "pagenumber",
@@ -386,6 +399,7 @@ impl ListParams {
             seed,
             projection,
             geo,
+            whole_dataset,
         })
     }
 }
@@ -455,12 +469,23 @@ mod tests {
     }
 
     #[test]
+    fn pagesize_minus_one_asks_for_every_document() {
+        let p = ListParams::parse(&q("pagesize=-1").typed()).unwrap();
+        assert!(p.whole_dataset);
+        let p = ListParams::parse(&q("pagesize=-1&pagenumber=1").typed()).unwrap();
+        assert!(p.whole_dataset);
+        let p = ListParams::parse(&q("pagesize=1000").typed()).unwrap();
+        assert!(!p.whole_dataset);
+    }
+
+    #[test]
     fn rejects_bad_values_naming_the_parameter() {
         let cases = [
             ("pagesize=abc", "pagesize"),
             ("pagesize=5000", "pagesize"),
             ("pagesize=0", "pagesize"),
-            ("pagesize=-1", "pagesize"),
+            ("pagesize=-2", "pagesize"),
+            ("pagesize=-1&pagenumber=2", "pagenumber"),
             ("pagenumber=0", "pagenumber"),
             ("updatefrom=yesterday", "updatefrom"),
             ("removenullvalues=maybe", "removenullvalues"),

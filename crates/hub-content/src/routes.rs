@@ -136,6 +136,14 @@ pub(crate) async fn list_entities(
         order: params.order.clone(),
         page: params.page,
     };
+    if params.whole_dataset {
+        let docs = crate::whole::stream_visible(&*state.content, entity, query).await?;
+        return Ok(crate::whole::envelope_response(
+            docs,
+            params.seed,
+            params.projection,
+        ));
+    }
     let page = crate::closed::list_visible(&*state.content, entity, query).await?;
     let Page { size, number } = params.page;
     let total_pages = page.total.div_ceil(size as u64);

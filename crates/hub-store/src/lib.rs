@@ -18,6 +18,7 @@
 //! SQL from client text (all SQL comes from `hub-query` with bound parameters).
 
 pub mod auth;
+pub mod batches;
 pub mod content;
 pub mod copy;
 mod error;
@@ -34,7 +35,8 @@ pub mod timeseries;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use content::{ContentPage, ContentRepo, PutOutcome};
+pub use batches::Batches;
+pub use content::{ContentPage, ContentRepo, DocumentStream, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use index::IndexedDocument;
 pub use sqlite::SqliteTuning;

@@ -134,22 +134,37 @@ pub async fn dispatch(
         e => e.into(),
     })?;
     let columns = compiled.columns.clone();
-    let rows = st.store.query(compiled).await?;
-    if repr.tree && rows.len() > st.config.max_tree_rows {
-        return Err(ApiError::bad(format!(
-            "TREE BUILDING: Response of more than {} rows. Please rephrase your request. Use a flat representation, WHERE, SELECT, LIMIT with OFFSET or a narrow time interval.",
-            st.config.max_tree_rows
-        )));
-    }
-    // The envelope and the data are written straight into the body (no value tree).
-    let mut body = Vec::with_capacity(rows.len() * 512 + 64);
-    body.extend_from_slice(b"{\"offset\":");
-    serde_json::to_writer(&mut body, &p.offset).expect("writing to a Vec");
-    body.extend_from_slice(b",\"limit\":");
-    serde_json::to_writer(&mut body, &p.limit).expect("writing to a Vec");
-    body.extend_from_slice(b",\"data\":");
-    let data_start = body.len();
+    let mut batches = st.store.query_batches(compiled);
+    // The first batch (or the query's error) before any byte is written: a failing query
+    // is still answered with its status.
+    let first = batches.next().await.transpose()?.unwrap_or_default();
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"{\"offset\":");
+    serde_json::to_writer(&mut head, &p.offset).expect("writing to a Vec");
+    head.extend_from_slice(b",\"limit\":");
+    serde_json::to_writer(&mut head, &p.limit).expect("writing to a Vec");
+    head.extend_from_slice(b",\"data\":");
     if repr.tree {
+        // A tree's keys are sorted, so no part of it is final before its last row: it is
+        // built in memory from at most `max_tree_rows` rows (the cursor stops at one more).
+        let max = st.config.max_tree_rows;
+        let mut rows = first;
+        if rows.len() <= max {
+            while let Some(batch) = batches.next().await {
+                rows.extend(batch?);
+                if rows.len() > max {
+                    break;
+                }
+            }
+        }
+        drop(batches);
+        if rows.len() > max {
+            return Err(ApiError::bad(format!(
+                "TREE BUILDING: Response of more than {max} rows. Please rephrase your request. Use a flat representation (it is streamed, of any size), WHERE, SELECT, LIMIT with OFFSET or a narrow time interval."
+            )));
+        }
+        let mut body = head;
+        let data_start = body.len();
         shape::tree_into(&route, &columns, &rows, zone, p.shownull, &mut body);
         #[cfg(debug_assertions)]
         debug_assert_eq!(
@@ -160,23 +175,98 @@ pub async fn dispatch(
             .unwrap_or_default(),
             "streamed tree differs from the value tree"
         );
-    } else if shape::flat_into(&columns, &rows, zone, p.shownull, &mut body) {
+        let _ = data_start;
+        body.push(b'}');
+        return Ok(bytes_response(body));
+    }
+    let second = match first.len() {
+        n if n < hub_store::batches::BATCH_ROWS => None,
+        _ => batches.next().await.transpose()?,
+    };
+    let Some(second) = second else {
+        // The whole answer is in hand: one body with its length, as before.
+        let mut body = head;
+        let data_start = body.len();
+        body.push(b'[');
+        shape::FlatWriter::new(&columns, zone, p.shownull).rows(&first, &mut body);
+        body.push(b']');
         #[cfg(debug_assertions)]
         debug_assert_eq!(
             String::from_utf8_lossy(&body[data_start..]),
-            serde_json::to_string(&shape::flat(&columns, &rows, zone, p.shownull))
+            serde_json::to_string(&shape::flat(&columns, &first, zone, p.shownull))
                 .unwrap_or_default(),
-            "streamed flat rows differ from the value tree"
+            "written flat rows differ from the value tree"
         );
-    } else {
-        // Two visible columns share a key: the value map keeps the first position and the
-        // last value, so use it.
-        let data = shape::flat(&columns, &rows, zone, p.shownull);
-        serde_json::to_writer(&mut body, &data).expect("writing to a Vec");
-    }
-    let _ = data_start;
-    body.push(b'}');
-    Ok(bytes_response(body))
+        let _ = data_start;
+        body.push(b'}');
+        return Ok(bytes_response(body));
+    };
+    Ok(stream_flat(
+        head,
+        columns,
+        zone,
+        p.shownull,
+        vec![first, second],
+        batches,
+    ))
+}
+
+/// A flat answer larger than one batch, written batch by batch into a chunked body: the
+/// server holds a batch of rows and its JSON, not the answer. A store error after the
+/// first bytes can no longer change the status; it ends the body early (the client sees
+/// truncated JSON) and is logged.
+fn stream_flat(
+    head: Vec<u8>,
+    columns: Vec<hub_query::timeseries::OutColumn>,
+    zone: Zone,
+    shownull: bool,
+    ready: Vec<Vec<Vec<hub_store::timeseries::Cell>>>,
+    batches: hub_store::Batches<Vec<hub_store::timeseries::Cell>>,
+) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(1);
+    tokio::spawn(async move {
+        let mut batches = batches;
+        let mut writer = shape::FlatWriter::new(&columns, zone, shownull);
+        let mut chunk = head;
+        chunk.push(b'[');
+        for rows in ready {
+            writer.rows(&rows, &mut chunk);
+            if tx.send(Ok(std::mem::take(&mut chunk))).await.is_err() {
+                return;
+            }
+        }
+        while let Some(batch) = batches.next().await {
+            match batch {
+                Ok(rows) => {
+                    writer.rows(&rows, &mut chunk);
+                    if tx.send(Ok(std::mem::take(&mut chunk))).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "time series answer ended early");
+                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+                    return;
+                }
+            }
+        }
+        chunk.extend_from_slice(b"]}");
+        let _ = tx.send(Ok(chunk)).await;
+    });
+    let body = axum::body::Body::from_stream(tokio_stream_of(rx));
+    let mut r = body.into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json;charset=UTF-8"),
+    );
+    r
+}
+
+/// The receiving end of a chunk channel as a body stream.
+fn tokio_stream_of(
+    rx: tokio::sync::mpsc::Receiver<Result<Vec<u8>, std::io::Error>>,
+) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) })
 }
 
 fn json_response(v: Value) -> Response {

@@ -225,82 +225,112 @@ fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache:
     }
 }
 
-/// Flat rows written straight into `out` as a JSON array, byte-identical to serializing
-/// [`flat`]'s value. Returns false (writing nothing) when two visible columns share a key;
-/// the caller then uses [`flat`].
-pub fn flat_into(
-    columns: &[OutColumn],
-    rows: &[Vec<Cell>],
+/// Writes flat rows batch by batch as the elements of one JSON array (the caller writes
+/// the brackets), byte-identical to serializing [`flat`]'s value over all the rows: a
+/// streamed answer holds one batch, not the whole array.
+pub struct FlatWriter<'a> {
+    columns: &'a [OutColumn],
     zone: Zone,
     shownull: bool,
-    out: &mut Vec<u8>,
-) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    if !columns
-        .iter()
-        .filter(|c| !c.hidden)
-        .all(|c| seen.insert(c.key.as_str()))
-    {
-        return false;
-    }
-    // `"key":` of each column, and the first cell of each column.
-    let mut prefixes = Vec::with_capacity(columns.len());
-    let mut offsets = Vec::with_capacity(columns.len());
-    let mut off = 0;
-    for c in columns {
-        let mut k = serde_json::to_vec(&c.key).expect("writing to a Vec");
-        k.push(b':');
-        prefixes.push(k);
-        offsets.push(off);
-        off += c.kind.width();
-    }
-    let mut cache = RenderCache::default();
-    out.push(b'[');
-    let mut wrote = false;
-    for row in rows {
-        let start = out.len();
-        if wrote {
-            out.push(b',');
+    /// `"key":` of each column.
+    prefixes: Vec<Vec<u8>>,
+    /// The first cell of each column.
+    offsets: Vec<usize>,
+    cache: RenderCache,
+    wrote: bool,
+    /// Two visible columns share a key: rows go through [`flat`]'s value map, which keeps
+    /// the first position and the last value.
+    by_value: bool,
+}
+
+impl<'a> FlatWriter<'a> {
+    pub fn new(columns: &'a [OutColumn], zone: Zone, shownull: bool) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        let by_value = !columns
+            .iter()
+            .filter(|c| !c.hidden)
+            .all(|c| seen.insert(c.key.as_str()));
+        let mut prefixes = Vec::with_capacity(columns.len());
+        let mut offsets = Vec::with_capacity(columns.len());
+        let mut off = 0;
+        for c in columns {
+            let mut k = serde_json::to_vec(&c.key).expect("writing to a Vec");
+            k.push(b':');
+            prefixes.push(k);
+            offsets.push(off);
+            off += c.kind.width();
         }
-        out.push(b'{');
-        let mut first = true;
-        let mut any = false;
-        for (ci, c) in columns.iter().enumerate() {
-            if c.hidden {
-                continue;
+        FlatWriter {
+            columns,
+            zone,
+            shownull,
+            prefixes,
+            offsets,
+            cache: RenderCache::default(),
+            wrote: false,
+            by_value,
+        }
+    }
+
+    /// Appends the array elements of `rows`.
+    pub fn rows(&mut self, rows: &[Vec<Cell>], out: &mut Vec<u8>) {
+        if self.by_value {
+            if let Value::Array(items) = flat(self.columns, rows, self.zone, self.shownull) {
+                for item in items {
+                    if self.wrote {
+                        out.push(b',');
+                    }
+                    serde_json::to_writer(&mut *out, &item).expect("writing to a Vec");
+                    self.wrote = true;
+                }
             }
-            let mark = out.len();
-            if !first {
+            return;
+        }
+        let (columns, zone, shownull) = (self.columns, self.zone, self.shownull);
+        for row in rows {
+            let start = out.len();
+            if self.wrote {
                 out.push(b',');
             }
-            out.extend_from_slice(&prefixes[ci]);
-            let vstart = out.len();
-            render_into(
-                c.kind,
-                &row[offsets[ci]..offsets[ci] + c.kind.width()],
-                zone,
-                out,
-                &mut cache,
-            );
-            let null = &out[vstart..] == b"null";
-            if !null && c.key != "_timestamp" {
-                any = true;
+            out.push(b'{');
+            let mut first = true;
+            let mut any = false;
+            for (ci, c) in columns.iter().enumerate() {
+                if c.hidden {
+                    continue;
+                }
+                let mark = out.len();
+                if !first {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&self.prefixes[ci]);
+                let vstart = out.len();
+                let off = self.offsets[ci];
+                render_into(
+                    c.kind,
+                    &row[off..off + c.kind.width()],
+                    zone,
+                    out,
+                    &mut self.cache,
+                );
+                let null = &out[vstart..] == b"null";
+                if !null && c.key != "_timestamp" {
+                    any = true;
+                }
+                if null && !shownull {
+                    out.truncate(mark);
+                    continue;
+                }
+                first = false;
             }
-            if null && !shownull {
-                out.truncate(mark);
-                continue;
+            out.push(b'}');
+            if any || shownull {
+                self.wrote = true;
+            } else {
+                out.truncate(start);
             }
-            first = false;
-        }
-        out.push(b'}');
-        if any || shownull {
-            wrote = true;
-        } else {
-            out.truncate(start);
         }
     }
-    out.push(b']');
-    true
 }
 
 /// A tree node under construction; objects keep their keys sorted.

@@ -454,3 +454,5 @@ async fn filter_values_outside_an_engines_range_are_never_server_errors() {
         }
     }
 }
+#[path = "content_api/whole_dataset.rs"]
+mod whole_dataset;

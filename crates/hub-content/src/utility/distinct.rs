@@ -131,6 +131,9 @@ pub(crate) async fn distinct(
         q.excludenulloremptyvalues.as_deref(),
     )?
     .unwrap_or(false);
+    if let Some(v) = q.source.as_deref() {
+        crate::params::check_list("source", v)?;
+    }
     let sources: Option<Vec<String>> = q.source.as_deref().map(|v| {
         v.split(',')
             .map(|s| s.trim().to_lowercase())
@@ -167,9 +170,47 @@ pub(crate) async fn distinct(
     }
     let ordered = order.is_some();
 
-    let docs = if is_metadata {
-        catalogue()
-    } else if !filters.is_empty() || ordered {
+    let keep = |d: &Value| {
+        sources.as_ref().is_none_or(|l| {
+            let source = d
+                .pointer("/_Meta/Source")
+                .or_else(|| d.get("Source"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_lowercase();
+            l.contains(&source)
+        })
+    };
+    let usable = |s: &String| !(exclude_empty && s.is_empty());
+    // Each document's value, or its row of values (one per field).
+    let row_of = |d: &Value| -> Vec<Option<String>> {
+        fields
+            .iter()
+            .map(|f| values(f, d).into_iter().next().filter(usable))
+            .collect()
+    };
+    let mut single = Distinct::new(ordered);
+    let mut rows = Distinct::new(ordered);
+    let mut fold = |d: &Value| -> Result<(), ContentError> {
+        if !keep(d) {
+            return Ok(());
+        }
+        if fields.len() == 1 {
+            for v in values(&fields[0], d).into_iter().filter(usable) {
+                single.insert(v)?;
+            }
+        } else {
+            let row = row_of(d);
+            if row.iter().any(Option::is_some) {
+                rows.insert(row)?;
+            }
+        }
+        Ok(())
+    };
+
+    if is_metadata {
+        catalogue().iter().try_for_each(&mut fold)?;
+    } else {
         let entity = hub_model::EntityType::by_meta_type(type_value).ok_or_else(|| {
             invalid(
                 type_param,
@@ -182,67 +223,29 @@ pub(crate) async fn distinct(
             entity: entity.name,
             filters,
             order: order.unwrap_or(ContentOrder::Default),
-            page: Page {
-                size: u32::MAX,
-                number: 1,
-            },
+            page: Page { size: 1, number: 1 },
         };
-        // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
+        // Every matching document, batch by batch, as the caller may see it (closed
+        // parts hidden as on lists): only the distinct values are kept.
         let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
-        let page = crate::closed::with_access(
+        let mut docs = crate::closed::with_access(
             full,
-            crate::closed::list_visible(&*state.content, entity, query),
+            crate::whole::stream_visible(&*state.content, entity, query),
         )
         .await?;
-        page.docs
-            .iter()
-            .map(|d| serde_json::from_str(d).map_err(hub_store::StoreError::from))
-            .collect::<Result<Vec<Value>, _>>()?
-    } else {
-        let entity = hub_model::EntityType::by_meta_type(type_value).ok_or_else(|| {
-            invalid(
-                type_param,
-                format!(
-                    "'{type_value}' is not an entity type; GET /v1 lists them (or use hubmetadata)"
-                ),
-            )
-        })?;
-        let docs = state.content.all(entity.name).await?;
-        let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
-        if crate::closed::has_closed_parts(entity.name) && !full {
-            docs.iter()
-                .map(|d| {
-                    let reduced = crate::closed::reduce(entity.name, &d.to_string())?;
-                    serde_json::from_str(&reduced).map_err(hub_store::StoreError::from)
-                })
-                .collect::<Result<Vec<Value>, _>>()?
-        } else {
-            docs
+        while let Some(batch) = docs.next().await {
+            for text in batch? {
+                let doc: Value =
+                    serde_json::from_str(&text).map_err(hub_store::StoreError::from)?;
+                fold(&doc)?;
+            }
         }
-    };
-    let keep = |d: &&Value| {
-        sources.as_ref().is_none_or(|l| {
-            let source = d
-                .pointer("/_Meta/Source")
-                .or_else(|| d.get("Source"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_lowercase();
-            l.contains(&source)
-        })
-    };
-    let usable = |s: &String| !(exclude_empty && s.is_empty());
+    }
 
     let body = if fields.len() == 1 {
-        let set: Vec<String> = distinct_in_order(
-            docs.iter()
-                .filter(keep)
-                .flat_map(|d| values(&fields[0], d))
-                .filter(usable),
-            ordered,
-        );
+        let set = single.into_vec();
         if as_array {
-            json!(set.into_iter().collect::<Vec<_>>())
+            json!(set)
         } else {
             Value::Array(
                 set.into_iter()
@@ -251,20 +254,9 @@ pub(crate) async fn distinct(
             )
         }
     } else {
-        let rows: Vec<Vec<Option<String>>> = distinct_in_order(
-            docs.iter()
-                .filter(keep)
-                .map(|d| {
-                    fields
-                        .iter()
-                        .map(|f| values(f, d).into_iter().next().filter(usable))
-                        .collect::<Vec<_>>()
-                })
-                .filter(|row| row.iter().any(Option::is_some)),
-            ordered,
-        );
         Value::Array(
-            rows.into_iter()
+            rows.into_vec()
+                .into_iter()
                 .map(|row| {
                     Value::Object(
                         fields
@@ -280,11 +272,80 @@ pub(crate) async fn distinct(
     Ok(json_response(body.to_string()))
 }
 
-/// Distinct items: sorted, or (`in_order`) in the order they first appear.
-fn distinct_in_order<T: Ord + Clone>(items: impl Iterator<Item = T>, in_order: bool) -> Vec<T> {
-    if !in_order {
-        return items.collect::<BTreeSet<T>>().into_iter().collect();
+/// Most distinct values (or rows of values) one answer holds: beyond it the answer is a
+/// 400 naming `fields`, so a field with a value per document cannot make one request
+/// hold a copy of a whole collection.
+pub const MAX_DISTINCT_VALUES: usize = 10_000;
+
+/// Distinct items as they are folded in: sorted, or (`in_order`) in the order they
+/// first appear; at most [`MAX_DISTINCT_VALUES`].
+struct Distinct<T> {
+    seen: BTreeSet<T>,
+    order: Option<Vec<T>>,
+}
+
+impl<T: Ord + Clone> Distinct<T> {
+    fn new(in_order: bool) -> Self {
+        Distinct {
+            seen: BTreeSet::new(),
+            order: in_order.then(Vec::new),
+        }
     }
-    let mut seen = BTreeSet::new();
-    items.filter(|i| seen.insert(i.clone())).collect()
+
+    fn insert(&mut self, item: T) -> Result<(), ContentError> {
+        if self.seen.contains(&item) {
+            return Ok(());
+        }
+        if self.seen.len() >= MAX_DISTINCT_VALUES {
+            return Err(invalid(
+                "fields",
+                format!(
+                    "more than {MAX_DISTINCT_VALUES} distinct values; narrow the documents with rawfilter, tagfilter or source, or read the field with a list (fields=…, pagesize up to 1000)"
+                ),
+            ));
+        }
+        if let Some(order) = &mut self.order {
+            order.push(item.clone());
+        }
+        self.seen.insert(item);
+        Ok(())
+    }
+
+    fn into_vec(self) -> Vec<T> {
+        match self.order {
+            Some(order) => order,
+            None => self.seen.into_iter().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_values_are_sorted_or_kept_in_first_order_and_capped() {
+        let mut sorted = Distinct::new(false);
+        let mut ordered = Distinct::new(true);
+        for v in ["b", "a", "b", "c", "a"] {
+            sorted.insert(v.to_string()).unwrap();
+            ordered.insert(v.to_string()).unwrap();
+        }
+        assert_eq!(sorted.into_vec(), ["a", "b", "c"]);
+        assert_eq!(ordered.into_vec(), ["b", "a", "c"]);
+
+        let mut many = Distinct::new(false);
+        for i in 0..MAX_DISTINCT_VALUES {
+            many.insert(i).unwrap();
+        }
+        // Values already held never count against the limit; one more new value does.
+        many.insert(0).unwrap();
+        match many.insert(MAX_DISTINCT_VALUES) {
+            Err(ContentError::InvalidParameter { parameter, detail }) => {
+                assert_eq!(parameter, "fields");
+                assert!(detail.contains("10000"), "{detail}");
+            }
+            other => panic!("expected a 400 on fields, got {other:?}"),
+        }
+    }
 }

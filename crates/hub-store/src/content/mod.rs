@@ -25,6 +25,13 @@ pub struct ContentPage {
     pub docs: Vec<String>,
 }
 
+/// Every document of a query, for answers of any size: the number of matches, then the
+/// stored texts in the query's order, in batches (see [`crate::batches`]).
+pub struct DocumentStream {
+    pub total: u64,
+    pub docs: crate::Batches<String>,
+}
+
 /// What saving one document did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutOutcome {
@@ -44,6 +51,11 @@ pub trait ContentRepo: Send + Sync {
     /// A page of documents matching `query`, and the total count. A query whose
     /// expression meets data of another type fails with [`StoreError::Query`].
     async fn list(&self, query: ContentQuery) -> Result<ContentPage>;
+
+    /// Every document matching `query` (its page is ignored), in its order, as a cursor.
+    /// The count and the cursor read one snapshot of the store, so `total` is exactly the
+    /// number of documents that follow, each once, whatever is written meanwhile.
+    async fn stream(&self, query: ContentQuery) -> Result<DocumentStream>;
 
     /// One document (its stored JSON text) by entity name and id.
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>>;
@@ -138,6 +150,15 @@ impl ListLog {
             tracing::debug!(target: "hub_store::sql", micros = started.elapsed().as_micros() as u64, sql = %sql, params = %params, "list_content");
         }
     }
+}
+
+/// The query of [`ContentRepo::stream`]: `query` with one page holding every match.
+pub(crate) fn unpaged(mut query: ContentQuery) -> ContentQuery {
+    query.page = hub_query::content::Page {
+        size: u32::MAX,
+        number: 1,
+    };
+    query
 }
 
 /// Compiles `query` for `dialect`, logging as [`ListLog`] does.

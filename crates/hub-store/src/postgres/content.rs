@@ -17,7 +17,9 @@ use serde_json::Value;
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
-use crate::content::{compile, parse_documents, ContentPage, ContentRepo, PutOutcome};
+use crate::content::{
+    compile, parse_documents, unpaged, ContentPage, ContentRepo, DocumentStream, PutOutcome,
+};
 use crate::{IndexedDocument, Result, StoreError};
 
 /// Documents per multi-row statement of a bulk load.
@@ -33,6 +35,82 @@ impl ContentRepo for PgContent {
         let page = self.0.read(move |conn| list_page(conn, compiled)).await;
         log.finish();
         page
+    }
+
+    async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
+        let (compiled, log) = compile(&unpaged(query), Dialect::Postgres);
+        let (total_tx, total_rx) = tokio::sync::oneshot::channel();
+        let (mut docs, rx) = crate::batches::channel();
+        self.0.spawn_read(move |conn| async move {
+            let fail = |e| list_error(&compiled.checks, e);
+            let mut conn = match conn {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let _ = total_tx.send(Err(e));
+                    return;
+                }
+            };
+            // One read-only snapshot: the count and the cursor see the same documents.
+            let counted = async {
+                let tx = conn
+                    .build_transaction()
+                    .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                    .read_only(true)
+                    .start()
+                    .await?;
+                let count = tx
+                    .prepare_cached(compiled.count.as_sql())
+                    .await
+                    .map_err(fail)?;
+                let params = bind(compiled.count.params());
+                let n: i64 = tx
+                    .query_one(&count, &refs(&params))
+                    .await
+                    .map_err(fail)?
+                    .try_get(0)?;
+                Ok::<_, StoreError>((tx, n as u64))
+            }
+            .await;
+            let tx = match counted {
+                Ok((tx, n)) => {
+                    if total_tx.send(Ok(n)).is_err() {
+                        return;
+                    }
+                    tx
+                }
+                Err(e) => {
+                    let _ = total_tx.send(Err(e));
+                    return;
+                }
+            };
+            let result = async {
+                let page = tx
+                    .prepare_cached(compiled.page.as_sql())
+                    .await
+                    .map_err(fail)?;
+                let params = bind(compiled.page.params());
+                let rows = tx.query_raw(&page, refs(&params)).await.map_err(fail)?;
+                futures::pin_mut!(rows);
+                while let Some(row) = futures::StreamExt::next(&mut rows).await {
+                    if docs
+                        .push(row.map_err(fail)?.try_get::<_, String>(0)?)
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            drop(tx);
+            log.finish();
+            docs.finish(result).await;
+        });
+        let total = total_rx
+            .await
+            .map_err(|_| StoreError::Task("the document cursor stopped".into()))??;
+        Ok(DocumentStream { total, docs: rx })
     }
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {

@@ -149,6 +149,20 @@ impl PgBackend {
         self.run(pool, work).await
     }
 
+    /// Starts `work` with a connection from the read pool without waiting for it (a
+    /// cursor feeding a [`crate::batches::Batches`]). A pool failure is handed to `work`.
+    pub(crate) fn spawn_read<F, Fut>(&self, work: F)
+    where
+        F: FnOnce(Result<Conn>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let pool = self.replica.as_ref().unwrap_or(&self.primary).clone();
+        self.runtime.handle().spawn(async move {
+            let conn = pool.get().await.map_err(pool_error);
+            work(conn).await
+        });
+    }
+
     /// Runs `work` with a connection to the primary.
     pub(crate) async fn write<T, F, Fut>(&self, work: F) -> Result<T>
     where

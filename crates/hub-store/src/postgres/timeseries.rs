@@ -251,6 +251,41 @@ impl TimeSeriesRepo for PgTimeSeries {
         rows
     }
 
+    fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
+        let (mut tx, rx) = crate::batches::channel();
+        self.db().spawn_read(move |conn| async move {
+            let log = QueryLog::start(&compiled);
+            let result = async {
+                let conn = conn?;
+                let (sql, params) = compiled.sql.into_parts();
+                let bound = bind(&params);
+                let stmt = super::prepare_bounded(&conn, &sql)
+                    .await
+                    .map_err(query_error)?;
+                let rows = conn
+                    .query_raw(&stmt, refs(&bound))
+                    .await
+                    .map_err(query_error)?;
+                futures::pin_mut!(rows);
+                while let Some(row) = futures::StreamExt::next(&mut rows).await {
+                    let row = row.map_err(query_error)?;
+                    let mut cells = Vec::with_capacity(row.len());
+                    for i in 0..row.len() {
+                        cells.push(row.try_get::<_, AnyCell>(i)?.0);
+                    }
+                    if tx.push(cells).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            log.finish();
+            tx.finish(result).await;
+        });
+        rx
+    }
+
     async fn type_list(&self, what: TypeList) -> Result<Vec<String>> {
         self.db()
             .read(move |conn| async move {

@@ -16,7 +16,8 @@ use serde_json::Value;
 use super::{bind, SqliteBackend};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
-    compile, failed_check_error, parse_documents, ContentPage, ContentRepo, PutOutcome,
+    compile, failed_check_error, parse_documents, unpaged, ContentPage, ContentRepo,
+    DocumentStream, PutOutcome,
 };
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
@@ -40,6 +41,66 @@ impl ContentRepo for SqliteContent {
             .await;
         log.finish();
         page
+    }
+
+    async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
+        let (compiled, log) = compile(&unpaged(query), Dialect::Sqlite);
+        let (total_tx, total_rx) = tokio::sync::oneshot::channel();
+        let (mut docs, rx) = crate::batches::channel();
+        self.0.spawn_read(move |conn| {
+            let fail = |e: crate::StoreError| match take_failed_check() {
+                Some(failed) => failed_check_error(&compiled.checks, failed),
+                None => e,
+            };
+            let conn = match conn {
+                Ok(conn) => conn,
+                Err(e) => {
+                    let _ = total_tx.send(Err(e));
+                    return;
+                }
+            };
+            take_failed_check();
+            // One read transaction: the count and the cursor see the same snapshot.
+            let snapshot = conn
+                .unchecked_transaction()
+                .map_err(crate::StoreError::from);
+            let counted = snapshot.and_then(|tx| {
+                let n: i64 = tx
+                    .prepare_cached(compiled.count.as_sql())?
+                    .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
+                Ok((tx, n as u64))
+            });
+            let tx = match counted.map_err(fail) {
+                Ok((tx, n)) => {
+                    if total_tx.send(Ok(n)).is_err() {
+                        return;
+                    }
+                    tx
+                }
+                Err(e) => {
+                    let _ = total_tx.send(Err(e));
+                    return;
+                }
+            };
+            let result = (|| -> Result<()> {
+                let mut stmt = tx.prepare_cached(compiled.page.as_sql())?;
+                let mut rows = stmt.query(bind(compiled.page.params()).as_slice())?;
+                while let Some(row) = rows.next()? {
+                    if docs.push_blocking(row.get::<_, String>(0)?).is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            })()
+            .map_err(fail);
+            drop(tx);
+            log.finish();
+            docs.finish_blocking(result);
+        });
+        let total = total_rx
+            .await
+            .map_err(|_| crate::StoreError::Task("the document cursor stopped".into()))??;
+        Ok(DocumentStream { total, docs: rx })
     }
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {

@@ -141,6 +141,23 @@ impl SqliteBackend {
         .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
+    /// Starts `work` with a reader connection on a blocking thread without waiting for
+    /// it (a cursor feeding a [`crate::batches::Batches`]); the connection goes back to
+    /// the pool when `work` returns. A pool failure is handed to `work` instead.
+    pub(crate) fn spawn_read<F>(&self, work: F)
+    where
+        F: FnOnce(Result<&Connection>) + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || match inner.readers_rx.recv() {
+            Ok(conn) => {
+                work(Ok(&conn));
+                let _ = inner.readers_tx.send(conn);
+            }
+            Err(e) => work(Err(StoreError::Task(e.to_string()))),
+        });
+    }
+
     /// Runs `work` with the writer connection on a blocking thread.
     pub(crate) async fn write<T, F>(&self, work: F) -> Result<T>
     where

@@ -48,6 +48,22 @@ impl SqliteTimeSeries {
     }
 }
 
+/// One result row as cells.
+fn cells(row: &rusqlite::Row<'_>, n: usize) -> Result<Vec<Cell>> {
+    let mut cells = Vec::with_capacity(n);
+    for i in 0..n {
+        cells.push(match row.get_ref(i)? {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(v) => Cell::Int(v),
+            ValueRef::Real(v) => Cell::Real(v),
+            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                Cell::Text(String::from_utf8_lossy(t).into_owned())
+            }
+        });
+    }
+    Ok(cells)
+}
+
 fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
     Ok(tx
         .prepare_cached("SELECT id FROM ts_station WHERE stationtype = ?1 AND stationcode = ?2")?
@@ -176,24 +192,38 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                 let mut rows = stmt.query(bound.as_slice())?;
                 let mut out = Vec::new();
                 while let Some(row) = rows.next()? {
-                    let mut cells = Vec::with_capacity(n);
-                    for i in 0..n {
-                        cells.push(match row.get_ref(i)? {
-                            ValueRef::Null => Cell::Null,
-                            ValueRef::Integer(v) => Cell::Int(v),
-                            ValueRef::Real(v) => Cell::Real(v),
-                            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                                Cell::Text(String::from_utf8_lossy(t).into_owned())
-                            }
-                        });
-                    }
-                    out.push(cells);
+                    out.push(cells(row, n)?);
                 }
                 Ok(out)
             })
             .await;
         log.finish();
         rows
+    }
+
+    fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
+        let (mut tx, rx) = crate::batches::channel();
+        self.db().spawn_read(move |conn| {
+            let log = QueryLog::start(&compiled);
+            let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
+                let conn = conn?;
+                let (sql, params) = compiled.sql.into_parts();
+                let mut stmt = conn.prepare_cached(&sql)?;
+                let n = stmt.column_count();
+                let bound = super::bind(&params);
+                let mut rows = stmt.query(bound.as_slice())?;
+                while let Some(row) = rows.next()? {
+                    if tx.push_blocking(cells(row, n)?).is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            };
+            let result = run(&mut tx);
+            log.finish();
+            tx.finish_blocking(result);
+        });
+        rx
     }
 
     async fn type_list(&self, what: TypeList) -> Result<Vec<String>> {

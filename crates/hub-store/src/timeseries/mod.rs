@@ -40,6 +40,12 @@ pub trait TimeSeriesRepo: Send + Sync {
     /// Runs a compiled Time Series query; rows hold one cell per SQL column.
     async fn query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>>;
 
+    /// Runs a compiled Time Series query as a cursor: its rows in batches (see
+    /// [`crate::batches`]), for answers of any size. The first batch (or the error)
+    /// arrives once the query has started, so a failing query can still be answered
+    /// with an error status.
+    fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>>;
+
     /// Distinct station types (of available stations), edge types or event origins, sorted.
     async fn type_list(&self, what: TypeList) -> Result<Vec<String>>;
 

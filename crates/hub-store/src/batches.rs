@@ -1,0 +1,174 @@
+//! Answers too large to hold: rows come from a database cursor in batches through a
+//! bounded channel, so a reader holds at most [`IN_FLIGHT`] batches besides the one it
+//! is writing out, whatever the size of the answer.
+//!
+//! Owns: the [`Batches`] receiver both backends fill and the batch size. Must not: know
+//! SQL or HTTP. The producer stops (and gives its connection back) as soon as the
+//! receiver is dropped, for example when the client disconnects, or when the receiver
+//! has not taken a batch for [`STALL_TIMEOUT`] (a client that stops reading).
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::Result;
+
+/// Rows per batch: large enough that channel hand-offs cost nothing next to the rows,
+/// small enough that a batch of wide rows or documents stays a few megabytes.
+pub const BATCH_ROWS: usize = 500;
+
+/// Batches queued between the database cursor and the reader.
+pub const IN_FLIGHT: usize = 2;
+
+/// How long the producer waits for the reader to take a batch before it gives up: a
+/// client that stops reading must not hold one of the few database connections (and, on
+/// SQLite, a read snapshot that keeps the log from being checkpointed) for ever. Its
+/// answer ends early then, as if the connection had dropped.
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Batches of rows in the query's order; an error ends the sequence.
+pub struct Batches<T> {
+    rx: mpsc::Receiver<Result<Vec<T>>>,
+}
+
+impl<T> Batches<T> {
+    /// The next batch; `None` after the last.
+    pub async fn next(&mut self) -> Option<Result<Vec<T>>> {
+        self.rx.recv().await
+    }
+
+    /// Every remaining row, failing with `too_many(limit)` as soon as more than `limit`
+    /// arrive (the cursor is dropped then, so at most `limit` + one batch are held).
+    pub async fn collect_at_most<E: From<crate::StoreError>>(
+        mut self,
+        limit: usize,
+        too_many: impl FnOnce(usize) -> E,
+    ) -> std::result::Result<Vec<T>, E> {
+        let mut out = Vec::new();
+        while let Some(batch) = self.next().await {
+            out.extend(batch?);
+            if out.len() > limit {
+                return Err(too_many(limit));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The producing end, for the backends.
+pub(crate) struct BatchSender<T> {
+    tx: mpsc::Sender<Result<Vec<T>>>,
+    batch: Vec<T>,
+}
+
+/// A connected pair.
+pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
+    let (tx, rx) = mpsc::channel(IN_FLIGHT);
+    (
+        BatchSender {
+            tx,
+            batch: Vec::with_capacity(BATCH_ROWS),
+        },
+        Batches { rx },
+    )
+}
+
+/// The reader went away: stop reading rows.
+pub(crate) struct Closed;
+
+impl<T> BatchSender<T> {
+    /// Adds a row from a blocking thread (SQLite), sending a full batch.
+    pub(crate) fn push_blocking(&mut self, row: T) -> std::result::Result<(), Closed> {
+        self.batch.push(row);
+        if self.batch.len() >= BATCH_ROWS {
+            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ROWS));
+            // The SQLite cursor runs on the runtime's blocking pool, where the runtime's
+            // timers are at hand; without a runtime, wait as long as it takes.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => runtime
+                    .block_on(self.tx.send_timeout(Ok(full), STALL_TIMEOUT))
+                    .map_err(|_| Closed)?,
+                Err(_) => self.tx.blocking_send(Ok(full)).map_err(|_| Closed)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends what is left, or the error, from a blocking thread.
+    pub(crate) fn finish_blocking(mut self, result: Result<()>) {
+        let last = std::mem::take(&mut self.batch);
+        let _ = match result {
+            Ok(()) if last.is_empty() => Ok(()),
+            Ok(()) => self.tx.blocking_send(Ok(last)),
+            Err(e) => self.tx.blocking_send(Err(e)),
+        };
+    }
+
+    /// Adds a row from an async task (PostgreSQL), sending a full batch.
+    pub(crate) async fn push(&mut self, row: T) -> std::result::Result<(), Closed> {
+        self.push_within(row, STALL_TIMEOUT).await
+    }
+
+    /// [`BatchSender::push`], giving up when the reader has not taken a batch for `stall`.
+    async fn push_within(&mut self, row: T, stall: Duration) -> std::result::Result<(), Closed> {
+        self.batch.push(row);
+        if self.batch.len() >= BATCH_ROWS {
+            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ROWS));
+            self.tx
+                .send_timeout(Ok(full), stall)
+                .await
+                .map_err(|_| Closed)?;
+        }
+        Ok(())
+    }
+
+    /// Sends what is left, or the error, from an async task.
+    pub(crate) async fn finish(mut self, result: Result<()>) {
+        let last = std::mem::take(&mut self.batch);
+        let _ = match result {
+            Ok(()) if last.is_empty() => Ok(()),
+            Ok(()) => self.tx.send(Ok(last)).await,
+            Err(e) => self.tx.send(Err(e)).await,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that stops taking batches releases the producer (and its connection)
+    /// after the stall timeout; one that reads gets every row.
+    #[tokio::test]
+    async fn a_stalled_reader_releases_the_producer() {
+        let stall = Duration::from_millis(50);
+        let (mut tx, _rx) = channel::<u32>();
+        let started = tokio::time::Instant::now();
+        let mut outcome = Ok(());
+        for row in 0..(BATCH_ROWS * (IN_FLIGHT + 2)) as u32 {
+            outcome = tx.push_within(row, stall).await;
+            if outcome.is_err() {
+                break;
+            }
+        }
+        assert!(outcome.is_err(), "the producer gave up");
+        assert!(started.elapsed() >= stall);
+
+        let (mut tx, mut rx) = channel::<u32>();
+        let producer = tokio::spawn(async move {
+            for row in 0..1234 {
+                if tx.push(row).await.is_err() {
+                    return false;
+                }
+            }
+            tx.finish(Ok(())).await;
+            true
+        });
+        let mut rows = Vec::new();
+        while let Some(batch) = rx.next().await {
+            rows.extend(batch.unwrap());
+        }
+        assert!(producer.await.unwrap());
+        assert_eq!(rows, (0..1234).collect::<Vec<_>>());
+    }
+}

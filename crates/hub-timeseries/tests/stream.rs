@@ -1,0 +1,153 @@
+//! Large answers: a flat answer longer than one store batch is streamed and equals the
+//! same rows read page by page; a tree answer over `max_tree_rows` is a 400 naming the
+//! limit. The real router against a real store (SQLite, or PostgreSQL with
+//! `HUB_TEST_DATABASE`).
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use hub_model::Principal;
+use hub_store::Store;
+use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const T0: i64 = 1_705_312_800_000; // 2024-01-15T10:00:00Z
+const RECORDS: i64 = 1_234; // more than two store batches
+const TREE_LIMIT: usize = 1_000;
+
+async fn call(
+    state: &TimeseriesState,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Option<String>, Vec<u8>) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let mut req = req
+        .body(
+            body.map(|b| Body::from(b.to_string()))
+                .unwrap_or_else(Body::empty),
+        )
+        .unwrap();
+    req.extensions_mut()
+        .insert(Principal::with_roles("test", &["WRITER"]));
+    let resp = router(state.clone()).oneshot(req).await.unwrap();
+    let status = resp.status();
+    let length = resp
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .map(|v| v.to_str().unwrap().to_string());
+    let bytes = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, length, bytes.to_vec())
+}
+
+#[tokio::test]
+async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let config = TimeseriesConfig {
+        max_tree_rows: TREE_LIMIT,
+        ..Default::default()
+    };
+    let state = TimeseriesState::new(store.timeseries(), config);
+    let post = |path: &'static str, body: Value| {
+        let state = state.clone();
+        async move {
+            let (s, _, b) = call(&state, "POST", path, Some(body)).await;
+            assert!(
+                s.is_success(),
+                "{path}: {s} {}",
+                String::from_utf8_lossy(&b)
+            );
+        }
+    };
+    post(
+        "/v2/json/syncDataTypes",
+        json!([{"name": "free", "description": "free"}]),
+    )
+    .await;
+    post(
+        "/v2/json/syncStations/ParkingStation",
+        json!([{"id": "103", "name": "P03", "origin": "FAMAS", "latitude": 46.49, "longitude": 11.35}]),
+    )
+    .await;
+    let data: Vec<Value> = (0..RECORDS)
+        .map(|i| json!({"timestamp": T0 + i * 60_000, "value": i as f64 / 2.0, "period": 60}))
+        .collect();
+    post(
+        "/v2/json/pushRecords/ParkingStation",
+        json!({"name": "(default)", "data": [], "branch": {"103": {"branch": {"free": {"data": data}}}}}),
+    )
+    .await;
+    let range = "2024-01-15/2024-01-17";
+
+    let (s, length, whole) = call(
+        &state,
+        "GET",
+        &format!("/v2/flat/ParkingStation/free/{range}?limit=-1"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&whole));
+    assert_eq!(length, None, "an answer of {RECORDS} rows is streamed");
+    let whole: Value = serde_json::from_slice(&whole).expect("the streamed answer is JSON");
+    assert_eq!(whole["offset"], json!(0));
+    assert_eq!(whole["limit"], json!(-1));
+    let rows = whole["data"].as_array().unwrap();
+    assert_eq!(rows.len() as i64, RECORDS);
+
+    // The same rows page by page (each page small enough to be answered in one piece).
+    let mut paged = Vec::new();
+    for offset in (0..RECORDS).step_by(300) {
+        let (s, length, page) = call(
+            &state,
+            "GET",
+            &format!("/v2/flat/ParkingStation/free/{range}?limit=300&offset={offset}"),
+            None,
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK);
+        assert!(length.is_some(), "a page of 300 rows comes whole");
+        let page: Value = serde_json::from_slice(&page).unwrap();
+        paged.extend(page["data"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(rows, &paged, "streamed rows equal the paged rows");
+    let values: Vec<f64> = rows.iter().map(|r| r["mvalue"].as_f64().unwrap()).collect();
+    assert_eq!(
+        values,
+        (0..RECORDS).map(|i| i as f64 / 2.0).collect::<Vec<_>>()
+    );
+
+    // Trees are built in memory: over the limit is a 400 naming it, under it an answer.
+    let (s, _, body) = call(
+        &state,
+        "GET",
+        &format!("/v2/tree/ParkingStation/free/{range}?limit=-1"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        text.contains(&format!("more than {TREE_LIMIT} rows")),
+        "{text}"
+    );
+    assert!(text.contains("flat representation"), "{text}");
+    let (s, _, body) = call(
+        &state,
+        "GET",
+        &format!("/v2/tree/ParkingStation/free/{range}?limit={TREE_LIMIT}"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    let tree: Value = serde_json::from_slice(&body).unwrap();
+    let measurements =
+        &tree["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"]["free"]["tmeasurements"];
+    assert_eq!(measurements.as_array().map(Vec::len), Some(TREE_LIMIT));
+}
