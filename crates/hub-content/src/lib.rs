@@ -23,6 +23,7 @@ pub mod geo_params;
 mod jsonld;
 pub mod list_query;
 pub mod openapi;
+pub mod openapi_contract;
 pub mod params;
 mod routes;
 pub mod shape;
