@@ -245,16 +245,32 @@ fn shared_responses(has_parameters: bool, has_path_parameters: bool) -> Vec<(&'s
     out
 }
 
-/// Adds JSON null (sent as the text `null`) to the values a schema allows.
-fn allow_null(schema: &mut Value) {
+/// Adds the values that mean "not set" to what a schema allows: JSON null (sent as the
+/// text `null`) and the empty value, as in the reference, whose clients send both.
+fn allow_absent(schema: &mut Value) {
+    if schema.get("format").is_some() {
+        // A format (date, uri) has no room for the empty value: one of three shapes.
+        *schema =
+            json!({"anyOf": [schema.take(), {"type": "null"}, {"type": "string", "maxLength": 0}]});
+        return;
+    }
     if let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut) {
-        values.push(Value::Null);
+        values.extend([Value::Null, json!("")]);
     }
     if let Some(any) = schema.get_mut("anyOf").and_then(Value::as_array_mut) {
-        any.push(json!({"type": "null"}));
+        any.extend([
+            json!({"type": "null"}),
+            json!({"type": "string", "maxLength": 0}),
+        ]);
     }
-    if let Some(kind) = schema.get("type").and_then(Value::as_str) {
-        schema["type"] = json!([kind, "null"]);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => schema["type"] = json!(["string", "null"]),
+        // `maxLength` only limits strings: a number, or an empty value.
+        Some(kind) => {
+            schema["type"] = json!([kind, "null", "string"]);
+            schema["maxLength"] = json!(0);
+        }
+        None => {}
     }
 }
 
@@ -315,8 +331,7 @@ fn refine_operation(path: &str, method: &str, op: &mut Value) {
                         param["schema"]["pattern"] =
                             json!(format!("^{TEXT_CHAR}*{VISIBLE_CHAR}{TEXT_CHAR}*$"));
                     } else {
-                        // The literal `null` counts as absent, as in the reference.
-                        allow_null(&mut param["schema"]);
+                        allow_absent(&mut param["schema"]);
                     }
                 }
                 Some("path") => has_path_parameters = true,
