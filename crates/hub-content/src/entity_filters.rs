@@ -77,9 +77,11 @@ pub fn apply(
         }
         EntityListQuery::Tag(q) => {
             if let Some(v) = q.validforentity.as_deref() {
+                crate::params::check_list("validforentity", v)?;
                 filters.push(in_filter("ValidForEntity", entity_type_names(v)));
             }
             if let Some(v) = q.types.as_deref() {
+                crate::params::check_list("types", v)?;
                 filters.push(in_filter(
                     "Types",
                     comma_list(v).map(str::to_lowercase).collect(),
@@ -89,6 +91,7 @@ pub fn apply(
         EntityListQuery::Source(q) => {
             // `typelist`: sources delivering any of these entity types (their `Types`).
             if let Some(v) = q.typelist.as_deref() {
+                crate::params::check_list("typelist", v)?;
                 let values = entity_type_names(v);
                 if values.is_empty() {
                     return Err(invalid(
@@ -226,6 +229,7 @@ fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, Co
     let Some(v) = value else {
         return Ok(None);
     };
+    crate::params::check_list(name, v)?;
     if v.parse::<u64>().is_ok() {
         return Err(invalid(
             name,

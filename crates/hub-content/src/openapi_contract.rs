@@ -195,8 +195,9 @@ fn regex_escape(text: &str) -> String {
 
 /// `<prefix><id>` tokens, comma-separated.
 fn prefixed_list(prefixes: &[&str]) -> String {
+    // The id: no comma, space or control character (the server trims each token).
     let one = format!(
-        "(({})[^,\\u0000-\\u001F\\u007F-\\u009F]+)",
+        "(({})[^,\\s\\u0000-\\u001F\\u007F-\\u009F]+)",
         prefixes.join("|")
     );
     format!("^({one}(,{one})*)?$")
@@ -352,5 +353,90 @@ fn refine_operation(path: &str, method: &str, op: &mut Value) {
     // declare `bearer` need it.
     if op.get("security").is_none() && method == "get" {
         op["security"] = json!([{}, {"bearer": []}]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    fn document() -> Value {
+        crate::openapi::document()
+    }
+
+    fn parameter<'a>(doc: &'a Value, path: &str, name: &str) -> &'a Value {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("GET {path} has no {name}"))
+    }
+
+    #[test]
+    fn paging_limits_are_the_parsers() {
+        let doc = document();
+        let size = &parameter(&doc, "/v1/Accommodation", "pagesize")["schema"];
+        assert_eq!(size["minimum"], 1);
+        assert_eq!(size["maximum"], crate::params::MAX_PAGE_SIZE);
+        let number = &parameter(&doc, "/v1/Event", "pagenumber")["schema"];
+        assert_eq!(number["maximum"], crate::params::MAX_PAGE_NUMBER);
+        let search = &parameter(&doc, "/v1/Article", "searchfilter")["schema"];
+        assert_eq!(search["maxLength"], crate::params::MAX_SEARCH_CHARS);
+        let languages = parameter(&doc, "/v1/Area/{id}", "language")["schema"]["enum"]
+            .as_array()
+            .unwrap()
+            .clone();
+        for l in hub_model::language::LANGUAGES {
+            assert!(languages.contains(&Value::from(*l)), "{l}");
+        }
+    }
+
+    #[test]
+    fn every_security_requirement_resolves_and_errors_are_documented() {
+        let doc = document();
+        let schemes = doc["components"]["securitySchemes"].as_object().unwrap();
+        assert_eq!(schemes["bearer"]["scheme"], "bearer");
+        let mut bearer_operations = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                for requirement in op["security"].as_array().into_iter().flatten() {
+                    for scheme in requirement.as_object().unwrap().keys() {
+                        assert!(schemes.contains_key(scheme), "{method} {path}: {scheme}");
+                        bearer_operations += usize::from(scheme == "bearer");
+                    }
+                }
+                let responses = op["responses"].as_object().unwrap();
+                for status in ["401", "414", "429", "503"] {
+                    assert!(
+                        responses.contains_key(status),
+                        "{method} {path} lacks {status}"
+                    );
+                }
+                if path.contains('{') {
+                    assert!(responses.contains_key("404"), "{method} {path} lacks 404");
+                }
+                if method == "get" && path.ends_with("{id}") {
+                    assert!(responses.contains_key("400"), "GET {path} lacks 400");
+                }
+            }
+        }
+        assert!(bearer_operations > 60);
+    }
+
+    #[test]
+    fn not_set_values_are_allowed_and_required_ones_are_not_blank() {
+        let doc = document();
+        let active = &parameter(&doc, "/v1/Event", "active")["schema"];
+        assert_eq!(
+            active["type"],
+            serde_json::json!(["boolean", "null", "string"])
+        );
+        assert_eq!(active["maxLength"], 0);
+        let q = parameter(&doc, "/v1/Find", "q");
+        assert_eq!(q["required"], true);
+        assert_eq!(q["schema"]["minLength"], 1);
+        let mask = &parameter(&doc, "/v1/Accommodation", "typefilter")["schema"]["anyOf"][0];
+        assert_eq!(mask["maximum"], 255);
     }
 }
