@@ -24,6 +24,7 @@ pub mod demo;
 mod error;
 mod keys;
 mod middleware;
+pub mod openapi;
 pub mod policy;
 mod routes;
 pub mod secrets;

@@ -24,6 +24,7 @@ pub mod geojson;
 mod jsonld;
 pub mod list_query;
 pub mod openapi;
+pub mod openapi_contract;
 pub mod params;
 mod routes;
 pub mod shape;

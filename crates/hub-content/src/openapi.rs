@@ -69,6 +69,15 @@ pub struct ProblemDoc {
 )]
 struct ContentApiDoc;
 
+/// The served document: [`openapi`] with the parameters' limits and enums, the bearer
+/// security scheme and the error answers every operation can give
+/// ([`crate::openapi_contract`]).
+pub fn document() -> serde_json::Value {
+    let mut doc = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
+    crate::openapi_contract::refine(&mut doc);
+    doc
+}
+
 /// The OpenAPI document: the generic `{EntityType}` operations repeated for each dataset.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ContentApiDoc::openapi();

@@ -26,7 +26,10 @@ pub fn router(state: ContentState) -> Router {
             get(entity_path)
                 .post(crate::writes::write_path)
                 .put(crate::writes::write_path)
-                .delete(crate::writes::write_path),
+                .delete(crate::writes::write_path)
+                .options(crate::writes::options_path)
+                // Any other method: 405 with this resource's own `Allow`.
+                .fallback(crate::writes::write_path),
         )
         .merge(crate::tags::routes())
         .layer(axum::middleware::from_fn_with_state(

@@ -335,19 +335,67 @@ pub(crate) async fn write_path(
     body: axum::body::Bytes,
 ) -> Result<Response, ContentError> {
     let principal = principal.map(|axum::Extension(p)| p);
-    let (entity, id) = EntityType::resolve_path(&path).ok_or_else(|| {
-        ContentError::NotFound(format!(
-            "/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"
-        ))
-    })?;
-    match (method.as_str(), id) {
+    let m = method.as_str();
+    let allow = allowed_methods(&path)?;
+    let (entity, id) = match EntityType::resolve_path(&path) {
+        Some(found) if allow != READ_ONLY => found,
+        _ => {
+            return Ok(method_not_allowed(
+                format!("{m} /v1/{path}: this resource is read-only"),
+                allow,
+            ))
+        }
+    };
+    match (m, id) {
         ("POST", None) => create(&state, entity, principal.as_ref(), &body).await,
         ("PUT", Some(id)) => update(&state, entity, id, principal.as_ref(), &body).await,
         ("DELETE", Some(id)) => delete(&state, entity, id, principal.as_ref()).await,
-        (m, _) => Err(ContentError::MethodNotAllowed(format!(
-            "{m} /v1/{path}: documents are created with POST /v1/{{EntityType}}, replaced with PUT and deleted with DELETE /v1/{{EntityType}}/{{id}}"
+        _ => Ok(method_not_allowed(
+            format!("{m} /v1/{path}: documents are created with POST /v1/{{EntityType}}, replaced with PUT and deleted with DELETE /v1/{{EntityType}}/{{id}}"),
+            allow,
+        )),
+    }
+}
+
+const READ_ONLY: &str = "GET, HEAD";
+
+/// The methods `/v1/{path}` answers (its `Allow` header), or 404 for no resource.
+fn allowed_methods(path: &str) -> Result<&'static str, ContentError> {
+    if path
+        .trim_end_matches('/')
+        .eq_ignore_ascii_case("deprecated")
+    {
+        return Ok(READ_ONLY);
+    }
+    match EntityType::resolve_path(path) {
+        Some((_, Some(_))) => Ok("GET, HEAD, PUT, DELETE"),
+        Some((_, None)) => Ok("GET, HEAD, POST"),
+        None => Err(ContentError::NotFound(format!(
+            "/v1/{path} is not a dataset of this API; GET /v1 lists the datasets"
         ))),
     }
+}
+
+/// `OPTIONS /v1/{*path}`: the methods of this very resource (the catch-all route
+/// serves datasets, documents and the read-only deprecation list alike).
+pub(crate) async fn options_path(
+    axum::extract::Path(path): axum::extract::Path<String>,
+) -> Result<Response, ContentError> {
+    let allow = allowed_methods(&path)?;
+    Ok((
+        StatusCode::NO_CONTENT,
+        [(header::ALLOW, axum::http::HeaderValue::from_static(allow))],
+    )
+        .into_response())
+}
+
+/// 405 with the `Allow` header RFC 9110 requires (the methods the path answers).
+fn method_not_allowed(detail: String, allow: &'static str) -> Response {
+    let mut response = ContentError::MethodNotAllowed(detail).into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, axum::http::HeaderValue::from_static(allow));
+    response
 }
 
 #[cfg(test)]

@@ -224,6 +224,8 @@ pub struct QueryParameterDoc {
     pub schema_type: &'static str,
     /// The default, as JSON text (`200`, `true`, `"UTC"`).
     pub default: Option<&'static str>,
+    /// Longest value accepted, in characters (the parser's own limit).
+    pub max_length: Option<usize>,
 }
 
 /// The documented query parameters of [`TsQueryParams`], in the order of `/v2/apispec`.
@@ -233,48 +235,56 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         description: "Maximum number of results; -1 or 0 = no limit",
         schema_type: "integer",
         default: Some("200"),
+        max_length: None,
     },
     QueryParameterDoc {
         name: "offset",
         description: "Results to skip",
         schema_type: "integer",
         default: Some("0"),
+        max_length: None,
     },
     QueryParameterDoc {
         name: "select",
         description: "Comma-separated output names or JSON paths (smetadata.capacity)",
         schema_type: "string",
         default: None,
+        max_length: Some(hub_query::timeseries::select::MAX_SELECT_CHARS),
     },
     QueryParameterDoc {
         name: "where",
         description: "Filter: alias.op.value, and(...), or(...); ops eq neq lt gt lteq gteq re ire nre nire in nin bbi bbc dlt",
         schema_type: "string",
         default: None,
+        max_length: Some(hub_query::timeseries::parser::MAX_WHERE_CHARS),
     },
     QueryParameterDoc {
         name: "distinct",
         description: "Return distinct rows",
         schema_type: "boolean",
         default: Some("true"),
+        max_length: None,
     },
     QueryParameterDoc {
         name: "shownull",
         description: "Include null values",
         schema_type: "boolean",
         default: Some("false"),
+        max_length: None,
     },
     QueryParameterDoc {
         name: "timezone",
         description: "Time zone of timestamps (Europe/Rome, UTC+2, +0200); latest and history routes",
         schema_type: "string",
         default: Some("\"UTC\""),
+        max_length: None,
     },
     QueryParameterDoc {
         name: "origin",
         description: "Identifies the calling application (logged only)",
         schema_type: "string",
         default: None,
+        max_length: None,
     },
 ];
 

@@ -59,6 +59,20 @@ impl hub_datex::AnnouncementSource for StoreAnnouncements {
     }
 }
 
+/// The document served at `/swagger/v1/swagger.json`: the Content API's, with the
+/// token service's routes (both are described by their own crates).
+pub fn content_openapi(realm: &str) -> String {
+    let mut doc = hub_content::openapi::document();
+    if let (Some(paths), Some(auth)) = (
+        doc["paths"].as_object_mut(),
+        hub_auth::openapi::paths(realm).as_object().cloned(),
+    ) {
+        paths.extend(auth);
+    }
+    doc["components"]["securitySchemes"]["basic"] = hub_auth::openapi::basic_scheme();
+    serde_json::to_string(&doc).expect("the OpenAPI document serializes")
+}
+
 /// The whole HTTP surface of Hub over one store.
 pub fn router(store: Store, config: &Config) -> Router {
     router_with_auth(
@@ -100,8 +114,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     let load_limit = load::LoadLimit::new(config.max_in_flight, config.max_queued, metrics.clone());
     let rate_limiter =
         rate_limit::RateLimiter::new(config.rate_limit, config.rate_limit_burst, metrics.clone());
-    let openapi = serde_json::to_string(&hub_content::openapi::openapi())
-        .expect("the OpenAPI document serializes");
+    let openapi = content_openapi(&config.realm);
 
     let router = Router::new()
         .route("/health", get(|| async { ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#) }))

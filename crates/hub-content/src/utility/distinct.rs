@@ -131,6 +131,7 @@ pub(crate) async fn distinct(
         q.excludenulloremptyvalues.as_deref(),
     )?
     .unwrap_or(false);
+    // The same list limits (and refusal of control characters) as the lists' `source`.
     if let Some(v) = q.source.as_deref() {
         crate::params::check_list("source", v)?;
     }
