@@ -54,20 +54,30 @@ pub fn apply(
                     filters.push(in_filter(field, values));
                 }
             }
+            if let Some(v) = q.idfilter.as_deref() {
+                crate::params::check_list("idfilter", v)?;
+                filters.push(ContentFilter::IdIn(
+                    comma_list(v).map(str::to_lowercase).collect(),
+                ));
+            }
         }
         EntityListQuery::Poi(q) => {
             // The reference's German category names are HubTags ids (indexed as `hubtag`).
             if let Some(values) = bitmask("type", q.main_type.as_deref(), POI_MAIN_TYPES)? {
                 filters.push(hub_tags_any(values));
             }
-            for (name, value) in [
-                ("subtype", &q.subtype),
-                ("poitype", &q.poitype),
-                ("activitytype", &q.activitytype),
+            // Fixed flag tables in the reference (unlike `subtype`, whose bits depend on
+            // the first main type).
+            for (name, value, flags) in [
+                ("activitytype", &q.activitytype, POI_ACTIVITY_TYPES),
+                ("poitype", &q.poitype, POI_POI_TYPES),
             ] {
-                if let Some(values) = names_only(name, value.as_deref())? {
+                if let Some(values) = number_or_names(name, value.as_deref(), flags)? {
                     filters.push(hub_tags_any(values));
                 }
+            }
+            if let Some(values) = names_only("subtype", q.subtype.as_deref())? {
+                filters.push(hub_tags_any(values));
             }
         }
         EntityListQuery::Article(q) => {
@@ -210,6 +220,19 @@ fn bitmask(
     Ok(Some(values))
 }
 
+/// A bitmask over `flags` (their names), or a comma list of HubTags ids as they are.
+fn number_or_names(
+    name: &str,
+    value: Option<&str>,
+    flags: &[(u64, &str)],
+) -> Result<Option<Vec<String>>, ContentError> {
+    match value {
+        Some(v) if v.parse::<u64>().is_ok() => bitmask(name, value, flags),
+        Some(v) => Ok(Some(comma_list(v).map(str::to_lowercase).collect())),
+        None => Ok(None),
+    }
+}
+
 fn hub_tags_any(tags: Vec<String>) -> ContentFilter {
     let tags = tags.into_iter().map(|t| t.to_lowercase()).collect();
     ContentFilter::Tags {
@@ -234,6 +257,34 @@ fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, Co
     }
     Ok(Some(comma_list(v).map(str::to_lowercase).collect()))
 }
+
+/// HubActivityPoi `activitytype`: the reference's activity flags, matched as HubTags ids
+/// (lower-cased) like `type`.
+pub const POI_ACTIVITY_TYPES: &[(u64, &str)] = &[
+    (1, "Berg"),
+    (2, "Radfahren"),
+    (4, "Stadtrundgang"),
+    (8, "Pferdesport"),
+    (16, "Wandern"),
+    (32, "Laufen und Fitness"),
+    (64, "Loipen"),
+    (128, "Rodelbahnen"),
+    (256, "Piste"),
+    (512, "Aufstiegsanlagen"),
+];
+
+/// HubActivityPoi `poitype`: the reference's POI flags, matched as HubTags ids.
+pub const POI_POI_TYPES: &[(u64, &str)] = &[
+    (1, "Ärzte, Apotheken"),
+    (2, "Geschäfte"),
+    (4, "Kultur und Sehenswürdigkeiten"),
+    (8, "Nachtleben und Unterhaltung"),
+    (16, "Öffentliche Einrichtungen"),
+    (32, "Sport und Freizeit"),
+    (64, "Verkehr und Transport"),
+    (128, "Dienstleister"),
+    (256, "Kunsthandwerker"),
+];
 
 /// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.
 pub const ACCO_TYPES: &[(u64, &str)] = &[

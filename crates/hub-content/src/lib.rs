@@ -22,6 +22,7 @@ pub mod formats;
 pub mod geo_params;
 mod jsonld;
 pub mod list_query;
+pub mod odh_parameters;
 pub mod openapi;
 pub mod params;
 mod routes;
@@ -44,4 +45,7 @@ pub struct ContentState {
     pub content: Arc<dyn ContentRepo>,
     /// Absolute base of links in responses (`http://127.0.0.1:8080`), without trailing slash.
     pub base_url: String,
+    /// The deployment's spelling of documents (`--naming`); ODH-spelled requests get
+    /// the ODH spelling regardless ([`hub_model::Naming::for_request`]).
+    pub naming: hub_model::Naming,
 }

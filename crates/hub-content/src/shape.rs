@@ -1,6 +1,8 @@
-//! Response shaping: language projection, field selection, null removal, and the list
+//! Response shaping: language projection, field selection, null removal, the spelling
+//! (Hub or ODH, [`hub_model::naming`]), and the list
 //! envelope. Documents that need no reshaping are copied into the response as stored.
 
+use hub_model::naming::{self, Naming};
 use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
@@ -9,7 +11,8 @@ use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
 pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, StoreError> {
-    if projection.is_identity() {
+    let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
+    if projection.is_identity() && !rename {
         return Ok(stored.to_string());
     }
     let mut doc: Value = serde_json::from_str(stored)?;
@@ -21,6 +24,11 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
     }
     if projection.remove_null_values {
         remove_empty(&mut doc);
+    }
+    // Last: `fields` paths were read against the stored (Hub) names; a selected key
+    // that is itself a Hub name (`fields=HubTags`) is renamed with the rest.
+    if rename || (projection.naming == Naming::Odh && !projection.fields.is_empty()) {
+        naming::to_odh(&mut doc);
     }
     Ok(serde_json::to_string(&doc)?)
 }

@@ -72,6 +72,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     let content = hub_content::router(hub_content::ContentState {
         content: store.content(),
         base_url: config.content_base_url(),
+        naming: config.naming.into(),
     });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
         content: store.content(),
