@@ -270,9 +270,21 @@ impl Projection {
         self.language.is_none() && self.fields.is_empty() && !self.remove_null_values
     }
 
-    /// The same projection answering in `naming`.
+    /// The same projection answering in `naming`: `fields` paths (parsed into Hub's
+    /// spelling) select from the document in that spelling; their output keys stay as
+    /// the client wrote them.
     pub fn in_naming(mut self, naming: hub_model::Naming) -> Self {
         self.naming = naming;
+        for path in &mut self.fields {
+            for segment in &mut path.segments {
+                if let hub_query::fields::Segment::Key(key) = segment {
+                    let spelled = hub_model::naming::key_in(naming, key);
+                    if spelled != key {
+                        *key = spelled.to_string();
+                    }
+                }
+            }
+        }
         self
     }
 }

@@ -16,6 +16,9 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
         return Ok(stored.to_string());
     }
     let mut doc: Value = serde_json::from_str(stored)?;
+    if rename {
+        naming::to_odh(&mut doc);
+    }
     if let Some(lang) = projection.language {
         keep_language(&mut doc, lang);
     }
@@ -24,11 +27,6 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
     }
     if projection.remove_null_values {
         remove_empty(&mut doc);
-    }
-    // Last: `fields` paths were read against the stored (Hub) names; a selected key
-    // that is itself a Hub name (`fields=HubTags`) is renamed with the rest.
-    if rename || (projection.naming == Naming::Odh && !projection.fields.is_empty()) {
-        naming::to_odh(&mut doc);
     }
     Ok(serde_json::to_string(&doc)?)
 }
@@ -175,6 +173,40 @@ mod tests {
             },
         );
         assert_eq!(out, json!({"Id": "a", "K": [null, 1], "Z": 0, "F": false}));
+    }
+
+    #[test]
+    fn odh_naming_renames_documents_and_selects_either_spelling() {
+        let stored = json!({"Id": "a", "_Meta": {"Type": "hubactivitypoi"}, "HubTags": [{"Id": "x"}], "SrcTags": ["x"]});
+        let odh = |fields: &str| {
+            let projection = Projection::from_values(None, Some(fields), None)
+                .unwrap()
+                .in_naming(Naming::Odh);
+            shaped(stored.clone(), projection)
+        };
+        let whole = shaped(
+            stored.clone(),
+            Projection::default().in_naming(Naming::Odh),
+        );
+        assert_eq!(
+            whole,
+            json!({"Id": "a", "_Meta": {"Type": "odhactivitypoi"}, "ODHTags": [{"Id": "x"}], "SmgTags": ["x"]})
+        );
+        // Output keys are the paths as written; the values come from the same fields.
+        assert_eq!(
+            odh("ODHTags.[*].Id,HubTags.[*].Id,_Meta.Type"),
+            json!({"Id": "a", "ODHTags.[*].Id": ["x"], "HubTags.[*].Id": ["x"], "_Meta.Type": "odhactivitypoi"})
+        );
+        // Hub naming: stored as is, ODH paths read the Hub fields.
+        let hub = Projection::from_values(None, Some("ODHTags.[*].Id,_Meta.Type"), None).unwrap();
+        assert_eq!(
+            shaped(stored.clone(), hub),
+            json!({"Id": "a", "ODHTags.[*].Id": ["x"], "_Meta.Type": "hubactivitypoi"})
+        );
+        assert_eq!(
+            shape_document(&stored.to_string(), &Projection::default()).unwrap(),
+            stored.to_string()
+        );
     }
 
     #[test]
