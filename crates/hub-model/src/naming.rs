@@ -155,6 +155,25 @@ pub fn to_odh(value: &mut Value) {
     }
 }
 
+/// Rewrites ODH field names into Hub's spelling at any depth (written documents are
+/// stored in Hub's spelling); type names are left as written.
+pub fn to_hub(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.keys().any(|k| hub_key(k).is_some()) {
+                let entries = std::mem::take(map);
+                for (key, v) in entries {
+                    let key = hub_key(&key).map(str::to_string).unwrap_or(key);
+                    map.insert(key, v);
+                }
+            }
+            map.values_mut().for_each(to_hub);
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_hub),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +220,14 @@ mod tests {
         );
         let keys: Vec<_> = doc.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys[2], "ODHTags", "the key keeps its place");
+    }
+
+    #[test]
+    fn written_odh_names_are_stored_in_hub_spelling() {
+        let mut doc = json!({"ODHTags": [{"Id": "x"}], "Nested": {"SmgTags": ["x"]}, "HubTags": []});
+        to_hub(&mut doc);
+        // A document carrying both spellings keeps the later one (JSON object semantics).
+        assert_eq!(doc, json!({"HubTags": [], "Nested": {"SrcTags": ["x"]}}));
     }
 
     #[test]
