@@ -182,6 +182,19 @@ async fn odh_spellings_of_paths_read_the_same_fields() {
 }
 
 #[tokio::test]
+async fn the_filter_endpoint_follows_the_spelling() {
+    let expression = encode("eq(Active,true)");
+    let (_, body) = get(app(), &format!("/v1/Filter?type=odhactivitypoi&expression={expression}")).await;
+    assert_eq!(body["detailedResults"], json!({"hubactivitypoi": 3}));
+    assert!(body["Items"][0].get("HubTags").is_some(), "{body}");
+    let (_, body) = get(odh_app(), &format!("/v1/Filter?type=odhactivitypoi&expression={expression}")).await;
+    assert_eq!(body["detailedResults"], json!({"odhactivitypoi": 3}));
+    assert!(body["Items"][0].get("ODHTags").is_some(), "{body}");
+    let (_, body) = get(app(), &format!("/v1/Filter?odhtype=odhactivitypoi&expression={expression}")).await;
+    assert_eq!(body["detailedResults"], json!({"odhactivitypoi": 3}), "odhtype is ODH spelling");
+}
+
+#[tokio::test]
 async fn getasidarray_answers_every_matching_id_in_list_order() {
     for (uri, expected) in [
         ("/v1/HubActivityPoi?getasidarray=true", json!(["p1", "p2", "p3"])),
