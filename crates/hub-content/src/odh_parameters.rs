@@ -16,6 +16,8 @@ use crate::list_query::{CommonListQuery, EntityListQuery, FilterLanguageQuery};
 use crate::params::RawQuery;
 
 /// (slice file, route below `/v1/`, the list's query parameters), from the ODH slices.
+/// One route per line (rustfmt would give every name a line of its own).
+#[rustfmt::skip]
 pub const ODH_LIST_PARAMETERS: &[(&str, &str, &[&str])] = &[
     ("accommodation.json", "Accommodation", &["pagenumber", "pagesize", "seed", "categoryfilter", "typefilter", "boardfilter", "featurefilter", "featureidfilter", "themefilter", "badgefilter", "idfilter", "locfilter", "altitudefilter", "odhtagfilter", "source", "odhactive", "active", "bookablefilter", "arrival", "departure", "roominfo", "bokfilter", "msssource", "availabilitychecklanguage", "detail", "availabilitycheck", "latitude", "longitude", "radius", "polygon", "publishedon", "language", "langfilter", "updatefrom", "fields", "searchfilter", "rawfilter", "rawsort", "removenullvalues", "getasidarray"]),
     ("accommodation.json", "AccommodationRoom", &["accoid", "idsource", "source", "pagenumber", "pagesize", "idlist", "getall", "fields", "language", "langfilter", "updatefrom", "seed", "publishedon", "searchfilter", "rawfilter", "rawsort", "removenullvalues"]),
@@ -72,12 +74,18 @@ pub fn read_parameters(entity: &EntityType) -> Vec<String> {
     let query = || Some(utoipa::openapi::path::ParameterIn::Query);
     if entity.name == "GeoShape" {
         // Its own handler (`utility::geoshapes::list`) reads these.
-        return GEOSHAPE_LIST_PARAMETERS.iter().map(|p| p.to_string()).collect();
+        return GEOSHAPE_LIST_PARAMETERS
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
     }
     let mut params = CommonListQuery::into_params(query);
     params.extend(FilterLanguageQuery::into_params(query));
     params.extend(EntityListQuery::documented(entity.name));
-    params.into_iter().map(|p| p.name.to_ascii_lowercase()).collect()
+    params
+        .into_iter()
+        .map(|p| p.name.to_ascii_lowercase())
+        .collect()
 }
 
 /// Audited parameters of `entity`'s list that Hub does not read, lower case.
@@ -147,7 +155,9 @@ mod tests {
         let poi = EntityType::by_name("HubActivityPoi").unwrap();
         assert!(refuse_unsupported(poi, &RawQuery::parse(Some("_=123&format=csv"))).is_ok());
         let refused = refuse_unsupported(poi, &RawQuery::parse(Some("pagesize=2&HasImage=true")));
-        assert!(matches!(refused, Err(ContentError::InvalidParameter { parameter, .. }) if parameter == "HasImage"));
+        assert!(
+            matches!(refused, Err(ContentError::InvalidParameter { parameter, .. }) if parameter == "HasImage")
+        );
     }
 
     /// The table above is the slices' list, when the shared fixtures are at hand.

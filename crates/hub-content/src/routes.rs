@@ -232,8 +232,7 @@ pub(crate) async fn get_entity(
     route: &str,
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
-    let projection =
-        Projection::parse(&raw.typed())?.in_naming(request_naming(&state, route, raw));
+    let projection = Projection::parse(&raw.typed())?.in_naming(request_naming(&state, route, raw));
     let stored = state.content.get(entity.name, id).await?.ok_or_else(|| {
         ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
     })?;

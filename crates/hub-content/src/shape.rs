@@ -184,10 +184,7 @@ mod tests {
                 .in_naming(Naming::Odh);
             shaped(stored.clone(), projection)
         };
-        let whole = shaped(
-            stored.clone(),
-            Projection::default().in_naming(Naming::Odh),
-        );
+        let whole = shaped(stored.clone(), Projection::default().in_naming(Naming::Odh));
         assert_eq!(
             whole,
             json!({"Id": "a", "_Meta": {"Type": "odhactivitypoi"}, "ODHTags": [{"Id": "x"}], "SmgTags": ["x"]})

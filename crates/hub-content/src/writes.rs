@@ -404,11 +404,26 @@ mod tests {
         assert!(validate_document(entity(), json!({"HasLanguage": ["xx"]}), None).is_err());
         // Element fields typed by the ODH schemas: the error names the JSON path.
         for (doc, error) in [
-            (json!({"EventDate": [{"PriceFrom": 0}, {"PriceFrom": "0"}]}), "EventDate[1].PriceFrom must be a number"),
-            (json!({"GpsInfo": [{"Latitude": "46.5"}]}), "GpsInfo[0].Latitude must be a number"),
-            (json!({"EventDate": [{"IsBookable": "no"}]}), "EventDate[0].IsBookable must be true or false"),
-            (json!({"ODHTags": [{"Id": 3}]}), "HubTags[0].Id must be a string"),
-            (json!({"SmgTags": "x"}), "SrcTags must be an array of strings"),
+            (
+                json!({"EventDate": [{"PriceFrom": 0}, {"PriceFrom": "0"}]}),
+                "EventDate[1].PriceFrom must be a number",
+            ),
+            (
+                json!({"GpsInfo": [{"Latitude": "46.5"}]}),
+                "GpsInfo[0].Latitude must be a number",
+            ),
+            (
+                json!({"EventDate": [{"IsBookable": "no"}]}),
+                "EventDate[0].IsBookable must be true or false",
+            ),
+            (
+                json!({"ODHTags": [{"Id": 3}]}),
+                "HubTags[0].Id must be a string",
+            ),
+            (
+                json!({"SmgTags": "x"}),
+                "SrcTags must be an array of strings",
+            ),
         ] {
             assert_eq!(validate_document(entity(), doc, None).unwrap_err(), error);
         }

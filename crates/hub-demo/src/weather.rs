@@ -101,7 +101,10 @@ fn desc(c: &(&str, &str, &str, &str, u32, f64)) -> Value {
 /// The ODH schema's integer `SymbolId`: the weather code's letter (a = 1, b = 2, …) times
 /// ten plus the forecast day (1–4).
 fn symbol_id(code: &str, day: i64) -> i64 {
-    let letter = code.bytes().next().map_or(0, |b| i64::from(b.saturating_sub(b'a')) + 1);
+    let letter = code
+        .bytes()
+        .next()
+        .map_or(0, |b| i64::from(b.saturating_sub(b'a')) + 1);
     letter * 10 + day + 1
 }
 

@@ -40,7 +40,11 @@ impl Naming {
         route: &str,
         parameter_names: impl IntoIterator<Item = &'a str>,
     ) -> Naming {
-        let first = route.trim_start_matches('/').split('/').next().unwrap_or("");
+        let first = route
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("");
         let odh_route = ODH_ROUTES.iter().any(|r| r.eq_ignore_ascii_case(first));
         let odh_parameter = parameter_names
             .into_iter()
@@ -110,18 +114,15 @@ pub fn odh_type(hub: &str) -> &str {
 /// True when a stored document's text may hold a name [`to_odh`] changes, so that the
 /// others are copied as stored without parsing.
 pub fn may_need_odh(text: &str) -> bool {
-    SPELLINGS
-        .iter()
-        .any(|(hub, _)| contains_quoted(text, hub))
+    SPELLINGS.iter().any(|(hub, _)| contains_quoted(text, hub))
         || TYPE_SPELLINGS
             .iter()
             .any(|(hub, _)| contains_quoted(text, hub))
 }
 
 fn contains_quoted(text: &str, word: &str) -> bool {
-    text.match_indices(word).any(|(at, _)| {
-        text[..at].ends_with('"') && text[at + word.len()..].starts_with('"')
-    })
+    text.match_indices(word)
+        .any(|(at, _)| text[..at].ends_with('"') && text[at + word.len()..].starts_with('"'))
 }
 
 /// Rewrites a document into the ODH spelling: every key of [`SPELLINGS`] at any depth,
@@ -184,11 +185,17 @@ mod tests {
         for (hub, odh) in SPELLINGS {
             assert_eq!(hub_key(odh), Some(*hub));
             assert_eq!(odh_key(hub), Some(*odh));
-            assert!(hub_key(hub).is_none() && odh_key(odh).is_none(), "{hub}/{odh}");
+            assert!(
+                hub_key(hub).is_none() && odh_key(odh).is_none(),
+                "{hub}/{odh}"
+            );
         }
         let mut seen = std::collections::HashSet::new();
         for (hub, odh) in SPELLINGS {
-            assert!(seen.insert(*hub) && seen.insert(*odh), "{hub} or {odh} twice");
+            assert!(
+                seen.insert(*hub) && seen.insert(*odh),
+                "{hub} or {odh} twice"
+            );
         }
     }
 
@@ -224,7 +231,8 @@ mod tests {
 
     #[test]
     fn written_odh_names_are_stored_in_hub_spelling() {
-        let mut doc = json!({"ODHTags": [{"Id": "x"}], "Nested": {"SmgTags": ["x"]}, "HubTags": []});
+        let mut doc =
+            json!({"ODHTags": [{"Id": "x"}], "Nested": {"SmgTags": ["x"]}, "HubTags": []});
         to_hub(&mut doc);
         // A document carrying both spellings keeps the later one (JSON object semantics).
         assert_eq!(doc, json!({"HubTags": [], "Nested": {"SrcTags": ["x"]}}));
@@ -232,7 +240,9 @@ mod tests {
 
     #[test]
     fn plain_documents_are_left_alone() {
-        assert!(!may_need_odh(r#"{"Id":"a","_Meta":{"Type":"event"},"Title":"HubTagsX"}"#));
+        assert!(!may_need_odh(
+            r#"{"Id":"a","_Meta":{"Type":"event"},"Title":"HubTagsX"}"#
+        ));
     }
 
     #[test]

@@ -76,7 +76,11 @@ fn ids(body: &Value) -> Vec<&str> {
 }
 
 fn keys(doc: &Value) -> Vec<&str> {
-    doc.as_object().unwrap().keys().map(String::as_str).collect()
+    doc.as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
 }
 
 #[tokio::test]
@@ -89,7 +93,11 @@ async fn odh_routes_and_parameters_answer_in_the_odh_spelling() {
         (odh_app(), "/v1/HubActivityPoi/p1", true),
         (app(), "/v1/HubActivityPoi?idlist=p1", false),
         (app(), "/v1/ODHActivityPoi?idlist=p1", true),
-        (app(), "/v1/HubActivityPoi?idlist=p1&odhtagfilter=gastronomy", true),
+        (
+            app(),
+            "/v1/HubActivityPoi?idlist=p1&odhtagfilter=gastronomy",
+            true,
+        ),
         (odh_app(), "/v1/HubActivityPoi?idlist=p1", true),
     ];
     for (app, uri, odh) in cases {
@@ -105,7 +113,11 @@ async fn odh_routes_and_parameters_answer_in_the_odh_spelling() {
         } else {
             ("HubTags", "SrcTags", "hubactivitypoi")
         };
-        assert_eq!(doc[tags], json!([{"Id": "gastronomy"}, {"Id": "essen trinken"}]), "{uri}");
+        assert_eq!(
+            doc[tags],
+            json!([{"Id": "gastronomy"}, {"Id": "essen trinken"}]),
+            "{uri}"
+        );
         assert_eq!(doc[src], json!(["gastronomy", "essen trinken"]), "{uri}");
         assert_eq!(doc["_Meta"]["Type"], meta, "{uri}");
         let other = if *odh { "HubTags" } else { "ODHTags" };
@@ -117,7 +129,10 @@ async fn odh_routes_and_parameters_answer_in_the_odh_spelling() {
     // The deprecated ODHTag route lists Tag documents in the ODH spelling.
     let (_, body) = get(app(), "/v1/ODHTag").await;
     assert_eq!(body["Items"][0]["ODHTagIds"], json!(["wandern"]));
-    assert_eq!(body["Items"][0]["ValidForEntity"], json!(["odhactivitypoi"]));
+    assert_eq!(
+        body["Items"][0]["ValidForEntity"],
+        json!(["odhactivitypoi"])
+    );
     let (_, body) = get(app(), "/v1/Tag").await;
     assert_eq!(body["Items"][0]["HubTagIds"], json!(["wandern"]));
 }
@@ -131,14 +146,27 @@ async fn csv_and_jsonld_follow_the_spelling() {
         text.lines().next().unwrap().to_string()
     };
     let odh_header = csv("/v1/ODHActivityPoi?format=csv").await;
-    assert!(odh_header.contains("ODHTags") && odh_header.contains("SmgTags"), "{odh_header}");
+    assert!(
+        odh_header.contains("ODHTags") && odh_header.contains("SmgTags"),
+        "{odh_header}"
+    );
     assert!(!odh_header.contains("HubTags"), "{odh_header}");
     let hub_header = csv("/v1/HubActivityPoi?format=csv").await;
-    assert!(hub_header.contains("HubTags") && !hub_header.contains("ODHTags"), "{hub_header}");
+    assert!(
+        hub_header.contains("HubTags") && !hub_header.contains("ODHTags"),
+        "{hub_header}"
+    );
     // JSON-LD reads the gastronomy category in either spelling.
-    for uri in ["/v1/ODHActivityPoi/p1?format=jsonld", "/v1/HubActivityPoi/p1?format=jsonld"] {
+    for uri in [
+        "/v1/ODHActivityPoi/p1?format=jsonld",
+        "/v1/HubActivityPoi/p1?format=jsonld",
+    ] {
         let (status, body) = get(app(), uri).await;
-        assert_eq!((status, body["@type"].as_str()), (200, Some("Restaurant")), "{uri}: {body}");
+        assert_eq!(
+            (status, body["@type"].as_str()),
+            (200, Some("Restaurant")),
+            "{uri}: {body}"
+        );
     }
 }
 
@@ -146,11 +174,23 @@ async fn csv_and_jsonld_follow_the_spelling() {
 async fn odh_spellings_of_paths_read_the_same_fields() {
     // (uri, ids expected)
     let cases: &[(&str, &[&str])] = &[
-        ("/v1/HubActivityPoi?rawfilter=eq(HubTags.0.Id,'wandern')", &["p2", "p3"]),
-        ("/v1/HubActivityPoi?rawfilter=eq(ODHTags.0.Id,'wandern')", &["p2", "p3"]),
+        (
+            "/v1/HubActivityPoi?rawfilter=eq(HubTags.0.Id,'wandern')",
+            &["p2", "p3"],
+        ),
+        (
+            "/v1/HubActivityPoi?rawfilter=eq(ODHTags.0.Id,'wandern')",
+            &["p2", "p3"],
+        ),
         ("/v1/ODHActivityPoi?rawfilter=in(SmgTags,'sommer')", &["p2"]),
-        ("/v1/ODHActivityPoi?rawsort=-SmgTags.1,Shortname", &["p2", "p1", "p3"]),
-        ("/v1/HubActivityPoi?rawsort=-SrcTags.1,Shortname", &["p2", "p1", "p3"]),
+        (
+            "/v1/ODHActivityPoi?rawsort=-SmgTags.1,Shortname",
+            &["p2", "p1", "p3"],
+        ),
+        (
+            "/v1/HubActivityPoi?rawsort=-SrcTags.1,Shortname",
+            &["p2", "p1", "p3"],
+        ),
     ];
     for (uri, expected) in cases {
         let (status, body) = get(app(), &uri.replace('\'', "%27")).await;
@@ -159,7 +199,10 @@ async fn odh_spellings_of_paths_read_the_same_fields() {
     }
     let (_, body) = get(
         app(),
-        &format!("/v1/ODHActivityPoi/p2?fields={}", encode("ODHTags.[*].Id,SmgTags,_Meta.Type")),
+        &format!(
+            "/v1/ODHActivityPoi/p2?fields={}",
+            encode("ODHTags.[*].Id,SmgTags,_Meta.Type")
+        ),
     )
     .await;
     assert_eq!(
@@ -168,7 +211,10 @@ async fn odh_spellings_of_paths_read_the_same_fields() {
     );
     let (status, body) = get(
         app(),
-        &format!("/v1/Distinct?odhtype=odhactivitypoi&fields={}", encode("ODHTags.[*].Id")),
+        &format!(
+            "/v1/Distinct?odhtype=odhactivitypoi&fields={}",
+            encode("ODHTags.[*].Id")
+        ),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -184,23 +230,51 @@ async fn odh_spellings_of_paths_read_the_same_fields() {
 #[tokio::test]
 async fn the_filter_endpoint_follows_the_spelling() {
     let expression = encode("eq(Active,true)");
-    let (_, body) = get(app(), &format!("/v1/Filter?type=odhactivitypoi&expression={expression}")).await;
+    let (_, body) = get(
+        app(),
+        &format!("/v1/Filter?type=odhactivitypoi&expression={expression}"),
+    )
+    .await;
     assert_eq!(body["detailedResults"], json!({"hubactivitypoi": 3}));
     assert!(body["Items"][0].get("HubTags").is_some(), "{body}");
-    let (_, body) = get(odh_app(), &format!("/v1/Filter?type=odhactivitypoi&expression={expression}")).await;
+    let (_, body) = get(
+        odh_app(),
+        &format!("/v1/Filter?type=odhactivitypoi&expression={expression}"),
+    )
+    .await;
     assert_eq!(body["detailedResults"], json!({"odhactivitypoi": 3}));
     assert!(body["Items"][0].get("ODHTags").is_some(), "{body}");
-    let (_, body) = get(app(), &format!("/v1/Filter?odhtype=odhactivitypoi&expression={expression}")).await;
-    assert_eq!(body["detailedResults"], json!({"odhactivitypoi": 3}), "odhtype is ODH spelling");
+    let (_, body) = get(
+        app(),
+        &format!("/v1/Filter?odhtype=odhactivitypoi&expression={expression}"),
+    )
+    .await;
+    assert_eq!(
+        body["detailedResults"],
+        json!({"odhactivitypoi": 3}),
+        "odhtype is ODH spelling"
+    );
 }
 
 #[tokio::test]
 async fn getasidarray_answers_every_matching_id_in_list_order() {
     for (uri, expected) in [
-        ("/v1/HubActivityPoi?getasidarray=true", json!(["p1", "p2", "p3"])),
-        ("/v1/HubActivityPoi?getasidarray=true&pagesize=1&rawsort=-Shortname", json!(["p3", "p2", "p1"])),
-        ("/v1/ODHActivityPoi?getasidarray=true&odhtagfilter=wandern", json!(["p2", "p3"])),
-        ("/v1/HubActivityPoi?getasidarray=true&searchfilter=nothing", json!([])),
+        (
+            "/v1/HubActivityPoi?getasidarray=true",
+            json!(["p1", "p2", "p3"]),
+        ),
+        (
+            "/v1/HubActivityPoi?getasidarray=true&pagesize=1&rawsort=-Shortname",
+            json!(["p3", "p2", "p1"]),
+        ),
+        (
+            "/v1/ODHActivityPoi?getasidarray=true&odhtagfilter=wandern",
+            json!(["p2", "p3"]),
+        ),
+        (
+            "/v1/HubActivityPoi?getasidarray=true&searchfilter=nothing",
+            json!([]),
+        ),
     ] {
         let (status, body) = get(app(), uri).await;
         assert_eq!((status, &body), (200, &expected), "{uri}");
@@ -208,7 +282,10 @@ async fn getasidarray_answers_every_matching_id_in_list_order() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?getasidarray=false").await;
     assert_eq!(body["TotalResults"], 3);
     let (status, body) = get(app(), "/v1/HubActivityPoi?getasidarray=yes").await;
-    assert_eq!((status, body["parameter"].as_str()), (400, Some("getasidarray")));
+    assert_eq!(
+        (status, body["parameter"].as_str()),
+        (400, Some("getasidarray"))
+    );
 }
 
 #[tokio::test]
@@ -248,7 +325,10 @@ async fn odh_parameters_are_implemented_or_refused_by_name() {
             "{uri}: {body}"
         );
         assert!(
-            body["detail"].as_str().unwrap().contains("does not support"),
+            body["detail"]
+                .as_str()
+                .unwrap()
+                .contains("does not support"),
             "{uri}: {body}"
         );
     }

@@ -60,7 +60,8 @@ fn content_routes(fixtures: &Path) -> Vec<(String, String, bool)> {
             if route.contains('{') || ops.get("get").is_none() {
                 continue;
             }
-            let served = hub_model::EntityType::resolve_path(route).is_some_and(|(_, id)| id.is_none())
+            let served = hub_model::EntityType::resolve_path(route)
+                .is_some_and(|(_, id)| id.is_none())
                 || NOT_CHECKED.iter().any(|(r, _)| *r == route);
             if served {
                 let single = doc["paths"].get(format!("{path}/{{id}}")).is_some();
@@ -81,7 +82,10 @@ async fn fetch(app: &support::TestApp, uri: &str) -> Value {
 async fn demo_answers_fit_the_odh_response_schemas() {
     let fixtures = repo_root().join("../shared/fixtures/odh-openapi");
     if !fixtures.join("content").is_dir() {
-        return skip_or_fail(&format!("no ODH OpenAPI fixtures at {}", fixtures.display()));
+        return skip_or_fail(&format!(
+            "no ODH OpenAPI fixtures at {}",
+            fixtures.display()
+        ));
     }
     let config = hub::Config {
         naming: hub::config::NamingSetting::Odh,
@@ -104,10 +108,22 @@ async fn demo_answers_fit_the_odh_response_schemas() {
         }
     }
     for (uri, template) in [
-        ("/v2/flat/ParkingStation/free/latest?limit=5", "/v2/{representation}/{stationTypes}/{dataTypes}/latest"),
-        ("/v2/tree/ParkingStation/free/latest?limit=5", "/v2/{representation}/{stationTypes}/{dataTypes}/latest"),
-        ("/v2/flat/ParkingStation?limit=5", "/v2/{representation}/{stationTypes}"),
-        ("/v2/tree/ParkingStation?limit=5", "/v2/{representation}/{stationTypes}"),
+        (
+            "/v2/flat/ParkingStation/free/latest?limit=5",
+            "/v2/{representation}/{stationTypes}/{dataTypes}/latest",
+        ),
+        (
+            "/v2/tree/ParkingStation/free/latest?limit=5",
+            "/v2/{representation}/{stationTypes}/{dataTypes}/latest",
+        ),
+        (
+            "/v2/flat/ParkingStation?limit=5",
+            "/v2/{representation}/{stationTypes}",
+        ),
+        (
+            "/v2/tree/ParkingStation?limit=5",
+            "/v2/{representation}/{stationTypes}",
+        ),
     ] {
         let body = fetch(&app, uri).await;
         cases.push(json!({"label": uri, "slice": "timeseries-openapi3.yml", "path": template, "body": body}));

@@ -233,10 +233,16 @@ fn rejects_malformed_expressions_with_positions() {
 fn odh_spellings_of_a_path_read_the_stored_field() {
     // (as written, stored segments)
     for (text, stored) in [
-        ("ODHTags.[*].Id", vec![key("HubTags"), PathSegment::AnyElement, key("Id")]),
+        (
+            "ODHTags.[*].Id",
+            vec![key("HubTags"), PathSegment::AnyElement, key("Id")],
+        ),
         ("SmgTags", vec![key("SrcTags")]),
         ("HubTags", vec![key("HubTags")]),
-        ("Detail.de.ODHTags", vec![key("Detail"), key("de"), key("HubTags")]),
+        (
+            "Detail.de.ODHTags",
+            vec![key("Detail"), key("de"), key("HubTags")],
+        ),
     ] {
         let parsed = path(text);
         assert_eq!(parsed.segments, stored, "{text}");

@@ -466,7 +466,10 @@ async fn accommodation_article_and_poi_category_filters() {
         // no filter; 447 (every POI flag but 64 Verkehr und Transport) matches no fixture.
         ("/v1/HubActivityPoi?activitytype=16", &["p1"]),
         ("/v1/HubActivityPoi?activitytype=17", &["p1"]),
-        ("/v1/HubActivityPoi?activitytype=1023", &["p1", "p2", "p3", "p4"]),
+        (
+            "/v1/HubActivityPoi?activitytype=1023",
+            &["p1", "p2", "p3", "p4"],
+        ),
         ("/v1/HubActivityPoi?activitytype=wandern", &["p1"]),
         ("/v1/HubActivityPoi?poitype=447", &[]),
         ("/v1/HubActivityPoi?poitype=511", &["p1", "p2", "p3", "p4"]),
