@@ -61,7 +61,10 @@ pub(crate) async fn list_datasets(
             json!({
                 "Id": e.name,
                 "Shortname": e.name,
-                "Type": e.meta_type,
+                "Type": match state.naming {
+                    hub_model::Naming::Odh => hub_model::naming::odh_type(e.meta_type),
+                    hub_model::Naming::Hub => e.meta_type,
+                },
                 "ApiUrl": format!("{}/v1/{}", state.base_url, e.route),
                 "PathParam": std::iter::once("v1").chain(e.route.split('/')).collect::<Vec<_>>(),
                 "Aliases": e.route_aliases,

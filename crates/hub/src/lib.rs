@@ -78,6 +78,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         content: store.content(),
         base_url: config.content_base_url(),
         geoconverter: config.geoconverter.clone(),
+        naming: config.naming.into(),
     });
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),

@@ -257,6 +257,37 @@ async fn the_filter_endpoint_follows_the_spelling() {
 }
 
 #[tokio::test]
+async fn find_and_the_dataset_list_follow_the_spelling() {
+    let (_, body) = get(app(), "/v1/Find?q=alpha&type=hubactivitypoi&fields=HubTags").await;
+    assert_eq!(body["detailedResults"], json!({"hubactivitypoi": 1}));
+    assert_eq!(body["Items"][0]["_Meta.Type"], "hubactivitypoi");
+    let (_, body) = get(
+        app(),
+        "/v1/Find?q=alpha&odhtype=odhactivitypoi&fields=ODHTags",
+    )
+    .await;
+    assert_eq!(body["detailedResults"], json!({"odhactivitypoi": 1}));
+    assert_eq!(body["Items"][0]["_Meta.Type"], "odhactivitypoi");
+    assert_eq!(
+        body["Items"][0]["ODHTags"],
+        json!([{"Id": "gastronomy"}, {"Id": "essen trinken"}])
+    );
+    let types = |body: &Value| -> Vec<String> {
+        body["Items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["Type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, hub) = get(app(), "/v1").await;
+    assert!(types(&hub).contains(&"hubactivitypoi".to_string()));
+    let (_, odh) = get(odh_app(), "/v1").await;
+    assert!(types(&odh).contains(&"odhactivitypoi".to_string()));
+    assert!(!types(&odh).contains(&"hubactivitypoi".to_string()));
+}
+
+#[tokio::test]
 async fn getasidarray_answers_every_matching_id_in_list_order() {
     for (uri, expected) in [
         (
