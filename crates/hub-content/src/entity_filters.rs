@@ -284,6 +284,8 @@ pub const POI_POI_TYPES: &[(u64, &str)] = &[
     (64, "Verkehr und Transport"),
     (128, "Dienstleister"),
     (256, "Kunsthandwerker"),
+    (512, "Vereine"),
+    (1024, "Unternehmen"),
 ];
 
 /// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.

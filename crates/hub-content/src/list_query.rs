@@ -134,7 +134,7 @@ pub struct PoiListQuery {
     pub main_type: Option<String>,
     /// Comma list of subcategory names (HubTags ids).
     pub subtype: Option<String>,
-    /// POI categories: the reference's bitmask (1 Ärzte, Apotheken … 256 Kunsthandwerker; 511 = all) or a comma list of names.
+    /// POI categories: the reference's bitmask (1 Ärzte, Apotheken … 1024 Unternehmen; 2047 = all) or a comma list of names.
     pub poitype: Option<String>,
     /// Activity categories: the reference's bitmask (1 Berg … 512 Aufstiegsanlagen; 1023 = all) or a comma list of names.
     pub activitytype: Option<String>,
