@@ -11,7 +11,7 @@
 //! not touch the common parameters (`crate::list_query`, `crate::params`).
 
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{JsonPath, Literal, PathSegment, RawFilter};
+use hub_query::content::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter};
 use hub_query::content::tagfilter::{TagFilter, TagGroup};
 use hub_query::content::{ContentFilter, ContentOrder};
 
@@ -79,6 +79,31 @@ pub fn apply(
             if let Some(values) = names_only("subtype", q.subtype.as_deref())? {
                 filters.push(hub_tags_any(values));
             }
+            if let Some(v) = q.odhtagfilter_and.as_deref() {
+                crate::params::check_list("odhtagfilter_and", v)?;
+                let tags: Vec<String> = comma_list(v).map(str::to_lowercase).collect();
+                filters.push(ContentFilter::Tags {
+                    kind: "hubtag",
+                    filter: TagFilter {
+                        groups: vec![TagGroup { all: true, tags }],
+                    },
+                });
+            }
+            if let Some(flag) = crate::params::bool_value("highlight", q.highlight.as_deref())? {
+                filters.push(raw(RawFilter::Compare {
+                    op: CompareOp::Eq,
+                    path: path("Highlight"),
+                    value: Literal::Bool(flag),
+                    position: 1,
+                }));
+            }
+            if let Some(flag) = crate::params::bool_value("hasimage", q.hasimage.as_deref())? {
+                // An image is a first gallery entry with a URL.
+                filters.push(raw(RawFilter::IsNull {
+                    path: path("ImageGallery.0.ImageUrl"),
+                    negated: flag,
+                }));
+            }
         }
         EntityListQuery::Article(q) => {
             if let Some(values) = bitmask("articletype", q.articletype.as_deref(), ARTICLE_TYPES)? {
@@ -141,6 +166,8 @@ fn path(text: &str) -> JsonPath {
         .map(|s| {
             if s == "[*]" {
                 PathSegment::AnyElement
+            } else if let Ok(n) = s.parse::<u32>() {
+                PathSegment::Index(n)
             } else {
                 PathSegment::Key(s.to_string())
             }
@@ -150,6 +177,13 @@ fn path(text: &str) -> JsonPath {
         segments,
         text: text.to_string(),
         position: 1,
+    }
+}
+
+fn raw(filter: RawFilter) -> ContentFilter {
+    ContentFilter::Raw {
+        filter,
+        parameter: "filter",
     }
 }
 

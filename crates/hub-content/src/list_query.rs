@@ -138,6 +138,14 @@ pub struct PoiListQuery {
     pub poitype: Option<String>,
     /// Activity categories: the reference's bitmask (1 Berg … 512 Aufstiegsanlagen; 1023 = all) or a comma list of names.
     pub activitytype: Option<String>,
+    /// Only documents with every one of these HubTags (comma list; odhtagfilter is any of them).
+    pub odhtagfilter_and: Option<String>,
+    /// true: only highlights (`Highlight`); false: only the others.
+    #[param(value_type = Option<bool>)]
+    pub highlight: Option<String>,
+    /// true: only documents with an image (`ImageGallery`); false: only those without.
+    #[param(value_type = Option<bool>)]
+    pub hasimage: Option<String>,
 }
 
 /// Article lists.

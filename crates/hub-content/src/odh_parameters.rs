@@ -154,9 +154,10 @@ mod tests {
     fn parameters_outside_the_audit_pass() {
         let poi = EntityType::by_name("HubActivityPoi").unwrap();
         assert!(refuse_unsupported(poi, &RawQuery::parse(Some("_=123&format=csv"))).is_ok());
-        let refused = refuse_unsupported(poi, &RawQuery::parse(Some("pagesize=2&HasImage=true")));
+        let refused =
+            refuse_unsupported(poi, &RawQuery::parse(Some("pagesize=2&DurationFilter=1,2")));
         assert!(
-            matches!(refused, Err(ContentError::InvalidParameter { parameter, .. }) if parameter == "HasImage")
+            matches!(refused, Err(ContentError::InvalidParameter { parameter, .. }) if parameter == "DurationFilter")
         );
     }
 

@@ -23,9 +23,15 @@ fn poi(id: &str, name: &str, lat: f64, tags: &[&str]) -> (&'static str, Value) {
 }
 
 fn fixtures() -> Vec<(&'static str, Value)> {
+    let (entity, mut alpha) = poi("p1", "Alpha", 46.50, &["gastronomy", "essen trinken"]);
+    alpha["Highlight"] = json!(true);
+    alpha["ImageGallery"] = json!([{"ImageUrl": "https://images.example.com/a.jpg"}]);
+    let (_, mut bravo) = poi("p2", "Bravo", 46.40, &["wandern", "sommer"]);
+    bravo["Highlight"] = json!(false);
+    bravo["ImageGallery"] = json!([]);
     vec![
-        poi("p1", "Alpha", 46.50, &["gastronomy", "essen trinken"]),
-        poi("p2", "Bravo", 46.40, &["wandern", "sommer"]),
+        (entity, alpha),
+        ("HubActivityPoi", bravo),
         poi("p3", "Charlie", 46.45, &["wandern"]),
         (
             "Tag",
@@ -342,8 +348,11 @@ async fn odh_parameters_are_implemented_or_refused_by_name() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?publishedon=elsewhere").await;
     assert_eq!(body["TotalResults"], 0);
     for (uri, parameter) in [
-        ("/v1/ODHActivityPoi?hasimage=true", "hasimage"),
-        ("/v1/HubActivityPoi?pagesize=2&Highlight=true", "Highlight"),
+        ("/v1/ODHActivityPoi?level3type=1", "level3type"),
+        (
+            "/v1/HubActivityPoi?pagesize=2&DifficultyFilter=1",
+            "DifficultyFilter",
+        ),
         ("/v1/Accommodation?odhactive=true", "odhactive"),
         ("/v1/Event?topicfilter=1", "topicfilter"),
         ("/v1/ODHTag?mainentity=event", "mainentity"),
@@ -363,6 +372,29 @@ async fn odh_parameters_are_implemented_or_refused_by_name() {
             "{uri}: {body}"
         );
     }
+    for (uri, expected) in [
+        ("/v1/ODHActivityPoi?highlight=true", vec!["p1"]),
+        ("/v1/ODHActivityPoi?highlight=false", vec!["p2"]),
+        ("/v1/ODHActivityPoi?hasimage=true", vec!["p1"]),
+        ("/v1/ODHActivityPoi?hasimage=false", vec!["p2", "p3"]),
+        (
+            "/v1/ODHActivityPoi?odhtagfilter_and=wandern,sommer",
+            vec!["p2"],
+        ),
+        (
+            "/v1/ODHActivityPoi?odhtagfilter=wandern,sommer",
+            vec!["p2", "p3"],
+        ),
+    ] {
+        let (status, body) = get(app(), uri).await;
+        assert_eq!(status, 200, "{uri}: {body}");
+        assert_eq!(ids(&body), expected, "{uri}");
+    }
+    let (status, body) = get(app(), "/v1/ODHActivityPoi?hasimage=maybe").await;
+    assert_eq!(
+        (status, body["parameter"].as_str()),
+        (400, Some("hasimage"))
+    );
     // Not an ODH parameter: not refused (cache busters, formats).
     let (status, _) = get(app(), "/v1/HubActivityPoi?_=1700000000").await;
     assert_eq!(status, 200);
