@@ -134,6 +134,17 @@ pub fn apply(
                 filters.push(in_filter("Types", values));
             }
         }
+        EntityListQuery::VisibleInSearch(q) => {
+            let flag = crate::params::bool_value("visibleinsearch", q.visibleinsearch.as_deref())?;
+            if let Some(flag) = flag {
+                filters.push(raw(RawFilter::Compare {
+                    op: CompareOp::Eq,
+                    path: path("VisibleInSearch"),
+                    value: Literal::Bool(flag),
+                    position: 1,
+                }));
+            }
+        }
         EntityListQuery::None => {}
     }
     Ok(None)

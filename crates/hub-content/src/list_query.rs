@@ -166,6 +166,15 @@ pub struct TagListQuery {
     pub types: Option<String>,
 }
 
+/// Municipality and District lists.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VisibleInSearchQuery {
+    /// true: only entries shown in searches (`VisibleInSearch`); false: only the hidden ones.
+    #[param(value_type = Option<bool>)]
+    pub visibleinsearch: Option<String>,
+}
+
 /// Source lists.
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -183,6 +192,7 @@ pub enum EntityListQuery {
     Article(ArticleListQuery),
     Tag(TagListQuery),
     Source(SourceListQuery),
+    VisibleInSearch(VisibleInSearchQuery),
     None,
 }
 
@@ -196,6 +206,7 @@ impl EntityListQuery {
             "Article" => Self::Article(raw.typed()),
             "Tag" => Self::Tag(raw.typed()),
             "Source" => Self::Source(raw.typed()),
+            "Municipality" | "District" => Self::VisibleInSearch(raw.typed()),
             _ => Self::None,
         }
     }
@@ -210,6 +221,7 @@ impl EntityListQuery {
             "Article" => ArticleListQuery::into_params(query),
             "Tag" => TagListQuery::into_params(query),
             "Source" => SourceListQuery::into_params(query),
+            "Municipality" | "District" => VisibleInSearchQuery::into_params(query),
             _ => Vec::new(),
         }
     }

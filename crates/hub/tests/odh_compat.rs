@@ -34,6 +34,14 @@ fn fixtures() -> Vec<(&'static str, Value)> {
         ("HubActivityPoi", bravo),
         poi("p3", "Charlie", 46.45, &["wandern"]),
         (
+            "Municipality",
+            json!({"Id": "m1", "_Meta": {"Id": "m1", "Type": "municipality", "Source": "idm"}, "Shortname": "m1", "VisibleInSearch": true}),
+        ),
+        (
+            "Municipality",
+            json!({"Id": "m2", "_Meta": {"Id": "m2", "Type": "municipality", "Source": "idm"}, "Shortname": "m2", "VisibleInSearch": false}),
+        ),
+        (
             "Tag",
             json!({"Id": "t1", "_Meta": {"Id": "t1", "Type": "tag", "Source": "idm"}, "Shortname": "t1",
                 "ValidForEntity": ["hubactivitypoi"], "HubTagIds": ["wandern"], "Types": ["x"]}),
@@ -385,6 +393,14 @@ async fn odh_parameters_are_implemented_or_refused_by_name() {
             "/v1/ODHActivityPoi?odhtagfilter=wandern,sommer",
             vec!["p2", "p3"],
         ),
+    ] {
+        let (status, body) = get(app(), uri).await;
+        assert_eq!(status, 200, "{uri}: {body}");
+        assert_eq!(ids(&body), expected, "{uri}");
+    }
+    for (uri, expected) in [
+        ("/v1/Municipality?visibleinsearch=true", vec!["m1"]),
+        ("/v1/Municipality?visibleinsearch=false", vec!["m2"]),
     ] {
         let (status, body) = get(app(), uri).await;
         assert_eq!(status, 200, "{uri}: {body}");
