@@ -7,7 +7,8 @@ Reads one JSON object on stdin:
               "path": "/v1/ODHActivityPoi/{id}", "body": <the response JSON>}]}
 and prints one line per mismatch, `label: $.json.path: message`, then a summary. Exit
 status 0 when every body fits the 200 response schema of its OpenAPI operation, 1 when
-any does not, 2 when the input or a schema cannot be read.
+any does not, 2 when the input or a schema cannot be read, 3 when jsonschema or PyYAML
+is not installed.
 
 OpenAPI 3.0 schemas are not JSON Schema: `nullable` is rewritten to a `null` type, and
 `$ref`s resolve inside the slice document.
@@ -18,8 +19,9 @@ import sys
 
 try:
     import jsonschema
-except ImportError:  # the caller reports the skip
-    print("python package jsonschema is not installed", file=sys.stderr)
+    import yaml
+except ImportError as missing:  # the caller reports the skip (exit status 3)
+    print(f"python package {missing.name} is not installed", file=sys.stderr)
     sys.exit(3)
 
 
@@ -97,8 +99,6 @@ def load_slice(fixtures, name, cache={}):
         path = os.path.join(fixtures, name)
         with open(path, encoding="utf-8") as f:
             if name.endswith((".yml", ".yaml")):
-                import yaml
-
                 doc = yaml.safe_load(f)
             else:
                 doc = json.load(f)
