@@ -208,10 +208,17 @@ async fn id_array(
             });
         }
         for doc in &page.docs {
-            let value: serde_json::Value =
-                serde_json::from_str(doc).map_err(hub_store::StoreError::from)?;
-            if let Some(id) = value.get("Id").and_then(|v| v.as_str()) {
-                ids.push(id.to_string());
+            // Only `Id` is kept; the rest of the document is skipped while parsing.
+            #[derive(serde::Deserialize)]
+            struct IdOnly {
+                #[serde(rename = "Id")]
+                id: Option<serde_json::Value>,
+            }
+            let parsed: IdOnly = serde_json::from_str(doc).map_err(hub_store::StoreError::from)?;
+            match parsed.id {
+                Some(serde_json::Value::String(id)) => ids.push(id),
+                Some(other @ serde_json::Value::Number(_)) => ids.push(other.to_string()),
+                _ => {}
             }
         }
         if page.docs.len() < CHUNK as usize || ids.len() as u64 >= page.total {
