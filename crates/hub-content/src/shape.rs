@@ -12,8 +12,12 @@ use hub_store::StoreError;
 /// Applies `projection` to one stored document, returning JSON text.
 pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, StoreError> {
     let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
-    if projection.is_identity() && !rename {
-        return Ok(stored.to_string());
+    if projection.is_identity() {
+        // Renaming alone is a pass over the text: no document is built.
+        return Ok(match rename {
+            true => naming::to_odh_text(stored).unwrap_or_else(|| stored.to_string()),
+            false => stored.to_string(),
+        });
     }
     let mut doc: Value = serde_json::from_str(stored)?;
     if rename {

@@ -125,8 +125,17 @@ fn contains_quoted(text: &str, word: &str) -> bool {
         .any(|(at, _)| text[..at].ends_with('"') && text[at + word.len()..].starts_with('"'))
 }
 
-/// Rewrites a document into the ODH spelling: every key of [`SPELLINGS`] at any depth,
-/// and the type names of `_Meta.Type` and of `ValidForEntity` values.
+/// The ODH spelling of a string value that is exactly a Hub type name
+/// (`hubactivitypoi`), as in `_Meta.Type`, `ValidForEntity` or a link's `Type`.
+fn odh_type_value(hub: &str) -> Option<&'static str> {
+    TYPE_SPELLINGS
+        .iter()
+        .find(|(h, _)| *h == hub)
+        .map(|(_, o)| *o)
+}
+
+/// Rewrites a document into the ODH spelling: every key of [`SPELLINGS`] and every string
+/// value that is exactly a Hub type name, at any depth.
 pub fn to_odh(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -137,23 +146,60 @@ pub fn to_odh(value: &mut Value) {
                     map.insert(key, v);
                 }
             }
-            if let Some(Value::Object(meta)) = map.get_mut("_Meta") {
-                if let Some(Value::String(t)) = meta.get_mut("Type") {
-                    *t = odh_type(t).to_string();
-                }
-            }
-            if let Some(Value::Array(types)) = map.get_mut("ValidForEntity") {
-                for t in types.iter_mut() {
-                    if let Value::String(s) = t {
-                        *s = odh_type(s).to_string();
-                    }
-                }
-            }
             map.values_mut().for_each(to_odh);
         }
         Value::Array(items) => items.iter_mut().for_each(to_odh),
+        Value::String(text) => {
+            if let Some(odh) = odh_type_value(text) {
+                *text = odh.to_string();
+            }
+        }
         _ => {}
     }
+}
+
+/// [`to_odh`] on JSON text, without building a document: the same keys and string values
+/// are replaced in place, everything else is copied byte for byte. `None` when nothing
+/// changes. The text must be valid JSON (stored documents are).
+pub fn to_odh_text(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0; // bytes of `text` already in `out`
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        // A string token starts here (outside strings every quote opens one).
+        let start = i + 1;
+        let mut end = start;
+        while end < bytes.len() && bytes[end] != b'"' {
+            end += if bytes[end] == b'\\' { 2 } else { 1 };
+        }
+        let end = end.min(bytes.len());
+        let content = &text[start..end];
+        let is_key = bytes[(end + 1).min(bytes.len())..]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            == Some(&b':');
+        let replacement = if is_key {
+            odh_key(content)
+        } else {
+            odh_type_value(content)
+        };
+        if let Some(replacement) = replacement {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            out.push_str(&text[copied..start]);
+            out.push_str(replacement);
+            copied = end;
+        }
+        i = end + 1;
+    }
+    out.map(|mut out| {
+        out.push_str(&text[copied..]);
+        out
+    })
 }
 
 /// Rewrites ODH field names into Hub's spelling at any depth (written documents are
@@ -236,6 +282,29 @@ mod tests {
         to_hub(&mut doc);
         // A document carrying both spellings keeps the later one (JSON object semantics).
         assert_eq!(doc, json!({"HubTags": [], "Nested": {"SrcTags": ["x"]}}));
+    }
+
+    #[test]
+    fn the_text_rewrite_equals_the_document_rewrite() {
+        for text in [
+            r#"{"Id":"a","_Meta":{"Type":"hubactivitypoi"},"HubTags":[{"Id":"x"}],"SrcTags":["x"]}"#,
+            r#"{"Id":"a", "HubTags" : [], "Note":"say \"HubTags\": here","T":"hubactivitypoi"}"#,
+            r#"{"Id":"a","Shortname":"HubTags","List":["hubtag","HubTags"],"x\\":"HubTags"}"#,
+            r#"{"Nested":{"HubTagIds":["hubactivitypoi "]},"ValidForEntity":["hubactivitypoi","event"]}"#,
+            r#"{"Id":"ä","Detail":{"de":{"Title":"Grüße \u0022HubTags\u0022"}}}"#,
+        ] {
+            let mut doc: Value = serde_json::from_str(text).unwrap();
+            to_odh(&mut doc);
+            let rewritten = to_odh_text(text).unwrap_or_else(|| text.to_string());
+            let reparsed: Value = serde_json::from_str(&rewritten).unwrap();
+            assert_eq!(reparsed, doc, "{text}");
+            assert_eq!(
+                reparsed.to_string(),
+                doc.to_string(),
+                "{text}: key order kept"
+            );
+        }
+        assert_eq!(to_odh_text(r#"{"Id":"a","Title":"HubTags"}"#), None);
     }
 
     #[test]
