@@ -11,7 +11,7 @@
 //! not touch the common parameters (`crate::list_query`, `crate::params`).
 
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{JsonPath, Literal, PathSegment, RawFilter};
+use hub_query::content::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter};
 use hub_query::content::tagfilter::{TagFilter, TagGroup};
 use hub_query::content::{ContentFilter, ContentOrder};
 
@@ -54,20 +54,55 @@ pub fn apply(
                     filters.push(in_filter(field, values));
                 }
             }
+            if let Some(v) = q.idfilter.as_deref() {
+                crate::params::check_list("idfilter", v)?;
+                filters.push(ContentFilter::IdIn(
+                    comma_list(v).map(str::to_lowercase).collect(),
+                ));
+            }
         }
         EntityListQuery::Poi(q) => {
             // The reference's German category names are HubTags ids (indexed as `hubtag`).
             if let Some(values) = bitmask("type", q.main_type.as_deref(), POI_MAIN_TYPES)? {
                 filters.push(hub_tags_any(values));
             }
-            for (name, value) in [
-                ("subtype", &q.subtype),
-                ("poitype", &q.poitype),
-                ("activitytype", &q.activitytype),
+            // Fixed flag tables in the reference (unlike `subtype`, whose bits depend on
+            // the first main type).
+            for (name, value, flags) in [
+                ("activitytype", &q.activitytype, POI_ACTIVITY_TYPES),
+                ("poitype", &q.poitype, POI_POI_TYPES),
             ] {
-                if let Some(values) = names_only(name, value.as_deref())? {
+                if let Some(values) = number_or_names(name, value.as_deref(), flags)? {
                     filters.push(hub_tags_any(values));
                 }
+            }
+            if let Some(values) = names_only("subtype", q.subtype.as_deref())? {
+                filters.push(hub_tags_any(values));
+            }
+            if let Some(v) = q.odhtagfilter_and.as_deref() {
+                crate::params::check_list("odhtagfilter_and", v)?;
+                let tags: Vec<String> = comma_list(v).map(str::to_lowercase).collect();
+                filters.push(ContentFilter::Tags {
+                    kind: "hubtag",
+                    filter: TagFilter {
+                        groups: vec![TagGroup { all: true, tags }],
+                    },
+                });
+            }
+            if let Some(flag) = crate::params::bool_value("highlight", q.highlight.as_deref())? {
+                filters.push(raw(RawFilter::Compare {
+                    op: CompareOp::Eq,
+                    path: path("Highlight"),
+                    value: Literal::Bool(flag),
+                    position: 1,
+                }));
+            }
+            if let Some(flag) = crate::params::bool_value("hasimage", q.hasimage.as_deref())? {
+                // An image is a first gallery entry with a URL.
+                filters.push(raw(RawFilter::IsNull {
+                    path: path("ImageGallery.0.ImageUrl"),
+                    negated: flag,
+                }));
             }
         }
         EntityListQuery::Article(q) => {
@@ -102,6 +137,17 @@ pub fn apply(
                 filters.push(in_filter("Types", values));
             }
         }
+        EntityListQuery::VisibleInSearch(q) => {
+            let flag = crate::params::bool_value("visibleinsearch", q.visibleinsearch.as_deref())?;
+            if let Some(flag) = flag {
+                filters.push(raw(RawFilter::Compare {
+                    op: CompareOp::Eq,
+                    path: path("VisibleInSearch"),
+                    value: Literal::Bool(flag),
+                    position: 1,
+                }));
+            }
+        }
         EntityListQuery::None => {}
     }
     Ok(None)
@@ -134,6 +180,8 @@ fn path(text: &str) -> JsonPath {
         .map(|s| {
             if s == "[*]" {
                 PathSegment::AnyElement
+            } else if let Ok(n) = s.parse::<u32>() {
+                PathSegment::Index(n)
             } else {
                 PathSegment::Key(s.to_string())
             }
@@ -143,6 +191,13 @@ fn path(text: &str) -> JsonPath {
         segments,
         text: text.to_string(),
         position: 1,
+    }
+}
+
+fn raw(filter: RawFilter) -> ContentFilter {
+    ContentFilter::Raw {
+        filter,
+        parameter: "filter",
     }
 }
 
@@ -219,6 +274,19 @@ fn bitmask(
     Ok(Some(values))
 }
 
+/// A bitmask over `flags` (their names), or a comma list of HubTags ids as they are.
+fn number_or_names(
+    name: &str,
+    value: Option<&str>,
+    flags: &[(u64, &str)],
+) -> Result<Option<Vec<String>>, ContentError> {
+    match value {
+        Some(v) if v.parse::<u64>().is_ok() => bitmask(name, value, flags),
+        Some(v) => Ok(Some(comma_list(v).map(str::to_lowercase).collect())),
+        None => Ok(None),
+    }
+}
+
 fn hub_tags_any(tags: Vec<String>) -> ContentFilter {
     let tags = tags.into_iter().map(|t| t.to_lowercase()).collect();
     ContentFilter::Tags {
@@ -258,6 +326,36 @@ fn names_only(name: &str, value: Option<&str>) -> Result<Option<Vec<String>>, Co
     }
     Ok(Some(names))
 }
+
+/// HubActivityPoi `activitytype`: the reference's activity flags, matched as HubTags ids
+/// (lower-cased) like `type`.
+pub const POI_ACTIVITY_TYPES: &[(u64, &str)] = &[
+    (1, "Berg"),
+    (2, "Radfahren"),
+    (4, "Stadtrundgang"),
+    (8, "Pferdesport"),
+    (16, "Wandern"),
+    (32, "Laufen und Fitness"),
+    (64, "Loipen"),
+    (128, "Rodelbahnen"),
+    (256, "Piste"),
+    (512, "Aufstiegsanlagen"),
+];
+
+/// HubActivityPoi `poitype`: the reference's POI flags, matched as HubTags ids.
+pub const POI_POI_TYPES: &[(u64, &str)] = &[
+    (1, "Ärzte, Apotheken"),
+    (2, "Geschäfte"),
+    (4, "Kultur und Sehenswürdigkeiten"),
+    (8, "Nachtleben und Unterhaltung"),
+    (16, "Öffentliche Einrichtungen"),
+    (32, "Sport und Freizeit"),
+    (64, "Verkehr und Transport"),
+    (128, "Dienstleister"),
+    (256, "Kunsthandwerker"),
+    (512, "Vereine"),
+    (1024, "Unternehmen"),
+];
 
 /// Accommodation `typefilter` (`AccoTypeId`), reference §1.1.
 pub const ACCO_TYPES: &[(u64, &str)] = &[

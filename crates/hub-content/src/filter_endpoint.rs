@@ -64,7 +64,8 @@ pub async fn filter(
     principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
     let principal = principal.map(|axum::Extension(p)| p);
-    let q: FilterQuery = RawQuery::parse(query.as_deref()).typed();
+    let raw = RawQuery::parse(query.as_deref());
+    let q: FilterQuery = raw.typed();
     let expression = q
         .expression
         .as_deref()
@@ -102,7 +103,8 @@ pub async fn filter(
         q.language.as_deref(),
         q.fields.as_deref(),
         q.removenullvalues.as_deref(),
-    )?;
+    )?
+    .in_naming(crate::routes::request_naming(&state, "Filter", &raw));
     let mut total = 0;
     let mut detailed = Map::new();
     let mut items = Vec::new();
@@ -124,7 +126,11 @@ pub async fn filter(
         )
         .await?;
         total += page.total;
-        detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
+        let type_name = match projection.naming {
+            hub_model::Naming::Odh => hub_model::naming::odh_type(entity.meta_type),
+            hub_model::Naming::Hub => entity.meta_type,
+        };
+        detailed.insert(type_name.to_string(), Value::from(page.total));
         for doc in &page.docs {
             items.push(shape_document(doc, &projection)?);
         }

@@ -23,6 +23,7 @@ pub mod geo_params;
 pub mod geojson;
 mod jsonld;
 pub mod list_query;
+pub mod odh_parameters;
 pub mod openapi;
 pub mod openapi_contract;
 pub mod params;
@@ -47,4 +48,7 @@ pub struct ContentState {
     pub content: Arc<dyn ContentRepo>,
     /// Absolute base of links in responses (`http://127.0.0.1:8080`), without trailing slash.
     pub base_url: String,
+    /// The deployment's spelling of documents (`--naming`); ODH-spelled requests get
+    /// the ODH spelling regardless ([`hub_model::Naming::for_request`]).
+    pub naming: hub_model::Naming,
 }

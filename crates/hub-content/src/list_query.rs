@@ -67,6 +67,12 @@ pub struct CommonListQuery {
     pub locfilter: Option<String>,
     /// Comma list of reg/tvs/skr/ska/are tokens; documents in any of these areas.
     pub areafilter: Option<String>,
+    /// Only documents published on one of these channels (comma list, matched against `PublishedOn`).
+    pub publishedon: Option<String>,
+    /// true: answer a plain JSON array of the ids of every matching document (in list
+    /// order, no paging; at most 100,000), instead of the envelope.
+    #[param(value_type = Option<bool>)]
+    pub getasidarray: Option<String>,
 }
 
 /// The filter-language parameters of dataset lists (not of GeoShapes).
@@ -114,6 +120,8 @@ pub struct AccommodationListQuery {
     pub arrival: Option<String>,
     /// Day of departure (YYYY-MM-DD), at most 60 nights after arrival.
     pub departure: Option<String>,
+    /// Only accommodations with these ids (the reference's name of `idlist` here).
+    pub idfilter: Option<String>,
 }
 
 /// HubActivityPoi lists: categories (HubTags ids).
@@ -126,10 +134,18 @@ pub struct PoiListQuery {
     pub main_type: Option<String>,
     /// Comma list of subcategory names (HubTags ids).
     pub subtype: Option<String>,
-    /// Comma list of POI category names (HubTags ids).
+    /// POI categories: the reference's bitmask (1 Ärzte, Apotheken … 1024 Unternehmen; 2047 = all) or a comma list of names.
     pub poitype: Option<String>,
-    /// Comma list of activity category names (HubTags ids).
+    /// Activity categories: the reference's bitmask (1 Berg … 512 Aufstiegsanlagen; 1023 = all) or a comma list of names.
     pub activitytype: Option<String>,
+    /// Only documents with every one of these HubTags (comma list; odhtagfilter is any of them).
+    pub odhtagfilter_and: Option<String>,
+    /// true: only highlights (`Highlight`); false: only the others.
+    #[param(value_type = Option<bool>)]
+    pub highlight: Option<String>,
+    /// true: only documents with an image (`ImageGallery`); false: only those without.
+    #[param(value_type = Option<bool>)]
+    pub hasimage: Option<String>,
 }
 
 /// Article lists.
@@ -150,6 +166,15 @@ pub struct TagListQuery {
     pub types: Option<String>,
 }
 
+/// Municipality and District lists.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VisibleInSearchQuery {
+    /// true: only entries shown in searches (`VisibleInSearch`); false: only the hidden ones.
+    #[param(value_type = Option<bool>)]
+    pub visibleinsearch: Option<String>,
+}
+
 /// Source lists.
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -167,6 +192,7 @@ pub enum EntityListQuery {
     Article(ArticleListQuery),
     Tag(TagListQuery),
     Source(SourceListQuery),
+    VisibleInSearch(VisibleInSearchQuery),
     None,
 }
 
@@ -180,6 +206,7 @@ impl EntityListQuery {
             "Article" => Self::Article(raw.typed()),
             "Tag" => Self::Tag(raw.typed()),
             "Source" => Self::Source(raw.typed()),
+            "Municipality" | "District" => Self::VisibleInSearch(raw.typed()),
             _ => Self::None,
         }
     }
@@ -194,6 +221,7 @@ impl EntityListQuery {
             "Article" => ArticleListQuery::into_params(query),
             "Tag" => TagListQuery::into_params(query),
             "Source" => SourceListQuery::into_params(query),
+            "Municipality" | "District" => VisibleInSearchQuery::into_params(query),
             _ => Vec::new(),
         }
     }
@@ -240,13 +268,17 @@ impl ListQuery {
     }
 }
 
-/// Order precedence: `rawsort`, then Event `sort`, then what the common parameters
-/// chose (distance, seed or the default).
+/// Order precedence: a radius search's distance order (as in the reference, where the
+/// geo branch comes first: a client that asks "nearest" gets nearest), then `rawsort`,
+/// then Event `sort`, then what the common parameters chose (seed or the default).
 pub fn list_order(
     rawsort: Option<Vec<SortKey>>,
     event_order: Option<ContentOrder>,
     common: ContentOrder,
 ) -> ContentOrder {
+    if matches!(common, ContentOrder::Distance { .. }) {
+        return common;
+    }
     match (rawsort, event_order) {
         (Some(keys), _) => ContentOrder::Raw(keys),
         (None, Some(order)) => order,

@@ -11,7 +11,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use crate::filter_endpoint::FilterQuery;
 use crate::list_query::{
     AccommodationListQuery, ArticleListQuery, CommonListQuery, EventListQuery, FilterLanguageQuery,
-    PoiListQuery, SourceListQuery, TagListQuery,
+    PoiListQuery, SourceListQuery, TagListQuery, VisibleInSearchQuery,
 };
 use crate::params::SingleQuery;
 use crate::utility::distinct::DistinctQuery;
@@ -69,6 +69,7 @@ fn list_reads(entity: &str) -> Vec<&'static str> {
         "Article" => reads::<ArticleListQuery>(),
         "Tag" => reads::<TagListQuery>(),
         "Source" => reads::<SourceListQuery>(),
+        "Municipality" | "District" => reads::<VisibleInSearchQuery>(),
         _ => Vec::new(),
     });
     names

@@ -41,6 +41,11 @@ impl RawQuery {
         RawQuery { pairs }
     }
 
+    /// The parameter names as sent, in order (repeated names repeat).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.pairs.iter().map(|(k, _)| k.as_str())
+    }
+
     /// The first value of a parameter, by case-insensitive name; `null` and empty
     /// values count as absent.
     pub fn get(&self, name: &str) -> Option<&str> {
@@ -218,6 +223,9 @@ pub struct Projection {
     pub language: Option<&'static str>,
     pub fields: Vec<FieldPath>,
     pub remove_null_values: bool,
+    /// The spelling answered in; set by the handler from the request
+    /// ([`hub_model::Naming::for_request`]), not a query parameter.
+    pub naming: hub_model::Naming,
 }
 
 impl Projection {
@@ -252,12 +260,32 @@ impl Projection {
             language,
             fields,
             remove_null_values,
+            naming: hub_model::Naming::Hub,
         })
     }
 
-    /// True when documents can be returned exactly as stored.
+    /// True when documents can be returned exactly as stored (the spelling aside:
+    /// [`crate::shape::shape_document`] looks at each document for that).
     pub fn is_identity(&self) -> bool {
         self.language.is_none() && self.fields.is_empty() && !self.remove_null_values
+    }
+
+    /// The same projection answering in `naming`: `fields` paths (parsed into Hub's
+    /// spelling) select from the document in that spelling; their output keys stay as
+    /// the client wrote them.
+    pub fn in_naming(mut self, naming: hub_model::Naming) -> Self {
+        self.naming = naming;
+        for path in &mut self.fields {
+            for segment in &mut path.segments {
+                if let hub_query::fields::Segment::Key(key) = segment {
+                    let spelled = hub_model::naming::key_in(naming, key);
+                    if spelled != key {
+                        *key = spelled.to_string();
+                    }
+                }
+            }
+        }
+        self
     }
 }
 
@@ -297,6 +325,8 @@ pub struct ListParams {
     pub geo: crate::geo_params::GeoParams,
     /// `pagesize=-1`: every match on one page, streamed (`page` is then unused).
     pub whole_dataset: bool,
+    /// `getasidarray=true`: answer the ids of every match as a plain array.
+    pub as_id_array: bool,
 }
 
 impl ListParams {
@@ -338,6 +368,13 @@ impl ListParams {
         if let Some(v) = q.idlist.as_deref() {
             check_list("idlist", v)?;
             filters.push(ContentFilter::IdIn(
+                comma_list(v).map(str::to_lowercase).collect(),
+            ));
+        }
+        if let Some(v) = q.publishedon.as_deref() {
+            check_list("publishedon", v)?;
+            filters.push(crate::entity_filters::in_filter(
+                "PublishedOn",
                 comma_list(v).map(str::to_lowercase).collect(),
             ));
         }
@@ -400,6 +437,7 @@ impl ListParams {
             projection,
             geo,
             whole_dataset,
+            as_id_array: bool_value("getasidarray", q.getasidarray.as_deref())?.unwrap_or(false),
         })
     }
 }

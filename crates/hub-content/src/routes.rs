@@ -65,7 +65,10 @@ pub(crate) async fn list_datasets(
             json!({
                 "Id": e.name,
                 "Shortname": e.name,
-                "Type": e.meta_type,
+                "Type": match state.naming {
+                    hub_model::Naming::Odh => hub_model::naming::odh_type(e.meta_type),
+                    hub_model::Naming::Hub => e.meta_type,
+                },
                 "ApiUrl": format!("{}/v1/{}", state.base_url, e.route),
                 "PathParam": std::iter::once("v1").chain(e.route.split('/')).collect::<Vec<_>>(),
                 "Aliases": e.route_aliases,
@@ -110,7 +113,7 @@ async fn entity_path(
     crate::closed::with_access(full, async {
         match id {
             None => list_entities(state, entity, uri.path(), &query).await,
-            Some(id) => get_entity(state, entity, id, &query).await,
+            Some(id) => get_entity(state, entity, id, &path, &query).await,
         }
     })
     .await
@@ -129,10 +132,20 @@ pub(crate) async fn list_entities(
     path: &str,
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
+    crate::odh_parameters::refuse_unsupported(entity, raw)?;
     let mut params = ListQuery::read(raw, entity).parse()?;
+    params.projection = std::mem::take(&mut params.projection).in_naming(request_naming(
+        &state,
+        path.trim_start_matches("/v1/"),
+        raw,
+    ));
     crate::closed::apply_availability(&state, entity, raw, &mut params.filters).await?;
     let mut filters = params.filters;
     params.geo.resolve(&*state.content, &mut filters).await?;
+    if params.as_id_array {
+        let ids = id_array(&state, entity, filters, params.order.clone()).await?;
+        return Ok(json_response(serde_json::Value::from(ids).to_string()));
+    }
     let query = ContentQuery {
         entity: entity.name,
         filters,
@@ -176,6 +189,60 @@ pub(crate) async fn list_entities(
     }))
 }
 
+/// Most ids `getasidarray=true` answers; a larger result is a 400 asking for filters.
+pub const MAX_ID_ARRAY: u64 = 100_000;
+
+/// The ids of every matching document, in list order, read a page of 1,000 at a time so
+/// only the ids are kept (the reference answers them without paging).
+async fn id_array(
+    state: &ContentState,
+    entity: &'static EntityType,
+    filters: Vec<hub_query::content::ContentFilter>,
+    order: ContentOrder,
+) -> Result<Vec<String>, ContentError> {
+    const CHUNK: u32 = crate::params::MAX_PAGE_SIZE;
+    let mut ids = Vec::new();
+    for number in 1.. {
+        let query = ContentQuery {
+            entity: entity.name,
+            filters: filters.clone(),
+            order: order.clone(),
+            page: Page {
+                size: CHUNK,
+                number,
+            },
+        };
+        let page = crate::closed::list_visible(&*state.content, entity, query).await?;
+        if page.total > MAX_ID_ARRAY {
+            return Err(ContentError::InvalidParameter {
+                parameter: "getasidarray".into(),
+                detail: format!(
+                    "{} documents match; getasidarray answers at most {MAX_ID_ARRAY} ids, narrow the list with filters",
+                    page.total
+                ),
+            });
+        }
+        for doc in &page.docs {
+            // Only `Id` is kept; the rest of the document is skipped while parsing.
+            #[derive(serde::Deserialize)]
+            struct IdOnly {
+                #[serde(rename = "Id")]
+                id: Option<serde_json::Value>,
+            }
+            let parsed: IdOnly = serde_json::from_str(doc).map_err(hub_store::StoreError::from)?;
+            match parsed.id {
+                Some(serde_json::Value::String(id)) => ids.push(id),
+                Some(other @ serde_json::Value::Number(_)) => ids.push(other.to_string()),
+                _ => {}
+            }
+        }
+        if page.docs.len() < CHUNK as usize || ids.len() as u64 >= page.total {
+            break;
+        }
+    }
+    Ok(ids)
+}
+
 /// `GET /v1/{EntityType}/{id}`: one document (ids match case-insensitively).
 #[utoipa::path(get, path = "/v1/{EntityType}/{id}", tag = "Content",
     params(("EntityType" = String, Path, description = "Dataset path"), ("id" = String, Path, description = "Document id, case-insensitive"), crate::params::SingleQuery),
@@ -187,9 +254,10 @@ pub(crate) async fn get_entity(
     state: ContentState,
     entity: &'static EntityType,
     id: &str,
+    route: &str,
     raw: &RawQuery,
 ) -> Result<Response, ContentError> {
-    let projection = Projection::parse(&raw.typed())?;
+    let projection = Projection::parse(&raw.typed())?.in_naming(request_naming(&state, route, raw));
     let stored = state.content.get(entity.name, id).await?.ok_or_else(|| {
         ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
     })?;
@@ -204,4 +272,14 @@ fn with_places(mut response: Response, places: impl FnOnce() -> Vec<Place>) -> R
         response.extensions_mut().insert(Places(places()));
     }
     response
+}
+
+/// The spelling of this request's answer: the deployment's, or ODH when the route below
+/// `/v1/` or a parameter name is spelled the ODH way.
+pub(crate) fn request_naming(
+    state: &ContentState,
+    route: &str,
+    raw: &RawQuery,
+) -> hub_model::Naming {
+    hub_model::Naming::for_request(state.naming, route, raw.names())
 }

@@ -1,6 +1,8 @@
-//! Response shaping: language projection, field selection, null removal, and the list
+//! Response shaping: language projection, field selection, null removal, the spelling
+//! (Hub or ODH, [`hub_model::naming`]), and the list
 //! envelope. Documents that need no reshaping are copied into the response as stored.
 
+use hub_model::naming::{self, Naming};
 use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
@@ -9,10 +11,18 @@ use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
 pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, StoreError> {
+    let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
     if projection.is_identity() {
-        return Ok(stored.to_string());
+        // Renaming alone is a pass over the text: no document is built.
+        return Ok(match rename {
+            true => naming::to_odh_text(stored).unwrap_or_else(|| stored.to_string()),
+            false => stored.to_string(),
+        });
     }
     let mut doc: Value = serde_json::from_str(stored)?;
+    if rename {
+        naming::to_odh(&mut doc);
+    }
     if let Some(lang) = projection.language {
         keep_language(&mut doc, lang);
     }
@@ -167,6 +177,37 @@ mod tests {
             },
         );
         assert_eq!(out, json!({"Id": "a", "K": [null, 1], "Z": 0, "F": false}));
+    }
+
+    #[test]
+    fn odh_naming_renames_documents_and_selects_either_spelling() {
+        let stored = json!({"Id": "a", "_Meta": {"Type": "hubactivitypoi"}, "HubTags": [{"Id": "x"}], "SrcTags": ["x"]});
+        let odh = |fields: &str| {
+            let projection = Projection::from_values(None, Some(fields), None)
+                .unwrap()
+                .in_naming(Naming::Odh);
+            shaped(stored.clone(), projection)
+        };
+        let whole = shaped(stored.clone(), Projection::default().in_naming(Naming::Odh));
+        assert_eq!(
+            whole,
+            json!({"Id": "a", "_Meta": {"Type": "odhactivitypoi"}, "ODHTags": [{"Id": "x"}], "SmgTags": ["x"]})
+        );
+        // Output keys are the paths as written; the values come from the same fields.
+        assert_eq!(
+            odh("ODHTags.[*].Id,HubTags.[*].Id,_Meta.Type"),
+            json!({"Id": "a", "ODHTags.[*].Id": ["x"], "HubTags.[*].Id": ["x"], "_Meta.Type": "odhactivitypoi"})
+        );
+        // Hub naming: stored as is, ODH paths read the Hub fields.
+        let hub = Projection::from_values(None, Some("ODHTags.[*].Id,_Meta.Type"), None).unwrap();
+        assert_eq!(
+            shaped(stored.clone(), hub),
+            json!({"Id": "a", "ODHTags.[*].Id": ["x"], "_Meta.Type": "hubactivitypoi"})
+        );
+        assert_eq!(
+            shape_document(&stored.to_string(), &Projection::default()).unwrap(),
+            stored.to_string()
+        );
     }
 
     #[test]

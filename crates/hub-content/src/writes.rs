@@ -50,16 +50,40 @@ const KNOWN_FIELDS: &[(&str, Kind)] = &[
     ("_Meta", Kind::Object),
     ("HasLanguage", Kind::Strings),
     ("TagIds", Kind::Strings),
-    ("SmgTags", Kind::Strings),
+    ("SrcTags", Kind::Strings),
     ("AreaIds", Kind::Strings),
     ("PublishedOn", Kind::Strings),
     ("GpsInfo", Kind::Objects),
     ("Tags", Kind::Objects),
     ("HubTags", Kind::Objects),
-    ("ODHTags", Kind::Objects),
     ("ImageGallery", Kind::Objects),
     ("AccoRoomInfo", Kind::Objects),
     ("Availability", Kind::Objects),
+];
+
+/// Fields of array elements whose type the ODH schemas define (`EventDate[].PriceFrom`
+/// is a number there): (array field, element key, kind). A wrong type is refused with
+/// the element's JSON path.
+const KNOWN_ELEMENT_FIELDS: &[(&str, &str, Kind)] = &[
+    ("GpsInfo", "Latitude", Kind::Number),
+    ("GpsInfo", "Longitude", Kind::Number),
+    ("GpsInfo", "Altitude", Kind::Number),
+    ("GpsInfo", "Gpstype", Kind::String),
+    ("EventDate", "PriceFrom", Kind::Number),
+    ("EventDate", "MinPersons", Kind::Number),
+    ("EventDate", "MaxPersons", Kind::Number),
+    ("EventDate", "From", Kind::String),
+    ("EventDate", "To", Kind::String),
+    ("EventDate", "Active", Kind::Bool),
+    ("EventDate", "IsBookable", Kind::Bool),
+    ("EventDate", "IsCancelled", Kind::Bool),
+    ("EventDate", "SingleDays", Kind::Bool),
+    ("ImageGallery", "ImageUrl", Kind::String),
+    ("ImageGallery", "Width", Kind::Number),
+    ("ImageGallery", "Height", Kind::Number),
+    ("ImageGallery", "IsInGallery", Kind::Bool),
+    ("Tags", "Id", Kind::String),
+    ("HubTags", "Id", Kind::String),
 ];
 
 fn kind_ok(value: &Value, kind: Kind) -> bool {
@@ -94,6 +118,9 @@ pub fn validate_document(
     mut doc: Value,
     path_id: Option<&str>,
 ) -> Result<Value, String> {
+    // Stored documents keep Hub's spelling: a client writing ODH names (`ODHTags`,
+    // `SmgTags`) writes the same fields.
+    hub_model::naming::to_hub(&mut doc);
     let Value::Object(map) = &mut doc else {
         return Err("the body must be a JSON object".into());
     };
@@ -130,16 +157,11 @@ pub fn validate_document(
             return Err(format!("HasLanguage: '{bad}' is not a known language code"));
         }
     }
-    for (i, gps) in map
-        .get("GpsInfo")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        for k in ["Latitude", "Longitude", "Altitude"] {
-            if gps.get(k).is_some_and(|v| !v.is_number() && !v.is_null()) {
-                return Err(format!("GpsInfo[{i}].{k} must be a number"));
+    for (field, key, kind) in KNOWN_ELEMENT_FIELDS {
+        let elements = map.get(*field).and_then(Value::as_array);
+        for (i, element) in elements.into_iter().flatten().enumerate() {
+            if element.get(*key).is_some_and(|v| !kind_ok(v, *kind)) {
+                return Err(format!("{field}[{i}].{key} must be {}", kind_name(*kind)));
             }
         }
     }
@@ -428,6 +450,40 @@ mod tests {
         )
         .is_err());
         assert!(validate_document(entity(), json!({"HasLanguage": ["xx"]}), None).is_err());
+        // Element fields typed by the ODH schemas: the error names the JSON path.
+        for (doc, error) in [
+            (
+                json!({"EventDate": [{"PriceFrom": 0}, {"PriceFrom": "0"}]}),
+                "EventDate[1].PriceFrom must be a number",
+            ),
+            (
+                json!({"GpsInfo": [{"Latitude": "46.5"}]}),
+                "GpsInfo[0].Latitude must be a number",
+            ),
+            (
+                json!({"EventDate": [{"IsBookable": "no"}]}),
+                "EventDate[0].IsBookable must be true or false",
+            ),
+            (
+                json!({"ODHTags": [{"Id": 3}]}),
+                "HubTags[0].Id must be a string",
+            ),
+            (
+                json!({"SmgTags": "x"}),
+                "SrcTags must be an array of strings",
+            ),
+        ] {
+            assert_eq!(validate_document(entity(), doc, None).unwrap_err(), error);
+        }
+        let written = validate_document(
+            entity(),
+            json!({"ODHTags": [{"Id": "a"}], "SmgTags": ["a"], "EventDate": [{"PriceFrom": 12.5}]}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(written["HubTags"], json!([{"Id": "a"}]));
+        assert_eq!(written["SrcTags"], json!(["a"]));
+        assert!(written.get("ODHTags").is_none());
         assert!(!validate_document(entity(), json!({}), None).unwrap()["Id"]
             .as_str()
             .unwrap()

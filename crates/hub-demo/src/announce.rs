@@ -441,7 +441,7 @@ pub(crate) fn documents(
         if history > 0 {
             let entries: Vec<Value> = updates
                 .iter()
-                .map(|u| json!({"UpdateDate": ts_rome(*u), "UpdatedBy": format!("transformer.traffic-event-{provider}"), "UpdateSource": provider}))
+                .map(|u| json!({"LastUpdate": ts_rome(*u), "UpdatedBy": format!("transformer.traffic-event-{provider}"), "UpdateSource": provider}))
                 .collect();
             meta.insert("UpdateInfo".into(), json!({"UpdatedBy": format!("transformer.traffic-event-{provider}"), "UpdateSource": provider, "UpdateHistory": entries}));
         }

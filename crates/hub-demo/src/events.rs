@@ -219,11 +219,8 @@ pub(crate) fn documents(
         put(&mut m, "DateBegin", json!(midnight(first)));
         put(&mut m, "DateEnd", json!(midnight(last)));
         let free = percent(rng, 45);
-        let price = if free {
-            "0".to_owned()
-        } else {
-            rng.gen_range(5..60).to_string()
-        };
+        // A number, as the ODH Event schema types EventDate[].PriceFrom.
+        let price: u32 = if free { 0 } else { rng.gen_range(5..60) };
         let max_persons = rng.gen_range(10..500);
         let event_dates: Vec<Value> = dates
             .iter()

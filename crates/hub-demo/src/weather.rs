@@ -98,6 +98,16 @@ fn desc(c: &(&str, &str, &str, &str, u32, f64)) -> Value {
     json!({"de": c.1, "it": c.2, "en": c.3})
 }
 
+/// The ODH schema's integer `SymbolId`: the weather code's letter (a = 1, b = 2, …) times
+/// ten plus the forecast day (1–4).
+fn symbol_id(code: &str, day: i64) -> i64 {
+    let letter = code
+        .bytes()
+        .next()
+        .map_or(0, |b| i64::from(b.saturating_sub(b'a')) + 1);
+    letter * 10 + day + 1
+}
+
 fn fresh(rng: &mut impl Rng, now: NaiveDateTime) -> Stamps {
     let last_change = now - Duration::minutes(rng.gen_range(5..360));
     Stamps {
@@ -165,8 +175,9 @@ pub(crate) fn documents(
                 let date = today + Duration::days(d);
                 let mean = mean_temp(now + Duration::days(d), alt);
                 let c = condition(rng, mean < 2.0);
-                let max = (mean + rng.gen_range(3.0..7.0)).round();
-                let min = (mean - rng.gen_range(3.0..7.0)).round();
+                // Whole numbers: the ODH schema types these fields as integers.
+                let max = (mean + rng.gen_range(3.0..7.0)).round() as i64;
+                let min = (mean - rng.gen_range(3.0..7.0)).round() as i64;
                 let part = |rng: &mut dyn rand::RngCore| {
                     (c.4 / 10 * 10).saturating_sub(rng.gen_range(0..3) * 10)
                 };
@@ -177,12 +188,12 @@ pub(crate) fn documents(
                     "WeatherImgUrl": format!("https://images.example.com/weather/{}.png", c.0),
                     "MaxTemp": max,
                     "MinTemp": min,
-                    "Freeze": ((mean * 150.0 + 1500.0) / 100.0).round() * 100.0,
-                    "RainFrom": (c.5 * 0.5).round(),
-                    "RainTo": c.5.round(),
+                    "Freeze": ((mean * 150.0 + 1500.0) / 100.0).round() as i64 * 100,
+                    "RainFrom": (c.5 * 0.5).round() as i64,
+                    "RainTo": c.5.round() as i64,
                     "Part1": part(rng), "Part2": part(rng), "Part3": part(rng), "Part4": part(rng),
                     "Thunderstorm": if c.0 == "h" { 60 } else { 0 },
-                    "SymbolId": format!("{}_{}", c.0, d + 1),
+                    "SymbolId": symbol_id(c.0, d),
                 })
             })
             .collect();
@@ -218,11 +229,11 @@ pub(crate) fn documents(
                 let c = condition(rng, mean < 2.0);
                 json!({
                     "Date": midnight(today + Duration::days(d)),
-                    "MinTemp": (mean - rng.gen_range(3.0..7.0)).round(),
-                    "MaxTemp": (mean + rng.gen_range(3.0..7.0)).round(),
+                    "MinTemp": (mean - rng.gen_range(3.0..7.0)).round() as i64,
+                    "MaxTemp": (mean + rng.gen_range(3.0..7.0)).round() as i64,
                     "SunshineDuration": if c.4 < 30 { rng.gen_range(5..11) } else { rng.gen_range(0..4) },
                     "PrecipitationProbability": c.4,
-                    "Precipitation": c.5,
+                    "Precipitation": c.5.round() as i64,
                     "WeatherCode": c.0,
                     "WeatherDesc": desc(c),
                     "WeatherImgUrl": format!("https://images.example.com/weather/{}.png", c.0),

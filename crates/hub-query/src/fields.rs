@@ -156,6 +156,10 @@ pub fn parse_path(text: &str) -> Result<FieldPath, FieldsError> {
                     .take_while(|c| !matches!(c, '.' | '[' | ']' | '\'' | '"'))
                     .collect();
                 i += name.chars().count();
+                // Documents are stored in Hub's spelling; an ODH name reads the same field.
+                let name = hub_model::naming::hub_key(&name)
+                    .map(str::to_string)
+                    .unwrap_or(name);
                 segments.push(Segment::Key(name));
                 expect_segment = false;
             }
@@ -234,6 +238,10 @@ mod tests {
             ("ImageGallery[*]", vec![k("ImageGallery"), Wildcard]),
             ("ImageGallery.[]", vec![k("ImageGallery"), Wildcard]),
             ("HubTags.[*].Id", vec![k("HubTags"), Wildcard, k("Id")]),
+            // ODH spellings read the stored (Hub) field; the text stays as written.
+            ("ODHTags.[*].Id", vec![k("HubTags"), Wildcard, k("Id")]),
+            ("SmgTags", vec![k("SrcTags")]),
+            ("Mapping['ODHTags']", vec![k("Mapping"), k("ODHTags")]),
             (
                 "Mapping['tirol.mapservices.eu']",
                 vec![k("Mapping"), k("tirol.mapservices.eu")],

@@ -120,6 +120,12 @@ pub struct Config {
     /// as on a full disk (503 + `Retry-After`) while reads go on.
     #[arg(long, env = "HUB_SQLITE_MAX_SIZE_MIB", default_value = "0")]
     pub sqlite_max_size_mib: u32,
+    /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
+    /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
+    /// `odhactivitypoi`). A request through an ODH-spelled route or parameter
+    /// (`/v1/ODHActivityPoi`, `odhtagfilter`) is answered in `odh` either way.
+    #[arg(long, env = "HUB_NAMING", value_enum, default_value = "hub")]
+    pub naming: NamingSetting,
     /// Time Series API settings: closed-data rules per role, writer and admin roles
     /// (file section `[timeseries]`; see the `hub-timeseries` README for each key).
     #[arg(skip)]
@@ -143,6 +149,22 @@ pub struct Config {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum NamingSetting {
+    Hub,
+    Odh,
+}
+
+impl From<NamingSetting> for hub_model::Naming {
+    fn from(setting: NamingSetting) -> Self {
+        match setting {
+            NamingSetting::Hub => hub_model::Naming::Hub,
+            NamingSetting::Odh => hub_model::Naming::Odh,
+        }
+    }
 }
 
 /// Just the declaration, to read it back (defaults, the README check).

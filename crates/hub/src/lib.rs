@@ -87,15 +87,18 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     let content = hub_content::router(hub_content::ContentState {
         content: store.content(),
         base_url: config.content_base_url(),
+        naming: config.naming.into(),
     });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
         content: store.content(),
         base_url: config.content_base_url(),
         geoconverter: config.geoconverter.clone(),
+        naming: config.naming.into(),
     });
     let ogc = hub_ogc::router(hub_content::ContentState {
         content: store.content(),
         base_url: config.content_base_url(),
+        naming: config.naming.into(),
     });
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),

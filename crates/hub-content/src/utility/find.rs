@@ -187,7 +187,13 @@ pub(crate) async fn find(
     principal: Option<axum::Extension<hub_auth::Principal>>,
 ) -> Result<Response, ContentError> {
     let principal = principal.map(|axum::Extension(p)| p);
-    let q: FindQuery = RawQuery::parse(query.as_deref()).typed();
+    let raw = RawQuery::parse(query.as_deref());
+    let q: FindQuery = raw.typed();
+    let naming = hub_model::Naming::for_request(state.naming, "Find", raw.names());
+    let type_name = |entity: &EntityType| match naming {
+        hub_model::Naming::Odh => hub_model::naming::odh_type(entity.meta_type),
+        hub_model::Naming::Hub => entity.meta_type,
+    };
     let term =
         q.q.as_deref()
             .or(q.term.as_deref())
@@ -336,7 +342,7 @@ pub(crate) async fn find(
         )
         .await?;
         total += page.total;
-        detailed.insert(entity.meta_type.to_string(), Value::from(page.total));
+        detailed.insert(type_name(entity).to_string(), Value::from(page.total));
         let title_path = entity
             .title_paths
             .first()
@@ -355,7 +361,7 @@ pub(crate) async fn find(
             item.insert(title_path.clone(), title);
             item.insert(
                 "_Meta.Type".into(),
-                Value::String(entity.meta_type.to_string()),
+                Value::String(type_name(entity).to_string()),
             );
             item.insert(
                 "Self".into(),
@@ -367,7 +373,11 @@ pub(crate) async fn find(
                 )),
             );
             for f in &fields {
-                item.insert(f.text.clone(), f.select(&doc));
+                let mut value = f.select(&doc);
+                if naming == hub_model::Naming::Odh {
+                    hub_model::naming::to_odh(&mut value);
+                }
+                item.insert(f.text.clone(), value);
             }
             items.push(Value::Object(item));
         }

@@ -78,6 +78,9 @@ pub(crate) async fn list(
     AxumRawQuery(query): AxumRawQuery,
 ) -> Result<Response, ContentError> {
     let raw = RawQuery::parse(query.as_deref());
+    if let Some(entity) = hub_model::EntityType::by_name("GeoShape") {
+        crate::odh_parameters::refuse_unsupported(entity, &raw)?;
+    }
     let common: CommonListQuery = raw.typed();
     let shape_type: ShapeTypeQuery = raw.typed();
     let params = ListParams::parse(&common)?;

@@ -36,6 +36,8 @@ pub struct UtilityState {
     /// Absolute base of links, without trailing slash.
     pub base_url: String,
     pub geoconverter: GeoConverterConfig,
+    /// The deployment's spelling of documents (`--naming`), as in `ContentState`.
+    pub naming: hub_model::Naming,
 }
 
 /// The utility routes, ready to be merged into the server's router.

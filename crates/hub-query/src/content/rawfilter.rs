@@ -430,7 +430,12 @@ impl Parser {
                 let ident: String = self.chars[seg_start..self.i].iter().collect();
                 match ident.parse::<u32>() {
                     Ok(n) if !segments.is_empty() => segments.push(PathSegment::Index(n)),
-                    _ => segments.push(PathSegment::Key(ident)),
+                    // Documents are stored in Hub's spelling; an ODH name reads the same field.
+                    _ => segments.push(PathSegment::Key(
+                        hub_model::naming::hub_key(&ident)
+                            .map(str::to_string)
+                            .unwrap_or(ident),
+                    )),
                 }
                 while self.peek() == Some('[') {
                     segments.push(self.bracket()?);

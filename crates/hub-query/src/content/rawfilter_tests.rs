@@ -230,6 +230,29 @@ fn rejects_malformed_expressions_with_positions() {
 }
 
 #[test]
+fn odh_spellings_of_a_path_read_the_stored_field() {
+    // (as written, stored segments)
+    for (text, stored) in [
+        (
+            "ODHTags.[*].Id",
+            vec![key("HubTags"), PathSegment::AnyElement, key("Id")],
+        ),
+        ("SmgTags", vec![key("SrcTags")]),
+        ("HubTags", vec![key("HubTags")]),
+        (
+            "Detail.de.ODHTags",
+            vec![key("Detail"), key("de"), key("HubTags")],
+        ),
+    ] {
+        let parsed = path(text);
+        assert_eq!(parsed.segments, stored, "{text}");
+        assert_eq!(parsed.text, text, "the text stays as written");
+    }
+    let sort = parse_rawsort("-SmgActive").unwrap();
+    assert_eq!(sort[0].path.segments, vec![key("SrcActive")]);
+}
+
+#[test]
 fn parses_sort_lists() {
     let keys = parse_rawsort("-Altitude, Detail.de.Title,GpsInfo.0.Altitude").unwrap();
     assert_eq!(keys.len(), 3);

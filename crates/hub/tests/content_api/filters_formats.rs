@@ -462,6 +462,22 @@ async fn accommodation_article_and_poi_category_filters() {
         ("/v1/HubActivityPoi?type=255", &["p1", "p2", "p3", "p4"]),
         ("/v1/HubActivityPoi?type=4&subtype=wandern", &["p1"]),
         ("/v1/HubActivityPoi?poitype=gastronomy", &["p4"]),
+        // The reference's fixed flag tables: 16 Wandern; 1 Berg + 16 Wandern; all bits =
+        // no filter; 447 (1 … 256 but 64 Verkehr und Transport) and 511 match no fixture.
+        ("/v1/HubActivityPoi?activitytype=16", &["p1"]),
+        ("/v1/HubActivityPoi?activitytype=17", &["p1"]),
+        (
+            "/v1/HubActivityPoi?activitytype=1023",
+            &["p1", "p2", "p3", "p4"],
+        ),
+        ("/v1/HubActivityPoi?activitytype=wandern", &["p1"]),
+        ("/v1/HubActivityPoi?poitype=447", &[]),
+        ("/v1/HubActivityPoi?poitype=511", &[]),
+        ("/v1/HubActivityPoi?poitype=2047", &["p1", "p2", "p3", "p4"]),
+        ("/v1/ODHActivityPoi?activitytype=511", &["p1"]),
+        // idfilter: the reference's name of idlist on Accommodation.
+        ("/v1/Accommodation?idfilter=a2", &["A2"]),
+        ("/v1/Accommodation?idfilter=A1,a2", &["A1", "A2"]),
     ];
     for (uri, expected) in cases {
         let mut got = list(&uri.replace(' ', "%20")).await;
@@ -475,6 +491,9 @@ async fn accommodation_article_and_poi_category_filters() {
         ("/v1/Accommodation?typefilter=castle", "typefilter"),
         ("/v1/Article?articletype=0", "articletype"),
         ("/v1/HubActivityPoi?subtype=12", "subtype"),
+        ("/v1/HubActivityPoi?activitytype=1024", "activitytype"),
+        ("/v1/HubActivityPoi?activitytype=0", "activitytype"),
+        ("/v1/HubActivityPoi?poitype=2048", "poitype"),
     ] {
         let (status, body) = get(app(), uri).await;
         assert_eq!(

@@ -56,6 +56,11 @@ pub fn content_app() -> &'static TestApp {
 /// mobility time series) with its time anchor pinned, so answers do not depend on the
 /// day the test runs.
 pub async fn demo_app(anchor: &str) -> TestApp {
+    demo_app_with(anchor, &test_config()).await
+}
+
+/// [`demo_app`] served with `config` (the ODH naming, for one).
+pub async fn demo_app_with(anchor: &str, config: &Config) -> TestApp {
     let (store, dir) = backend();
     let anchor: chrono::DateTime<chrono::Utc> = anchor.parse().expect("an RFC 3339 anchor");
     let loader = store.clone();
@@ -68,7 +73,7 @@ pub async fn demo_app(anchor: &str) -> TestApp {
         .await
         .expect("demo time series");
     TestApp {
-        router: hub::router(store.clone(), &test_config()),
+        router: hub::router(store.clone(), config),
         store,
         _dir: dir,
     }
