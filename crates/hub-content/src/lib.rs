@@ -31,7 +31,7 @@ pub mod utility;
 pub mod writes;
 
 pub use error::ContentError;
-pub use routes::router;
+pub use routes::{dataset_counts, router};
 
 use std::sync::Arc;
 
