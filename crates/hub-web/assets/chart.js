@@ -33,7 +33,8 @@ export function drawChart(points, label, unit) {
   };
   const xTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const t = t0 + f * (t1 - t0);
-    return h("text", { x: x(t), y: H - BOTTOM + 16, "text-anchor": "middle" }, fmt(t));
+    const anchor = f === 0 ? "start" : f === 1 ? "end" : "middle";
+    return h("text", { x: x(t), y: H - BOTTOM + 16, "text-anchor": anchor }, fmt(t));
   });
   return h("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": label, "data-points": points.length },
     yTicks, xTicks,

@@ -1,9 +1,15 @@
 // Building DOM nodes without HTML strings: text is always text, never markup.
 
-/** h("a", {href: "#/"}, "text", child…): an element with attributes and children. */
+const SVG_TAGS = ["svg", "g", "path", "circle", "line", "text", "title", "polyline", "rect"];
+
+/**
+ * h("a", {href: "#/"}, "text", child…): an element with attributes and children. SVG
+ * elements by name; "svg:a" for a link inside an SVG (an HTML <a> there hides its shapes).
+ */
 export function h(tag, attrs, ...children) {
-  const svg = ["svg", "g", "path", "circle", "line", "text", "title", "polyline", "rect"].includes(tag);
-  const el = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+  const svg = SVG_TAGS.includes(tag) || tag.startsWith("svg:");
+  const name = tag.replace(/^svg:/, "");
+  const el = svg ? document.createElementNS("http://www.w3.org/2000/svg", name) : document.createElement(name);
   for (const [name, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);

@@ -49,7 +49,7 @@ export function drawMap(points, shapes, label) {
     .filter((p) => Number.isFinite(p.lon) && Number.isFinite(p.lat))
     .map((p) => {
       const dot = h("circle", { class: "point", cx: x(p.lon), cy: y(p.lat), r: 3.5 }, h("title", {}, p.label || ""));
-      return p.href ? h("a", { href: p.href }, dot) : dot;
+      return p.href ? h("svg:a", { href: p.href, "aria-label": p.label || "" }, dot) : dot;
     });
   return h("svg", {
     class: "map", viewBox: `0 0 ${WIDTH} ${height}`, role: "img", "aria-label": label,

@@ -24,10 +24,7 @@ pub struct IndexLinks {
 /// True when the `Accept` header asks for HTML before JSON: browsers list `text/html`
 /// first; API clients send `application/json`, `*/*` or nothing, and get JSON.
 pub fn wants_html(headers: &HeaderMap) -> bool {
-    let Some(accept) = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
         return false;
     };
     let mut html = None;
@@ -62,11 +59,9 @@ pub fn wants_html(headers: &HeaderMap) -> bool {
 pub(crate) async fn root(State(state): State<WebState>, headers: HeaderMap) -> Response {
     let mut response = if wants_html(&headers) {
         match landing_page(&state).await {
-            Ok(page) => (
-                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-                page,
-            )
-                .into_response(),
+            Ok(page) => {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+            }
             Err(e) => {
                 tracing::error!(error = %e, "the landing page could not read the store");
                 hub_model::Problem::internal("the landing page could not be assembled")
@@ -168,7 +163,8 @@ mod tests {
 
     #[test]
     fn browsers_get_html_and_api_clients_json() {
-        let chromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+        let chromium =
+            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
         assert!(wants_html(&accept(chromium)));
         assert!(wants_html(&accept("text/html")));
         assert!(!wants_html(&HeaderMap::new()));

@@ -49,12 +49,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'
 /// which `style-src 'self'` would block; scripts stay same-origin only.
 const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
-/// `/`, `/explorer`, `/web/{asset}` and `/docs/…`, each answer with the security headers.
+/// `/`, `/explorer`, `/web/{asset}`, `/favicon.ico` and `/docs/…`, each answer with the security headers.
 pub fn router(state: WebState) -> Router {
     let pages = Router::new()
         .route("/", get(landing::root))
         .route("/explorer", get(assets::explorer_page))
         .route("/web/{file}", get(assets::asset))
+        .route("/favicon.ico", get(assets::favicon))
         .with_state(state)
         .layer(axum::middleware::map_response(|r| {
             with_security_headers(r, CONTENT_SECURITY_POLICY)

@@ -66,7 +66,12 @@ fn web_state(store: &Store, config: &Config) -> hub_web::WebState {
     hub_web::WebState {
         content: store.content(),
         timeseries: store.timeseries(),
-        datex_providers: config.datex.providers.iter().map(|p| p.name.clone()).collect(),
+        datex_providers: config
+            .datex
+            .providers
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
         links: Arc::new(hub_web::IndexLinks {
             content: format!("{content}/v1"),
             timeseries: format!("{mobility}/v2"),

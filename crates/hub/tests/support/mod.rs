@@ -56,8 +56,18 @@ pub fn content_app() -> &'static TestApp {
 /// mobility time series) with its time anchor pinned, so answers do not depend on the
 /// day the test runs.
 pub async fn demo_app(anchor: &str) -> TestApp {
-    let (store, dir) = backend();
     let anchor: chrono::DateTime<chrono::Utc> = anchor.parse().expect("an RFC 3339 anchor");
+    let (store, dir) = demo_store(anchor).await;
+    TestApp {
+        router: hub::router(store.clone(), &test_config()),
+        store,
+        _dir: dir,
+    }
+}
+
+/// A store with the demo loaded (content, GeoShapes, principals, time series) at `anchor`.
+pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
+    let (store, dir) = backend();
     let loader = store.clone();
     tokio::task::spawn_blocking(move || {
         hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
@@ -67,11 +77,7 @@ pub async fn demo_app(anchor: &str) -> TestApp {
     hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
         .await
         .expect("demo time series");
-    TestApp {
-        router: hub::router(store.clone(), &test_config()),
-        store,
-        _dir: dir,
-    }
+    (store, dir)
 }
 
 /// An access token from the token service's password grant (the generic client).
