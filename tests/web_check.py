@@ -183,6 +183,23 @@ def main():
         op.locator("button.execute").click()
         expect(op.locator(".live-responses-table tbody .response-col_status").first).to_contain_text("200")
 
+        step("API docs: Try it out with the demo user's bearer token")
+        token = page.request.post(f"{base}/auth/realms/hub/protocol/openid-connect/token", form={
+            "grant_type": "password", "client_id": "hub-generic-client", "username": "demo", "password": "demo",
+        }).json()["access_token"]
+        page.goto(f"{base}/docs/")
+        page.locator(".swagger-ui .auth-wrapper .authorize").click()
+        page.locator(".auth-container input[type=text], .auth-container input:not([type])").first.fill(token)
+        page.locator(".auth-btn-wrapper button.authorize").click()
+        page.locator(".auth-btn-wrapper button.btn-done").click()
+        op = page.locator(".opblock-get", has=page.locator(".opblock-summary-path[data-path='/v1/Accommodation']")).first
+        op.locator(".opblock-summary-control").click()
+        op.locator("button.execute").click()
+        expect(op.locator(".live-responses-table tbody .response-col_status").first).to_contain_text("200")
+        expect(op.locator(".request-url")).to_contain_text("/v1/Accommodation")
+        expect(op.locator(".curl-command")).to_contain_text("Authorization: Bearer")
+        expect(op.locator(".live-responses-table .microlight").first).to_contain_text('"AccoRoomInfo": [')
+
         context.close()
 
     assert not outside, f"requests left {host}: {outside}"

@@ -113,7 +113,30 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
             }
         }
     }
+    add_optional_bearer(&mut doc);
     doc
+}
+
+/// Optional bearer authentication (anonymous callers get open data, reduced where data is
+/// closed): lets the API docs' "Authorize" send a token with "Try it out".
+fn add_optional_bearer(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::security::{
+        HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+    };
+    let scheme = HttpBuilder::new()
+        .scheme(HttpAuthScheme::Bearer)
+        .bearer_format("JWT")
+        .description(Some(
+            "Access token of the token service (password or client_credentials grant); without one, closed data is reduced or left out.",
+        ))
+        .build();
+    doc.components
+        .get_or_insert_with(Default::default)
+        .add_security_scheme("bearerAuth", SecurityScheme::Http(scheme));
+    doc.security = Some(vec![
+        SecurityRequirement::default(),
+        SecurityRequirement::new("bearerAuth", Vec::<String>::new()),
+    ]);
 }
 
 fn alias_of(mut item: PathItem, alias: &str) -> PathItem {

@@ -53,6 +53,10 @@ pub async fn apispec(State(st): State<TimeseriesState>) -> Json<Value> {
             "/v2/{representation}/{stationTypes}/{dataTypes}/latest": op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
             "/v2/{representation}/{stationTypes}/{dataTypes}/{from}/{to}": op("Measurements in [from, to)", vec![repr.clone(), st_.clone(), dt, from.clone(), to.clone()]),
             "/v2/{representation}/{stationTypes}/metadata/{from}/{to}": op("Station metadata history (deprecated)", vec![repr, st_, from, to]),
-        }
+        },
+        // Optional bearer authentication (anonymous callers see open data): lets the API
+        // docs' "Authorize" send a token from the token service with "Try it out".
+        "components": {"securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "Access token of the token service (password or client_credentials grant); without one, closed measurements are left out."}}},
+        "security": [{}, {"bearerAuth": []}],
     }))
 }
