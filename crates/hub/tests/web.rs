@@ -219,7 +219,7 @@ async fn the_explorer_works_in_headless_chromium() {
         .prefix("hub-web-screenshots-")
         .tempdir()
         .unwrap()
-        .into_path();
+        .keep();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/web_check.py");
     let shots_arg = shots.to_string_lossy().to_string();
     let output = tokio::task::spawn_blocking(move || {
