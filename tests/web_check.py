@@ -11,6 +11,7 @@ Content-Security-Policy violation is one). Prints `web_check: ok` at the end; an
 expectation raises and exits non-zero. Called by crates/hub/tests/web_browser.rs.
 """
 
+import re
 import sys
 import tempfile
 import urllib.parse
@@ -145,6 +146,11 @@ def main():
         page.wait_for_function(
             "n => { const s = document.querySelector('#chart svg'); return s && +s.dataset.points > n; }",
             arg=day)
+        page.fill("#range input[name=from]", "2000-01-01T00:00")
+        page.fill("#range input[name=to]", "2000-01-02T00:00")
+        page.click("#range button[type=submit]")
+        expect(page.locator("#api-url")).to_have_value(re.compile("/2000-01-01T00:00/2000-01-02T00:00\\?"))
+        expect(page.locator("main")).to_contain_text("No numeric measurements in this range.")
 
         step("traffic feed")
         page.goto(f"{base}/explorer#/traffic")
