@@ -35,7 +35,7 @@ pub mod whole;
 pub mod writes;
 
 pub use error::ContentError;
-pub use routes::router;
+pub use routes::{dataset_counts, router};
 
 use std::sync::Arc;
 

@@ -349,10 +349,31 @@ fn refine_operation(path: &str, method: &str, op: &mut Value) {
         merged.entry(status.to_string()).or_insert(response);
     }
     op["responses"] = Value::Object(merged);
+    document_id_arrays(op);
     // Reads are open: a token is optional (it unlocks closed data). Operations that
     // declare `bearer` need it.
     if op.get("security").is_none() && method == "get" {
         op["security"] = json!([{}, {"bearer": []}]);
+    }
+}
+
+/// A list that takes `getasidarray` answers `true` with a plain array of ids instead of
+/// the envelope (the reference's shape), so its 200 answer is one or the other.
+fn document_id_arrays(op: &mut Value) {
+    let takes_id_array = op["parameters"]
+        .as_array()
+        .is_some_and(|params| params.iter().any(|p| p["name"] == "getasidarray"));
+    if !takes_id_array {
+        return;
+    }
+    if let Some(schema) = op
+        .pointer_mut("/responses/200/content/application~1json/schema")
+        .map(Value::take)
+    {
+        op["responses"]["200"]["content"]["application/json"]["schema"] = json!({"anyOf": [
+            schema,
+            {"type": "array", "items": {"type": "string"}, "description": "getasidarray=true: the ids of every matching document, in list order"}
+        ]});
     }
 }
 
@@ -390,6 +411,21 @@ mod tests {
         for l in hub_model::language::LANGUAGES {
             assert!(languages.contains(&Value::from(*l)), "{l}");
         }
+    }
+
+    #[test]
+    fn lists_with_getasidarray_document_the_id_array() {
+        let doc = document();
+        let shapes = |path: &str| {
+            doc["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+                ["anyOf"]
+                .as_array()
+                .map(|alternatives| alternatives.len())
+        };
+        assert_eq!(shapes("/v1/Accommodation"), Some(2));
+        assert_eq!(shapes("/v1/GeoShapes"), Some(2));
+        // A single document is one shape.
+        assert_eq!(shapes("/v1/Event/{id}"), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use axum::routing::get;
 use axum::Router;
 use hub_model::{EntityType, ENTITY_TYPES};
 use hub_query::content::{ContentOrder, ContentQuery, Page};
+use hub_store::ContentRepo;
 use serde_json::json;
 
 use crate::error::ContentError;
@@ -47,14 +48,13 @@ fn json_response(body: String) -> Response {
         .into_response()
 }
 
-/// `GET /v1`: the datasets, with their paths and number of records.
-#[utoipa::path(get, path = "/v1", tag = "Datasets",
-    responses((status = 200, description = "Envelope whose Items are the datasets: Id, Shortname, Type, ApiUrl, PathParam, ApiDescription, RecordCount")))]
-pub(crate) async fn list_datasets(
-    State(state): State<ContentState>,
-) -> Result<Response, ContentError> {
-    let counts = state.content.counts().await?;
-    let items: Vec<String> = ENTITY_TYPES
+/// Every dataset of the registry with its number of stored records, in registry order:
+/// the numbers `GET /v1` reports (the web landing page shows the same ones).
+pub async fn dataset_counts(
+    content: &dyn ContentRepo,
+) -> Result<Vec<(&'static EntityType, u64)>, hub_store::StoreError> {
+    let counts = content.counts().await?;
+    Ok(ENTITY_TYPES
         .iter()
         .map(|e| {
             let count = counts
@@ -62,6 +62,21 @@ pub(crate) async fn list_datasets(
                 .find(|(name, _)| name == e.name)
                 .map(|(_, n)| *n)
                 .unwrap_or(0);
+            (e, count)
+        })
+        .collect())
+}
+
+/// `GET /v1`: the datasets, with their paths and number of records.
+#[utoipa::path(get, path = "/v1", tag = "Datasets",
+    responses((status = 200, description = "Envelope whose Items are the datasets: Id, Shortname, Type, ApiUrl, PathParam, ApiDescription, RecordCount")))]
+pub(crate) async fn list_datasets(
+    State(state): State<ContentState>,
+) -> Result<Response, ContentError> {
+    let items: Vec<String> = dataset_counts(&*state.content)
+        .await?
+        .into_iter()
+        .map(|(e, count)| {
             json!({
                 "Id": e.name,
                 "Shortname": e.name,

@@ -73,6 +73,37 @@ pub fn content_openapi(realm: &str) -> String {
     serde_json::to_string(&doc).expect("the OpenAPI document serializes")
 }
 
+/// What the web pages read: the repositories behind the landing page's numbers and the
+/// absolute links of the JSON index at `/`.
+fn web_state(store: &Store, config: &Config) -> hub_web::WebState {
+    let content = config.content_base_url();
+    let mobility = config.mobility_base_url();
+    hub_web::WebState {
+        content: store.content(),
+        timeseries: store.timeseries(),
+        datex_providers: config
+            .datex
+            .providers
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
+        links: Arc::new(hub_web::IndexLinks {
+            content: format!("{content}/v1"),
+            timeseries: format!("{mobility}/v2"),
+            datex: format!("{}/datex/2/", config.datex_base_url()),
+            token: format!(
+                "{}/auth/realms/{}/protocol/openid-connect/token",
+                config.auth_url(),
+                config.realm
+            ),
+            content_openapi: format!("{content}/swagger/v1/swagger.json"),
+            timeseries_openapi: format!("{mobility}/v2/apispec"),
+            docs: format!("{content}/docs/"),
+            explorer: format!("{content}/explorer"),
+        }),
+    }
+}
+
 /// The whole HTTP surface of Hub over one store.
 pub fn router(store: Store, config: &Config) -> Router {
     router_with_auth(
@@ -117,6 +148,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     let load_limit = load::LoadLimit::new(config.max_in_flight, config.max_queued, metrics.clone());
     let rate_limiter =
         rate_limit::RateLimiter::new(config.rate_limit, config.rate_limit_burst, metrics.clone());
+    let web = hub_web::router(web_state(&store, config));
     let openapi = content_openapi(&config.realm);
 
     let router = Router::new()
@@ -134,6 +166,9 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
                 .layer(axum::middleware::from_fn_with_state(auth.clone(), hub_auth::authenticate)),
         )
         .merge(hub_auth::router(auth))
+        // The landing page, the explorer and the API docs (they call the APIs above from
+        // the browser, like any other client).
+        .merge(web)
         .route(
             "/metrics",
             get(metrics::serve_metrics).with_state(metrics::MetricsSource {

@@ -170,7 +170,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
-    tracing::info!(address = %config.listen, data = %config.data.display(), "serving: /v1 content, /datex/2 traffic feed, /swagger/v1/swagger.json, /health");
+    tracing::info!(address = %config.listen, data = %config.data.display(), "serving: / (open it in a browser), /v1 content, /v2 time series, /datex/2 traffic feed, /docs/ API docs, /health");
     let grace = Duration::from_secs(config.shutdown_grace);
     let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);
     let signal = async move {

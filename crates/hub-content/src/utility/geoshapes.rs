@@ -147,7 +147,16 @@ pub(crate) async fn list(
             ))
     });
 
-    let (size, number) = (params.page.size as usize, params.page.number as usize);
+    if params.as_id_array {
+        let ids: Vec<&str> = shapes.iter().map(|d| text(d, "Id")).collect();
+        return Ok(json_response(serde_json::json!(ids).to_string()));
+    }
+    // `pagesize=-1`: every shape on one page (there are few; they are in memory already).
+    let (size, number) = if params.whole_dataset {
+        (shapes.len().max(1), 1)
+    } else {
+        (params.page.size as usize, params.page.number as usize)
+    };
     let total = shapes.len() as u64;
     let total_pages = total.div_ceil(size as u64);
     let link = |n: usize| {

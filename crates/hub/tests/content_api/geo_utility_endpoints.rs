@@ -49,6 +49,15 @@ async fn geoshapes_list_filter_and_transform() {
     let (_, paged) = get("/v1/GeoShapes?pagesize=1&pagenumber=2").await;
     assert_eq!(ids(&paged), ["test_province"]);
     assert_eq!(paged["TotalPages"], 2);
+    // The list parameters every dataset takes mean the same here.
+    let (_, every) = get("/v1/GeoShapes?pagesize=-1").await;
+    assert_eq!(ids(&every), ["test_merano", "test_province"]);
+    assert_eq!(
+        (every["TotalPages"].clone(), every["CurrentPage"].clone()),
+        (json!(1), json!(1))
+    );
+    let (_, id_array) = get("/v1/GeoShapes?getasidarray=true&type=municipality").await;
+    assert_eq!(id_array, json!(["test_merano"]));
 
     let (_, utm) = get("/v1/GeoShapes/test_province?srid=EPSG:32632").await;
     assert_eq!(utm["Srid"], "EPSG:32632");

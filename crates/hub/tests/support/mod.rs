@@ -61,8 +61,18 @@ pub async fn demo_app(anchor: &str) -> TestApp {
 
 /// [`demo_app`] served with `config` (the ODH naming, for one).
 pub async fn demo_app_with(anchor: &str, config: &Config) -> TestApp {
-    let (store, dir) = backend();
     let anchor: chrono::DateTime<chrono::Utc> = anchor.parse().expect("an RFC 3339 anchor");
+    let (store, dir) = demo_store(anchor).await;
+    TestApp {
+        router: hub::router(store.clone(), config),
+        store,
+        _dir: dir,
+    }
+}
+
+/// A store with the demo loaded (content, GeoShapes, principals, time series) at `anchor`.
+pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
+    let (store, dir) = backend();
     let loader = store.clone();
     tokio::task::spawn_blocking(move || {
         hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
@@ -72,11 +82,7 @@ pub async fn demo_app_with(anchor: &str, config: &Config) -> TestApp {
     hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
         .await
         .expect("demo time series");
-    TestApp {
-        router: hub::router(store.clone(), config),
-        store,
-        _dir: dir,
-    }
+    (store, dir)
 }
 
 /// An access token from the token service's password grant (the generic client).
