@@ -195,9 +195,11 @@ def main():
         }).json()["access_token"]
         page.goto(f"{base}/docs/")
         page.locator(".swagger-ui .auth-wrapper .authorize").click()
-        page.locator(".auth-container input[type=text], .auth-container input:not([type])").first.fill(token)
-        page.locator(".auth-btn-wrapper button.authorize").click()
-        page.locator(".auth-btn-wrapper button.btn-done").click()
+        # The dialog lists every scheme (Basic for the token endpoint, bearer for the APIs).
+        bearer = page.locator(".auth-container", has=page.locator("h4 code", has_text=re.compile(r"^bearer$")))
+        bearer.locator("input[type=text], input:not([type])").first.fill(token)
+        bearer.locator(".auth-btn-wrapper button.authorize").click()
+        page.locator(".auth-btn-wrapper button.btn-done").first.click()
         op = page.locator(".opblock-get", has=page.locator(".opblock-summary-path[data-path='/v1/Accommodation']")).first
         op.locator(".opblock-summary-control").click()
         op.locator("button.execute").click()

@@ -266,10 +266,17 @@ fn allow_absent(schema: &mut Value) {
     }
     match schema.get("type").and_then(Value::as_str) {
         Some("string") => schema["type"] = json!(["string", "null"]),
-        // `maxLength` only limits strings: a number, or an empty value.
-        Some(kind) => {
-            schema["type"] = json!([kind, "null", "string"]);
-            schema["maxLength"] = json!(0);
+        // A number or boolean, or an empty value: three shapes. Not one schema with
+        // `type: [kind, "null", "string"]` and `maxLength: 0`: the API docs' form
+        // (Swagger UI) holds every typed value as text and refused `pagesize=10` for
+        // being longer than 0 characters. The default stays outside, where the form
+        // finds it.
+        Some(_) => {
+            let default = schema.as_object_mut().and_then(|s| s.remove("default"));
+            *schema = json!({"anyOf": [schema.take(), {"type": "null"}, {"type": "string", "maxLength": 0}]});
+            if let Some(default) = default {
+                schema["default"] = default;
+            }
         }
         None => {}
     }
@@ -397,10 +404,10 @@ mod tests {
     #[test]
     fn paging_limits_are_the_parsers() {
         let doc = document();
-        let size = &parameter(&doc, "/v1/Accommodation", "pagesize")["schema"];
+        let size = &parameter(&doc, "/v1/Accommodation", "pagesize")["schema"]["anyOf"][0];
         assert_eq!(size["minimum"], 1);
         assert_eq!(size["maximum"], crate::params::MAX_PAGE_SIZE);
-        let number = &parameter(&doc, "/v1/Event", "pagenumber")["schema"];
+        let number = &parameter(&doc, "/v1/Event", "pagenumber")["schema"]["anyOf"][0];
         assert_eq!(number["maximum"], crate::params::MAX_PAGE_NUMBER);
         let search = &parameter(&doc, "/v1/Article", "searchfilter")["schema"];
         assert_eq!(search["maxLength"], crate::params::MAX_SEARCH_CHARS);
@@ -463,12 +470,14 @@ mod tests {
     #[test]
     fn not_set_values_are_allowed_and_required_ones_are_not_blank() {
         let doc = document();
+        // A boolean, JSON null or the empty value; as three shapes, so that a form
+        // holding the value as text (Swagger UI) still takes `true`.
         let active = &parameter(&doc, "/v1/Event", "active")["schema"];
         assert_eq!(
-            active["type"],
-            serde_json::json!(["boolean", "null", "string"])
+            active["anyOf"],
+            serde_json::json!([{"type": "boolean"}, {"type": "null"}, {"type": "string", "maxLength": 0}])
         );
-        assert_eq!(active["maxLength"], 0);
+        assert!(active.get("maxLength").is_none());
         let q = parameter(&doc, "/v1/Find", "q");
         assert_eq!(q["required"], true);
         assert_eq!(q["schema"]["minLength"], 1);

@@ -119,8 +119,10 @@ pub fn envelope_response(
         chunk.push_str(&tail);
         let _ = tx.send(Ok(chunk)).await;
     });
-    let stream =
-        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    // `poll_recv` answers `None` again when polled after the end (the compression layer
+    // does poll a finished body again; an `unfold` panics there).
+    let mut rx = rx;
+    let stream = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
     let mut response = Body::from_stream(stream).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -266,7 +266,10 @@ fn stream_flat(
 fn tokio_stream_of(
     rx: tokio::sync::mpsc::Receiver<Result<Vec<u8>, std::io::Error>>,
 ) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> {
-    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) })
+    let mut rx = rx;
+    // `poll_recv` answers `None` again when polled after the end (the compression layer
+    // does poll a finished body again; an `unfold` panics there).
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 fn json_response(v: Value) -> Response {

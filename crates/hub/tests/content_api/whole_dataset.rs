@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::support::{self, body_bytes, get, request, TestApp};
+use super::support::{self, body_bytes, get, request, request_with, TestApp};
 
 async fn demo() -> &'static TestApp {
     static APP: tokio::sync::OnceCell<TestApp> = tokio::sync::OnceCell::const_new();
@@ -157,4 +157,38 @@ async fn distinct_folds_every_document_in_batches() {
         .collect();
     names.reverse();
     assert_eq!(got, names);
+}
+
+/// Browsers ask for compressed answers: a streamed answer must arrive whole through the
+/// compression layer too (it polls the finished body once more; the first streams
+/// panicked there and the browser got a broken connection).
+#[tokio::test]
+async fn streamed_answers_arrive_whole_when_compressed() {
+    let app = demo().await;
+    for uri in [
+        "/v1/Accommodation?pagesize=-1&fields=Id,Shortname",
+        "/v2/flat/ParkingStation/occupied/2025-06-14T00:00:00Z/2025-06-15T12:00:00Z?limit=-1",
+    ] {
+        let plain = body_bytes(request(app, uri).await).await;
+        let response = request_with(app, uri, &[("accept-encoding", "gzip")]).await;
+        assert_eq!(response.status(), 200, "{uri}");
+        assert!(
+            response.headers().get("content-length").is_none(),
+            "{uri} is streamed"
+        );
+        assert_eq!(response.headers()["content-encoding"], "gzip", "{uri}");
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&body_bytes(response).await[..]),
+            &mut decoded,
+        )
+        .expect("a complete gzip stream");
+        assert_eq!(decoded, plain, "{uri}");
+        let answer: Value = serde_json::from_slice(&decoded).expect("JSON");
+        let rows = answer["Items"].as_array().or(answer["data"].as_array());
+        assert!(
+            rows.is_some_and(|r| r.len() > 500),
+            "{uri}: more than a store batch"
+        );
+    }
 }
