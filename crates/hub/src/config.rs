@@ -110,11 +110,11 @@ pub struct Config {
     pub login_max_concurrent_hashes: u32,
     /// SQLite page cache per connection, in MiB (one writer and 2 × cores readers, at
     /// most 16, each keep up to this much).
-    #[arg(long, env = "HUB_SQLITE_CACHE_MIB", default_value = "16")]
+    #[arg(long, env = "HUB_SQLITE_CACHE_MIB", default_value = "8")]
     pub sqlite_cache_mib: u32,
     /// MiB of the SQLite file read through a memory map (0 = plain reads); mapped pages
     /// count as resident memory while the kernel keeps them.
-    #[arg(long, env = "HUB_SQLITE_MMAP_MIB", default_value = "64")]
+    #[arg(long, env = "HUB_SQLITE_MMAP_MIB", default_value = "0")]
     pub sqlite_mmap_mib: u32,
     /// Largest size of the SQLite file in MiB (0 = no cap); writes beyond it are refused
     /// as on a full disk (503 + `Retry-After`) while reads go on.

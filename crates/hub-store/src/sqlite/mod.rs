@@ -76,8 +76,8 @@ pub struct SqliteTuning {
 impl Default for SqliteTuning {
     fn default() -> Self {
         SqliteTuning {
-            cache_mib: 16,
-            mmap_mib: 64,
+            cache_mib: 8,
+            mmap_mib: 0,
             max_size_mib: 0,
         }
     }
