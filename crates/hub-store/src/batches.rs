@@ -55,6 +55,22 @@ impl<T> Batches<T> {
     }
 }
 
+/// Gives a whole-dataset read's count to the waiting reader and keeps the snapshot
+/// (transaction) for the rows, or ends the read: on a failed count (the reader gets the
+/// error) or when the reader is gone.
+pub(crate) fn hand_over_count<T>(
+    total: tokio::sync::oneshot::Sender<Result<u64>>,
+    counted: Result<(T, u64)>,
+) -> Option<T> {
+    match counted {
+        Ok((snapshot, n)) => total.send(Ok(n)).is_ok().then_some(snapshot),
+        Err(e) => {
+            let _ = total.send(Err(e));
+            None
+        }
+    }
+}
+
 /// The producing end, for the backends.
 pub(crate) struct BatchSender<T> {
     tx: mpsc::Sender<Result<Vec<T>>>,

@@ -20,6 +20,7 @@
 //! test runs on the indexed position, outside the expression; comparisons are typed as in
 //! `rawfilter` (a number compared with text is a 400, not "no match").
 
+use super::cursor::FilterCursor;
 use hub_geo::wkt::parse_wkt;
 use hub_geo::Geometry;
 
@@ -140,32 +141,17 @@ struct Parser {
     i: usize,
 }
 
-const COMPARISONS: &str = "=, <>, <, <=, >, >=, LIKE, IN, BETWEEN or IS";
-
-impl Parser {
-    fn error_at(&self, index: usize, message: impl Into<String>) -> RawFilterError {
-        error(index, message)
+impl FilterCursor for Parser {
+    fn chars(&self) -> &[char] {
+        &self.chars
     }
 
-    fn expected(&self, what: &str) -> RawFilterError {
-        let found = match self.peek() {
-            None => "the end".to_string(),
-            Some(c) => format!("'{c}'"),
-        };
-        self.error_at(self.i, format!("expected {what}, found {found}"))
+    fn at(&self) -> usize {
+        self.i
     }
 
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.i).copied()
-    }
-
-    fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(c) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
+    fn set_at(&mut self, index: usize) {
+        self.i = index;
     }
 
     fn skip_spaces(&mut self) {
@@ -173,16 +159,11 @@ impl Parser {
             self.i += 1;
         }
     }
+}
 
-    fn expect(&mut self, c: char, what: &str) -> Result<(), RawFilterError> {
-        self.skip_spaces();
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.expected(what))
-        }
-    }
+const COMPARISONS: &str = "=, <>, <, <=, >, >=, LIKE, IN, BETWEEN or IS";
 
+impl Parser {
     /// The next word (letters, digits, `_`) upper-cased, without consuming it.
     fn peek_word(&self) -> String {
         self.chars[self.i..]

@@ -14,6 +14,7 @@ use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
 pub mod checks;
 pub mod cql2;
+mod cursor;
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;

@@ -8,6 +8,8 @@
 //! (the reference only after commas); keywords are case-insensitive; `ident[n]` / `[n]`
 //! index segments are accepted besides numeric segments; a path may not start with `[*]`.
 
+use super::cursor::FilterCursor;
+
 /// One segment of a field path.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PathSegment {
@@ -188,6 +190,26 @@ struct Parser {
     i: usize,
 }
 
+impl FilterCursor for Parser {
+    fn chars(&self) -> &[char] {
+        &self.chars
+    }
+
+    fn at(&self) -> usize {
+        self.i
+    }
+
+    fn set_at(&mut self, index: usize) {
+        self.i = index;
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.peek().is_some_and(|c| c == ' ') {
+            self.i += 1;
+        }
+    }
+}
+
 fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '@')
 }
@@ -208,49 +230,6 @@ impl Parser {
             });
         }
         Ok(Parser { chars, i: 0 })
-    }
-
-    fn error_at(&self, index: usize, message: impl Into<String>) -> RawFilterError {
-        RawFilterError {
-            position: index + 1,
-            message: message.into(),
-        }
-    }
-
-    fn expected(&self, what: &str) -> RawFilterError {
-        let found = match self.peek() {
-            None => "the end".to_string(),
-            Some(c) => format!("'{c}'"),
-        };
-        self.error_at(self.i, format!("expected {what}, found {found}"))
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.i).copied()
-    }
-
-    fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(c) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn skip_spaces(&mut self) {
-        while self.peek().is_some_and(|c| c == ' ') {
-            self.i += 1;
-        }
-    }
-
-    fn expect(&mut self, c: char, what: &str) -> Result<(), RawFilterError> {
-        self.skip_spaces();
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.expected(what))
-        }
     }
 
     fn expect_end(&self, what: &str) -> Result<(), RawFilterError> {

@@ -71,17 +71,8 @@ impl ContentRepo for PgContent {
                 Ok::<_, StoreError>((tx, n as u64))
             }
             .await;
-            let tx = match counted {
-                Ok((tx, n)) => {
-                    if total_tx.send(Ok(n)).is_err() {
-                        return;
-                    }
-                    tx
-                }
-                Err(e) => {
-                    let _ = total_tx.send(Err(e));
-                    return;
-                }
+            let Some(tx) = crate::batches::hand_over_count(total_tx, counted) else {
+                return;
             };
             let result = async {
                 let page = tx

@@ -70,17 +70,8 @@ impl ContentRepo for SqliteContent {
                     .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
                 Ok((tx, n as u64))
             });
-            let tx = match counted.map_err(fail) {
-                Ok((tx, n)) => {
-                    if total_tx.send(Ok(n)).is_err() {
-                        return;
-                    }
-                    tx
-                }
-                Err(e) => {
-                    let _ = total_tx.send(Err(e));
-                    return;
-                }
+            let Some(tx) = crate::batches::hand_over_count(total_tx, counted.map_err(fail)) else {
+                return;
             };
             let result = (|| -> Result<()> {
                 let mut stmt = tx.prepare_cached(compiled.page.as_sql())?;
