@@ -1,8 +1,9 @@
 //! Handlers of `/v1`, `/v1/{EntityType}` and `/v1/{EntityType}/{id}`.
 
+use crate::utility::json_response;
 use axum::extract::{Path, RawQuery as AxumRawQuery, State};
-use axum::http::{header, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::Uri;
+use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use hub_model::{EntityType, ENTITY_TYPES};
@@ -38,14 +39,6 @@ pub fn router(state: ContentState) -> Router {
             crate::formats::convert,
         ))
         .with_state(state)
-}
-
-fn json_response(body: String) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-        body,
-    )
-        .into_response()
 }
 
 /// Every dataset of the registry with its number of stored records, in registry order:
