@@ -17,6 +17,7 @@
 mod access;
 pub mod demo;
 mod error;
+pub mod geojson;
 mod import;
 mod openapi;
 mod params;
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use demo::load_demo;
 pub use error::ApiError;
+pub use hub_query::timeseries::Route;
 pub use import::{import_file, import_value, ImportError, ImportSummary};
 
 /// Configuration of the Time Series API. Every field has a default; the defaults match

@@ -181,6 +181,8 @@ pub struct Params {
     pub distinct: bool,
     pub shownull: bool,
     pub timezone: Option<String>,
+    /// `json` (default) or `geojson`; checked by `geojson::wants_geojson`.
+    pub format: Option<String>,
 }
 
 fn boolean(name: &str, v: &str) -> Result<bool, ApiError> {
@@ -214,6 +216,7 @@ pub struct TsQueryParams {
     pub shownull: Vec<String>,
     pub timezone: Vec<String>,
     pub origin: Vec<String>,
+    pub format: Vec<String>,
 }
 
 /// How `/v2/apispec` describes one query parameter.
@@ -229,7 +232,7 @@ pub struct QueryParameterDoc {
 }
 
 /// The documented query parameters of [`TsQueryParams`], in the order of `/v2/apispec`.
-pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
+pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
     QueryParameterDoc {
         name: "limit",
         description: "Maximum number of results; -1 or 0 = no limit",
@@ -286,6 +289,13 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         default: None,
         max_length: None,
     },
+    QueryParameterDoc {
+        name: "format",
+        description: "json or geojson (a FeatureCollection, one feature per row; flat stations, latest measurements and edges only; also chosen by Accept: application/geo+json)",
+        schema_type: "string",
+        default: Some("\"json\""),
+        max_length: None,
+    },
 ];
 
 impl TsQueryParams {
@@ -318,6 +328,7 @@ impl TsQueryParams {
             distinct: last_valid(&self.distinct, |v| boolean("distinct", v))?.unwrap_or(true),
             shownull: last_valid(&self.shownull, |v| boolean("shownull", v))?.unwrap_or(false),
             timezone: last_non_empty(&self.timezone),
+            format: last_non_empty(&self.format),
         })
     }
 }
