@@ -1,17 +1,21 @@
 //! # hub-ogc
 //!
-//! OGC API – Features (`/ogc`) over the Content API's datasets: landing page,
-//! conformance, the OpenAPI 3.0 document, one collection per Content dataset (its id the
-//! dataset's lower-case type, `hubactivitypoi`), items as GeoJSON with `bbox`,
-//! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime` (last change), property filters
-//! and CQL2 text `filter`, single features, and queryables.
+//! OGC API – Features (`/ogc`) over the Content API's datasets and the Time Series API's
+//! stations: landing page, conformance, the OpenAPI 3.0 document, one collection per
+//! Content dataset (its id the dataset's lower-case type, `hubactivitypoi`), then one per
+//! Time Series station type (`station-parkingstation`), items as GeoJSON with `bbox`,
+//! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime`, property filters, CQL2 text
+//! `filter` (Content collections only), single features, and queryables.
 //!
 //! Owns: the OGC request and response shapes (`params` reads the parameters into the
-//! Content API's `ContentFilter`s, `meta` the descriptive documents). Must not: write
-//! SQL, parse filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one
-//! `rawfilter` compiler), build features (that is `hub_content::geojson`), or decide
-//! what an unauthorised caller sees (every page goes through
-//! `hub_content::closed::list_visible`, every document through `closed::visible`).
+//! Content API's `ContentFilter`s, `meta` the descriptive documents, `stations` the
+//! station collections' parameters, filtering and features). Must not: write SQL, parse
+//! filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one `rawfilter`
+//! compiler), build Content features (that is `hub_content::geojson`), or decide what an
+//! unauthorised caller sees (every Content page goes through
+//! `hub_content::closed::list_visible`, every document through `closed::visible`; every
+//! station read through `hub_timeseries::geojson::flat_rows`, which applies the Time
+//! Series API's closed-data rules for the caller).
 
 mod meta;
 pub mod params;

@@ -40,7 +40,7 @@ pub(crate) async fn landing(State(state): State<ContentState>) -> Response {
     let base = format!("{}/ogc", state.base_url);
     ok_json(json!({
         "title": "Hub OGC API – Features",
-        "description": "Tourism content of the Hub Content API as OGC API – Features collections: one per dataset.",
+        "description": "Tourism content of the Hub Content API and the stations of the Time Series API as OGC API – Features collections: one per dataset, then one per station type.",
         "links": [
             {"rel": "self", "type": JSON, "title": "this document", "href": base},
             {"rel": "service-desc", "type": OPENAPI, "title": "the API definition", "href": format!("{base}/api")},
@@ -72,7 +72,7 @@ fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
     })
 }
 
-fn station_collection_doc(base_url: &str, stype: &str) -> Value {
+fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
     let id = collection_id(stype);
     let href = format!("{base_url}/ogc/collections/{id}");
     json!({
@@ -86,14 +86,9 @@ fn station_collection_doc(base_url: &str, stype: &str) -> Value {
             {"rel": "self", "type": JSON, "title": "this collection", "href": href},
             {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
             {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the property parameters may name", "href": format!("{href}/queryables")},
-            {"rel": "describedby", "type": JSON, "title": "the same stations in the Time Series API", "href": format!("{}/flat/{stype}", ts_base(base_url))},
+            {"rel": "describedby", "type": JSON, "title": "the same stations in the Time Series API", "href": format!("{ts_base}/flat/{stype}")},
         ],
     })
-}
-
-/// The Time Series API's base as the OGC documents link to it (same server).
-fn ts_base(base_url: &str) -> String {
-    format!("{base_url}/v2")
 }
 
 pub(crate) async fn collections(
@@ -109,7 +104,7 @@ pub(crate) async fn collections(
         Ok(types) => list.extend(
             types
                 .iter()
-                .map(|t| station_collection_doc(&state.base_url, t)),
+                .map(|t| station_collection_doc(&state.base_url, &ts.config.base_url, t)),
         ),
         Err(problem) => return problem.into_response(),
     }
@@ -126,7 +121,11 @@ pub(crate) async fn collection(
 ) -> Response {
     let result = async {
         if let Some(stype) = station_type(&ts, &collection).await? {
-            return Ok(station_collection_doc(&state.base_url, &stype));
+            return Ok(station_collection_doc(
+                &state.base_url,
+                &ts.config.base_url,
+                &stype,
+            ));
         }
         dataset(&collection).map(|entity| collection_doc(&state.base_url, entity))
     }

@@ -2,8 +2,9 @@
 //!
 //! The Time Series API (`/v2/...`, the reference's "Ninja" mobility API) and its writer
 //! (ingestion) endpoints: route dispatch by segment count, parameter parsing, closed-data
-//! rules per role, flat and tree response builders, the reference's error bodies, the
-//! OpenAPI description, imports from JSON files and the demo mobility data.
+//! rules per role, flat and tree response builders, GeoJSON of flat answers (and flat
+//! rows for the OGC station collections), the reference's error bodies, the OpenAPI
+//! description, imports from JSON files and the demo mobility data.
 //!
 //! Owns: HTTP shapes of `/v2` and `/v2/json/...`. Must not: build SQL (that is
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
