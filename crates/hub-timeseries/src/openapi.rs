@@ -119,6 +119,17 @@ pub fn document(server: &str) -> Value {
         all.extend(params.iter().cloned());
         json!({"get": {"summary": summary, "parameters": all, "responses": with(&envelope, true), "security": [{}, {"bearer": []}]}})
     };
+    // Flat stations, latest measurements and edges also answer GeoJSON (`format=geojson`
+    // or `Accept: application/geo+json`); the path template covers trees too, which
+    // answer JSON only.
+    let mut geo_envelope = envelope.clone();
+    geo_envelope["content"][crate::geojson::GEOJSON] =
+        json!({"schema": {"$ref": "#/components/schemas/FeatureCollection"}});
+    let geo_op = |summary: &str, path_params: Vec<Value>| {
+        let mut operation = op(summary, path_params);
+        operation["get"]["responses"]["200"] = geo_envelope.clone();
+        operation
+    };
     let listing =
         json!({"description": "The list", "content": {"application/json": {"schema": {}}}});
     let origins = types("origins", "Comma-separated event origins, * = all");
@@ -126,16 +137,20 @@ pub fn document(server: &str) -> Value {
     let mut paths = json!({
         "/v2": {"get": {"summary": "Entry points", "responses": with(&listing, false)}},
         "/v2/{representation}": {"get": {"summary": "Station types, edge types or event origins", "parameters": [repr_of(None)], "responses": with(&listing, true), "security": [{}, {"bearer": []}]}},
-        "/v2/{representation}/{stationTypes}": op("Stations", vec![repr.clone(), st_.clone()]),
+        "/v2/{representation}/{stationTypes}": geo_op("Stations", vec![repr.clone(), st_.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}": op("Stations with their data types", vec![repr.clone(), st_.clone(), dt.clone()]),
-        "/v2/{representation}/{stationTypes}/{dataTypes}/latest": op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
+        "/v2/{representation}/{stationTypes}/{dataTypes}/latest": geo_op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}/{from}/{to}": op("Measurements in [from, to)", vec![repr.clone(), st_.clone(), dt, from.clone(), to.clone()]),
         "/v2/{representation}/{stationTypes}/metadata/{from}/{to}": op("Station metadata history (deprecated)", vec![repr, st_, from.clone(), to.clone()]),
     });
     // Edges and events have routes of their own shape: one path per representation.
     for shape in ["flat", "tree"] {
         let edges = format!("/v2/{shape},edge/{{edgeTypes}}");
-        paths[edges] = op("Edges", vec![edge_types.clone()]);
+        paths[edges] = if shape == "flat" {
+            geo_op("Edges", vec![edge_types.clone()])
+        } else {
+            op("Edges", vec![edge_types.clone()])
+        };
         let events = format!("/v2/{shape},event/{{origins}}");
         paths[events.clone()] = op("Events", vec![origins.clone()]);
         paths[format!("{events}/latest")] =
@@ -159,6 +174,10 @@ pub fn document(server: &str) -> Value {
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "An access token of the token service; reading roles unlock closed measurements"}},
             "schemas": {
+                "FeatureCollection": {"type": "object", "required": ["type", "features"], "properties": {
+                    "type": {"type": "string", "enum": ["FeatureCollection"]}, "features": {"type": "array", "items": {"type": "object"}},
+                    "offset": {"type": "integer"}, "limit": {"type": "integer"}, "numberReturned": {"type": "integer"}
+                }},
                 "Envelope": {"type": "object", "required": ["offset", "data"], "properties": {
                     "offset": {"type": "integer"}, "limit": {"type": "integer"}, "data": {}
                 }},

@@ -406,6 +406,15 @@ async fn flat_time_series_answers_as_geojson() {
             "{uri}: {body}"
         );
     }
+    // The API description says so.
+    let spec = ok(&app, "/v2/apispec").await;
+    let stations = &spec["paths"]["/v2/{representation}/{stationTypes}"]["get"];
+    assert!(stations["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "format"));
+    assert!(stations["responses"]["200"]["content"]["application/geo+json"].is_object());
     // A tree asked for GeoJSON by Accept only stays JSON.
     let (status, content_type, _) = get_as(
         &app,
