@@ -49,6 +49,9 @@ fn query_parameters() -> Vec<Value> {
             if let Some(max) = d.max_length {
                 schema["maxLength"] = json!(max);
             }
+            if !d.values.is_empty() {
+                schema["enum"] = json!(d.values);
+            }
             json!({"name": d.name, "in": "query", "required": false, "description": d.description, "schema": schema})
         })
         .collect()

@@ -229,6 +229,8 @@ pub struct QueryParameterDoc {
     pub default: Option<&'static str>,
     /// Longest value accepted, in characters (the parser's own limit).
     pub max_length: Option<usize>,
+    /// The accepted values, when they are a closed list (empty: any).
+    pub values: &'static [&'static str],
 }
 
 /// The documented query parameters of [`TsQueryParams`], in the order of `/v2/apispec`.
@@ -239,6 +241,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "integer",
         default: Some("200"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "offset",
@@ -246,6 +249,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "integer",
         default: Some("0"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "select",
@@ -253,6 +257,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "string",
         default: None,
         max_length: Some(hub_query::timeseries::select::MAX_SELECT_CHARS),
+        values: &[],
     },
     QueryParameterDoc {
         name: "where",
@@ -260,6 +265,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "string",
         default: None,
         max_length: Some(hub_query::timeseries::parser::MAX_WHERE_CHARS),
+        values: &[],
     },
     QueryParameterDoc {
         name: "distinct",
@@ -267,6 +273,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "boolean",
         default: Some("true"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "shownull",
@@ -274,6 +281,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "boolean",
         default: Some("false"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "timezone",
@@ -281,6 +289,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "string",
         default: Some("\"UTC\""),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "origin",
@@ -288,6 +297,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "string",
         default: None,
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "format",
@@ -295,6 +305,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
         schema_type: "string",
         default: Some("\"json\""),
         max_length: None,
+        values: &["json", "geojson"],
     },
 ];
 
