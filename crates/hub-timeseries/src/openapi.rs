@@ -117,20 +117,25 @@ pub fn document(server: &str) -> Value {
         responses["200"] = ok.clone();
         responses
     };
+    // `format` only where GeoJSON is offered (a schema-valid `format=geojson` on a tree
+    // is rejected, so those operations do not document it).
     let op = |summary: &str, path_params: Vec<Value>| {
         let mut all = path_params;
-        all.extend(params.iter().cloned());
+        all.extend(params.iter().filter(|p| p["name"] != "format").cloned());
         json!({"get": {"summary": summary, "parameters": all, "responses": with(&envelope, true), "security": [{}, {"bearer": []}]}})
     };
     // Flat stations, latest measurements and edges also answer GeoJSON (`format=geojson`
-    // or `Accept: application/geo+json`); the path template covers trees too, which
-    // answer JSON only.
+    // or `Accept: application/geo+json`): they get paths of their own (a literal `flat`
+    // matches before the `{representation}` template), as trees answer JSON only.
     let mut geo_envelope = envelope.clone();
     geo_envelope["content"][crate::geojson::GEOJSON] =
         json!({"schema": {"$ref": "#/components/schemas/FeatureCollection"}});
     let geo_op = |summary: &str, path_params: Vec<Value>| {
         let mut operation = op(summary, path_params);
         operation["get"]["responses"]["200"] = geo_envelope.clone();
+        if let Some(list) = operation["get"]["parameters"].as_array_mut() {
+            list.extend(params.iter().filter(|p| p["name"] == "format").cloned());
+        }
         operation
     };
     let listing =
@@ -140,9 +145,11 @@ pub fn document(server: &str) -> Value {
     let mut paths = json!({
         "/v2": {"get": {"summary": "Entry points", "responses": with(&listing, false)}},
         "/v2/{representation}": {"get": {"summary": "Station types, edge types or event origins", "parameters": [repr_of(None)], "responses": with(&listing, true), "security": [{}, {"bearer": []}]}},
-        "/v2/{representation}/{stationTypes}": geo_op("Stations", vec![repr.clone(), st_.clone()]),
+        "/v2/{representation}/{stationTypes}": op("Stations", vec![repr.clone(), st_.clone()]),
+        "/v2/flat/{stationTypes}": geo_op("Stations, flat: JSON or GeoJSON", vec![st_.clone()]),
+        "/v2/flat/{stationTypes}/{dataTypes}/latest": geo_op("Latest measurement per time series, flat: JSON or GeoJSON", vec![st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}": op("Stations with their data types", vec![repr.clone(), st_.clone(), dt.clone()]),
-        "/v2/{representation}/{stationTypes}/{dataTypes}/latest": geo_op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
+        "/v2/{representation}/{stationTypes}/{dataTypes}/latest": op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}/{from}/{to}": op("Measurements in [from, to)", vec![repr.clone(), st_.clone(), dt, from.clone(), to.clone()]),
         "/v2/{representation}/{stationTypes}/metadata/{from}/{to}": op("Station metadata history (deprecated)", vec![repr, st_, from.clone(), to.clone()]),
     });

@@ -408,7 +408,7 @@ async fn flat_time_series_answers_as_geojson() {
     }
     // The API description says so.
     let spec = ok(&app, "/v2/apispec").await;
-    let stations = &spec["paths"]["/v2/{representation}/{stationTypes}"]["get"];
+    let stations = &spec["paths"]["/v2/flat/{stationTypes}"]["get"];
     assert!(stations["parameters"]
         .as_array()
         .unwrap()
