@@ -1,22 +1,27 @@
 //! # hub-ogc
 //!
-//! OGC API – Features (`/ogc`) over the Content API's datasets: landing page,
-//! conformance, the OpenAPI 3.0 document, one collection per Content dataset (its id the
-//! dataset's lower-case type, `hubactivitypoi`), items as GeoJSON with `bbox`,
-//! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime` (last change), property filters
-//! and CQL2 text `filter`, single features, and queryables.
+//! OGC API – Features (`/ogc`) over the Content API's datasets and the Time Series API's
+//! stations: landing page, conformance, the OpenAPI 3.0 document, one collection per
+//! Content dataset (its id the dataset's lower-case type, `hubactivitypoi`), then one per
+//! Time Series station type (`station-parkingstation`), items as GeoJSON with `bbox`,
+//! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime`, property filters, CQL2 text
+//! `filter` (Content collections only), single features, and queryables.
 //!
 //! Owns: the OGC request and response shapes (`params` reads the parameters into the
-//! Content API's `ContentFilter`s, `meta` the descriptive documents). Must not: write
-//! SQL, parse filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one
-//! `rawfilter` compiler), build features (that is `hub_content::geojson`), or decide
-//! what an unauthorised caller sees (every page goes through
-//! `hub_content::closed::list_visible`, every document through `closed::visible`).
+//! Content API's `ContentFilter`s, `meta` the descriptive documents, `stations` the
+//! station collections' parameters, filtering and features). Must not: write SQL, parse
+//! filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one `rawfilter`
+//! compiler), build Content features (that is `hub_content::geojson`), or decide what an
+//! unauthorised caller sees (every Content page goes through
+//! `hub_content::closed::list_visible`, every document through `closed::visible`; every
+//! station read through `hub_timeseries::geojson::flat_rows`, which applies the Time
+//! Series API's closed-data rules for the caller).
 
 mod meta;
 pub mod params;
+pub mod stations;
 
-use axum::extract::{Path, RawQuery as AxumRawQuery, State};
+use axum::extract::{FromRef, Path, RawQuery as AxumRawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -27,14 +32,38 @@ use hub_content::shape::shape_document;
 use hub_content::ContentState;
 use hub_model::{EntityType, Problem, ENTITY_TYPES};
 use hub_query::content::{ContentOrder, ContentQuery, Page};
+use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
 
 use params::{crs_uri, parse_items, ItemsRequest};
 
 pub const GEOJSON: &str = "application/geo+json";
 
+/// What the routes read: Content datasets and Time Series stations.
+#[derive(Clone)]
+pub struct OgcState {
+    pub content: ContentState,
+    pub timeseries: TimeseriesState,
+}
+
+impl FromRef<OgcState> for ContentState {
+    fn from_ref(state: &OgcState) -> Self {
+        state.content.clone()
+    }
+}
+
+impl FromRef<OgcState> for TimeseriesState {
+    fn from_ref(state: &OgcState) -> Self {
+        state.timeseries.clone()
+    }
+}
+
 /// The OGC API routes, ready to be merged into the server's router.
-pub fn router(state: ContentState) -> Router {
+pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
+    let state = OgcState {
+        content,
+        timeseries,
+    };
     Router::new()
         .route("/ogc", get(meta::landing))
         .route("/ogc/", get(meta::landing))
@@ -72,12 +101,17 @@ type Principal = Option<axum::Extension<hub_auth::Principal>>;
 /// `GET /ogc/collections/{id}/items`.
 async fn items(
     State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
     Path(collection): Path<String>,
     AxumRawQuery(query): AxumRawQuery,
     principal: Principal,
 ) -> Response {
     let raw = RawQuery::parse(query.as_deref());
     let result = async {
+        if let Some(stype) = stations::station_type(&ts, &collection).await? {
+            let caller = principal.as_ref().map(|axum::Extension(p)| p);
+            return station_page(&state.base_url, &ts, caller, &stype, &raw).await;
+        }
         let entity = dataset(&collection)?;
         let request = parse_items(&raw)?;
         let full = hub_auth::policy::can_read_closed(
@@ -168,6 +202,58 @@ async fn page(
     Ok(with_crs(json_answer(GEOJSON, body), crs))
 }
 
+/// A page of a station collection: all stations of the type read, filtered and paged.
+async fn station_page(
+    base_url: &str,
+    ts: &TimeseriesState,
+    caller: Option<&hub_auth::Principal>,
+    stype: &str,
+    raw: &RawQuery,
+) -> Result<Response, Problem> {
+    let request = stations::parse_items(raw)?;
+    let all = stations::stations(ts, caller, stype).await?;
+    let matched: Vec<&stations::Station> = all.iter().filter(|s| request.matches(s)).collect();
+    let (limit, offset) = (request.limit, request.offset);
+    let features: Vec<Value> = matched
+        .iter()
+        .skip(offset.min(usize::MAX as u64) as usize)
+        .take(limit as usize)
+        .map(|s| stations::feature(s, request.crs))
+        .collect();
+    let collection = stations::collection_id(stype);
+    let base = format!("{base_url}/ogc/collections/{collection}/items");
+    let link = |rel: &str, offset: u64| {
+        json!({"rel": rel, "type": GEOJSON, "title": rel,
+            "href": format!("{base}?{}", raw.with(&[("offset", offset.to_string()), ("limit", limit.to_string())]))})
+    };
+    let mut links = vec![
+        json!({"rel": "self", "type": GEOJSON, "title": "this page",
+            "href": match raw_query_text(raw) { q if q.is_empty() => base.clone(), q => format!("{base}?{q}") }}),
+        json!({"rel": "collection", "type": "application/json", "title": "the collection",
+            "href": format!("{base_url}/ogc/collections/{collection}")}),
+    ];
+    let returned = features.len() as u64;
+    let total = matched.len() as u64;
+    if offset + returned < total {
+        links.push(link("next", offset + limit as u64));
+    }
+    if offset > 0 {
+        links.push(link("prev", offset.saturating_sub(limit as u64)));
+    }
+    let body = json!({
+        "type": "FeatureCollection",
+        "numberMatched": total,
+        "numberReturned": returned,
+        "timeStamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "links": links,
+        "features": features,
+    });
+    Ok(with_crs(
+        json_answer(GEOJSON, body.to_string()),
+        request.crs,
+    ))
+}
+
 /// A path segment with everything but unreserved characters percent-encoded.
 fn path_segment(text: &str) -> String {
     text.bytes()
@@ -191,21 +277,41 @@ fn with_crs(mut response: Response, crs: hub_content::geojson::OutputCrs) -> Res
     response
 }
 
-/// `GET /ogc/collections/{id}/items/{featureId}`: the feature id is the document id.
+/// `GET /ogc/collections/{id}/items/{featureId}`: the feature id is the document id (the
+/// station code in a station collection).
 async fn item(
     State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
     Path((collection, feature)): Path<(String, String)>,
     AxumRawQuery(query): AxumRawQuery,
     principal: Principal,
 ) -> Response {
     let raw = RawQuery::parse(query.as_deref());
     let result = async {
-        let entity = dataset(&collection)?;
         let crs = raw
             .get("crs")
             .map(|v| params::parse_crs("crs", v))
             .transpose()?
             .unwrap_or(hub_content::geojson::OutputCrs::CRS84);
+        if let Some(stype) = stations::station_type(&ts, &collection).await? {
+            let caller = principal.as_ref().map(|axum::Extension(p)| p);
+            let all = stations::stations(&ts, caller, &stype).await?;
+            let station = all.iter().find(|s| s.code == feature).ok_or_else(|| {
+                Problem::not_found(format!("{collection} has no feature with id '{feature}'"))
+            })?;
+            let mut doc = stations::feature(station, crs);
+            let base = format!(
+                "{}/ogc/collections/{}",
+                state.base_url,
+                stations::collection_id(&stype)
+            );
+            doc["links"] = json!([
+                {"rel": "self", "type": GEOJSON, "href": format!("{base}/items/{}", path_segment(&feature))},
+                {"rel": "collection", "type": "application/json", "href": base},
+            ]);
+            return Ok(with_crs(json_answer(GEOJSON, doc.to_string()), crs));
+        }
+        let entity = dataset(&collection)?;
         let full = hub_auth::policy::can_read_closed(
             principal.as_ref().map(|axum::Extension(p)| p),
             entity.name,

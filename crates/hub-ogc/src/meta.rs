@@ -4,10 +4,13 @@
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use hub_content::ContentState;
+use hub_model::Problem;
 use hub_model::{EntityType, ENTITY_TYPES};
+use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
 
 use crate::params::{crs_uris, CRS84, DEFAULT_LIMIT, MAX_LIMIT, PROPERTY_FILTERS};
+use crate::stations::{collection_id, station_type, station_types, STATION_FILTERS};
 use crate::{dataset, json_answer, GEOJSON};
 
 const JSON: &str = "application/json";
@@ -37,7 +40,7 @@ pub(crate) async fn landing(State(state): State<ContentState>) -> Response {
     let base = format!("{}/ogc", state.base_url);
     ok_json(json!({
         "title": "Hub OGC API – Features",
-        "description": "Tourism content of the Hub Content API as OGC API – Features collections: one per dataset.",
+        "description": "Tourism content of the Hub Content API and the stations of the Time Series API as OGC API – Features collections: one per dataset, then one per station type.",
         "links": [
             {"rel": "self", "type": JSON, "title": "this document", "href": base},
             {"rel": "service-desc", "type": OPENAPI, "title": "the API definition", "href": format!("{base}/api")},
@@ -69,12 +72,42 @@ fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
     })
 }
 
-pub(crate) async fn collections(State(state): State<ContentState>) -> Response {
+fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
+    let id = collection_id(stype);
+    let href = format!("{base_url}/ogc/collections/{id}");
+    json!({
+        "id": id,
+        "title": format!("{stype} stations"),
+        "description": format!("The {stype} stations of the Time Series API, each with the latest measurement of every data type (latest: data type → value, time, period)."),
+        "itemType": "feature",
+        "crs": crs_uris(),
+        "storageCrs": CRS84,
+        "links": [
+            {"rel": "self", "type": JSON, "title": "this collection", "href": href},
+            {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
+            {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the property parameters may name", "href": format!("{href}/queryables")},
+            {"rel": "describedby", "type": JSON, "title": "the same stations in the Time Series API", "href": format!("{ts_base}/flat/{stype}")},
+        ],
+    })
+}
+
+pub(crate) async fn collections(
+    State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
+) -> Response {
     let base = format!("{}/ogc/collections", state.base_url);
-    let list: Vec<Value> = ENTITY_TYPES
+    let mut list: Vec<Value> = ENTITY_TYPES
         .iter()
         .map(|e| collection_doc(&state.base_url, e))
         .collect();
+    match station_types(&ts).await {
+        Ok(types) => list.extend(
+            types
+                .iter()
+                .map(|t| station_collection_doc(&state.base_url, &ts.config.base_url, t)),
+        ),
+        Err(problem) => return problem.into_response(),
+    }
     ok_json(json!({
         "links": [{"rel": "self", "type": JSON, "title": "this document", "href": base}],
         "collections": list,
@@ -83,12 +116,47 @@ pub(crate) async fn collections(State(state): State<ContentState>) -> Response {
 
 pub(crate) async fn collection(
     State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
     Path(collection): Path<String>,
 ) -> Response {
-    match dataset(&collection) {
-        Ok(entity) => ok_json(collection_doc(&state.base_url, entity)),
+    let result = async {
+        if let Some(stype) = station_type(&ts, &collection).await? {
+            return Ok(station_collection_doc(
+                &state.base_url,
+                &ts.config.base_url,
+                &stype,
+            ));
+        }
+        dataset(&collection).map(|entity| collection_doc(&state.base_url, entity))
+    }
+    .await;
+    match result {
+        Ok(doc) => ok_json(doc),
         Err(problem) => problem.into_response(),
     }
+}
+
+async fn station_queryables(base_url: &str, stype: &str) -> Result<Response, Problem> {
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "geometry".into(),
+        json!({"title": "position", "format": "geometry-point", "x-ogc-role": "primary-geometry"}),
+    );
+    for (name, kind) in STATION_FILTERS {
+        properties.insert((*name).into(), json!({"title": name, "type": kind}));
+    }
+    Ok(json_answer(
+        "application/schema+json",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": format!("{base_url}/ogc/collections/{}/queryables", collection_id(stype)),
+            "type": "object",
+            "title": format!("{stype} stations"),
+            "properties": properties,
+            "additionalProperties": false,
+        })
+        .to_string(),
+    ))
 }
 
 /// JSON Schema of what `filter` and the property parameters may name. Any other
@@ -96,8 +164,18 @@ pub(crate) async fn collection(
 /// `additionalProperties`.
 pub(crate) async fn queryables(
     State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
     Path(collection): Path<String>,
 ) -> Response {
+    match station_type(&ts, &collection).await {
+        Ok(Some(stype)) => {
+            return station_queryables(&state.base_url, &stype)
+                .await
+                .unwrap_or_else(IntoResponse::into_response)
+        }
+        Ok(None) => {}
+        Err(problem) => return problem.into_response(),
+    }
     let entity = match dataset(&collection) {
         Ok(e) => e,
         Err(problem) => return problem.into_response(),
@@ -125,8 +203,19 @@ pub(crate) async fn queryables(
 }
 
 /// The OpenAPI 3.0 document of `/ogc`.
-pub(crate) async fn api(State(state): State<ContentState>) -> Response {
-    let collections: Vec<&str> = ENTITY_TYPES.iter().map(|e| e.meta_type).collect();
+pub(crate) async fn api(
+    State(state): State<ContentState>,
+    State(ts): State<TimeseriesState>,
+) -> Response {
+    let stypes = match station_types(&ts).await {
+        Ok(t) => t,
+        Err(problem) => return problem.into_response(),
+    };
+    let collections: Vec<String> = ENTITY_TYPES
+        .iter()
+        .map(|e| e.meta_type.to_string())
+        .chain(stypes.iter().map(|t| collection_id(t)))
+        .collect();
     let param = |name: &str, description: &str, schema: Value| json!({"name": name, "in": "query", "required": false, "description": description, "schema": schema});
     let collection_id = json!({"name": "collectionId", "in": "path", "required": true, "schema": {"type": "string", "enum": collections}});
     let problem = json!({"description": "A parameter was not accepted", "content": {"application/problem+json": {"schema": {"type": "object"}}}});
@@ -145,7 +234,7 @@ pub(crate) async fn api(State(state): State<ContentState>) -> Response {
             "/": {"get": {"operationId": "getLandingPage", "summary": "Landing page", "responses": doc_ok("The landing page", JSON)}},
             "/conformance": {"get": {"operationId": "getConformance", "summary": "Conformance classes", "responses": doc_ok("The conformance classes", JSON)}},
             "/api": {"get": {"operationId": "getApi", "summary": "This document", "responses": doc_ok("The OpenAPI document", OPENAPI)}},
-            "/collections": {"get": {"operationId": "getCollections", "summary": "The collections", "responses": doc_ok("One collection per Content dataset", JSON)}},
+            "/collections": {"get": {"operationId": "getCollections", "summary": "The collections", "responses": doc_ok("One collection per Content dataset, then one per Time Series station type", JSON)}},
             "/collections/{collectionId}": {"get": {"operationId": "describeCollection", "parameters": [collection_id], "responses": doc_ok("The collection", JSON)}},
             "/collections/{collectionId}/queryables": {"get": {"operationId": "getQueryables", "parameters": [collection_id], "responses": doc_ok("JSON Schema of the queryables", "application/schema+json")}},
             "/collections/{collectionId}/items": {"get": {
@@ -157,14 +246,18 @@ pub(crate) async fn api(State(state): State<ContentState>) -> Response {
                     param("bbox", "minx,miny,maxx,maxy in bbox-crs (default CRS84)", json!({"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 6})),
                     param("bbox-crs", "CRS of bbox", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
-                    param("datetime", "Last change: an instant or an interval start/end, '..' open", json!({"type": "string"})),
-                    param("filter", "CQL2 text filter", json!({"type": "string"})),
+                    param("datetime", "Content collections: last change; station collections: time of a latest measurement. An instant or an interval start/end, '..' open", json!({"type": "string"})),
+                    param("filter", "CQL2 text filter (Content collections; a 400 on station collections)", json!({"type": "string"})),
                     param("filter-lang", "cql2-text (cql-text: the draft's name, read the same)", json!({"type": "string", "enum": ["cql2-text", "cql-text"], "default": "cql2-text"})),
                     param("filter-crs", "CRS of the filter's geometries", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("Id", "Equal to this document id", json!({"type": "string"})),
                     param("Shortname", "Equal to this short name", json!({"type": "string"})),
                     param("Active", "Active or not", json!({"type": "boolean"})),
                     param("Source", "Equal to this source", json!({"type": "string"})),
+                    param("scode", "Station collections: equal to this station code", json!({"type": "string"})),
+                    param("sname", "Station collections: equal to this station name", json!({"type": "string"})),
+                    param("sorigin", "Station collections: equal to this origin", json!({"type": "string"})),
+                    param("sactive", "Station collections: active or not", json!({"type": "boolean"})),
                 ],
                 "responses": items_responses,
             }},

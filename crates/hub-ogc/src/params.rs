@@ -103,7 +103,8 @@ fn count(parameter: &str, value: &str, max: u64) -> Result<u64, Problem> {
         })
 }
 
-pub fn parse_items(raw: &RawQuery) -> Result<ItemsRequest, Problem> {
+/// `limit` (1 to [`MAX_LIMIT`], default [`DEFAULT_LIMIT`]) and `offset`.
+pub fn paging(raw: &RawQuery) -> Result<(u32, u64), Problem> {
     let limit = match raw.get("limit") {
         None => DEFAULT_LIMIT,
         Some(v) => match count("limit", v, MAX_LIMIT as u64)? {
@@ -116,6 +117,11 @@ pub fn parse_items(raw: &RawQuery) -> Result<ItemsRequest, Problem> {
         .map(|v| count("offset", v, MAX_OFFSET))
         .transpose()?
         .unwrap_or(0);
+    Ok((limit, offset))
+}
+
+pub fn parse_items(raw: &RawQuery) -> Result<ItemsRequest, Problem> {
+    let (limit, offset) = paging(raw)?;
     let crs = raw
         .get("crs")
         .map(|v| parse_crs("crs", v))

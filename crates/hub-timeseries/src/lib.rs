@@ -2,8 +2,9 @@
 //!
 //! The Time Series API (`/v2/...`, the reference's "Ninja" mobility API) and its writer
 //! (ingestion) endpoints: route dispatch by segment count, parameter parsing, closed-data
-//! rules per role, flat and tree response builders, the reference's error bodies, the
-//! OpenAPI description, imports from JSON files and the demo mobility data.
+//! rules per role, flat and tree response builders, GeoJSON of flat answers (and flat
+//! rows for the OGC station collections), the reference's error bodies, the OpenAPI
+//! description, imports from JSON files and the demo mobility data.
 //!
 //! Owns: HTTP shapes of `/v2` and `/v2/json/...`. Must not: build SQL (that is
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
@@ -17,6 +18,7 @@
 mod access;
 pub mod demo;
 mod error;
+pub mod geojson;
 mod import;
 mod openapi;
 mod params;
@@ -35,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub use demo::load_demo;
 pub use error::ApiError;
+pub use hub_query::timeseries::Route;
 pub use import::{import_file, import_value, ImportError, ImportSummary};
 
 /// Configuration of the Time Series API. Every field has a default; the defaults match

@@ -49,6 +49,9 @@ fn query_parameters() -> Vec<Value> {
             if let Some(max) = d.max_length {
                 schema["maxLength"] = json!(max);
             }
+            if !d.values.is_empty() {
+                schema["enum"] = json!(d.values);
+            }
             json!({"name": d.name, "in": "query", "required": false, "description": d.description, "schema": schema})
         })
         .collect()
@@ -114,10 +117,26 @@ pub fn document(server: &str) -> Value {
         responses["200"] = ok.clone();
         responses
     };
+    // `format` only where GeoJSON is offered (a schema-valid `format=geojson` on a tree
+    // is rejected, so those operations do not document it).
     let op = |summary: &str, path_params: Vec<Value>| {
         let mut all = path_params;
-        all.extend(params.iter().cloned());
+        all.extend(params.iter().filter(|p| p["name"] != "format").cloned());
         json!({"get": {"summary": summary, "parameters": all, "responses": with(&envelope, true), "security": [{}, {"bearer": []}]}})
+    };
+    // Flat stations, latest measurements and edges also answer GeoJSON (`format=geojson`
+    // or `Accept: application/geo+json`): they get paths of their own (a literal `flat`
+    // matches before the `{representation}` template), as trees answer JSON only.
+    let mut geo_envelope = envelope.clone();
+    geo_envelope["content"][crate::geojson::GEOJSON] =
+        json!({"schema": {"$ref": "#/components/schemas/FeatureCollection"}});
+    let geo_op = |summary: &str, path_params: Vec<Value>| {
+        let mut operation = op(summary, path_params);
+        operation["get"]["responses"]["200"] = geo_envelope.clone();
+        if let Some(list) = operation["get"]["parameters"].as_array_mut() {
+            list.extend(params.iter().filter(|p| p["name"] == "format").cloned());
+        }
+        operation
     };
     let listing =
         json!({"description": "The list", "content": {"application/json": {"schema": {}}}});
@@ -127,6 +146,8 @@ pub fn document(server: &str) -> Value {
         "/v2": {"get": {"summary": "Entry points", "responses": with(&listing, false)}},
         "/v2/{representation}": {"get": {"summary": "Station types, edge types or event origins", "parameters": [repr_of(None)], "responses": with(&listing, true), "security": [{}, {"bearer": []}]}},
         "/v2/{representation}/{stationTypes}": op("Stations", vec![repr.clone(), st_.clone()]),
+        "/v2/flat/{stationTypes}": geo_op("Stations, flat: JSON or GeoJSON", vec![st_.clone()]),
+        "/v2/flat/{stationTypes}/{dataTypes}/latest": geo_op("Latest measurement per time series, flat: JSON or GeoJSON", vec![st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}": op("Stations with their data types", vec![repr.clone(), st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}/latest": op("Latest measurement per time series", vec![repr.clone(), st_.clone(), dt.clone()]),
         "/v2/{representation}/{stationTypes}/{dataTypes}/{from}/{to}": op("Measurements in [from, to)", vec![repr.clone(), st_.clone(), dt, from.clone(), to.clone()]),
@@ -135,7 +156,11 @@ pub fn document(server: &str) -> Value {
     // Edges and events have routes of their own shape: one path per representation.
     for shape in ["flat", "tree"] {
         let edges = format!("/v2/{shape},edge/{{edgeTypes}}");
-        paths[edges] = op("Edges", vec![edge_types.clone()]);
+        paths[edges] = if shape == "flat" {
+            geo_op("Edges", vec![edge_types.clone()])
+        } else {
+            op("Edges", vec![edge_types.clone()])
+        };
         let events = format!("/v2/{shape},event/{{origins}}");
         paths[events.clone()] = op("Events", vec![origins.clone()]);
         paths[format!("{events}/latest")] =
@@ -159,6 +184,10 @@ pub fn document(server: &str) -> Value {
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "An access token of the token service; reading roles unlock closed measurements"}},
             "schemas": {
+                "FeatureCollection": {"type": "object", "required": ["type", "features"], "properties": {
+                    "type": {"type": "string", "enum": ["FeatureCollection"]}, "features": {"type": "array", "items": {"type": "object"}},
+                    "offset": {"type": "integer"}, "limit": {"type": "integer"}, "numberReturned": {"type": "integer"}
+                }},
                 "Envelope": {"type": "object", "required": ["offset", "data"], "properties": {
                     "offset": {"type": "integer"}, "limit": {"type": "integer"}, "data": {}
                 }},

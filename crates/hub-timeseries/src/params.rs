@@ -181,6 +181,8 @@ pub struct Params {
     pub distinct: bool,
     pub shownull: bool,
     pub timezone: Option<String>,
+    /// `json` (default) or `geojson`; checked by `geojson::wants_geojson`.
+    pub format: Option<String>,
 }
 
 fn boolean(name: &str, v: &str) -> Result<bool, ApiError> {
@@ -214,6 +216,7 @@ pub struct TsQueryParams {
     pub shownull: Vec<String>,
     pub timezone: Vec<String>,
     pub origin: Vec<String>,
+    pub format: Vec<String>,
 }
 
 /// How `/v2/apispec` describes one query parameter.
@@ -226,16 +229,19 @@ pub struct QueryParameterDoc {
     pub default: Option<&'static str>,
     /// Longest value accepted, in characters (the parser's own limit).
     pub max_length: Option<usize>,
+    /// The accepted values, when they are a closed list (empty: any).
+    pub values: &'static [&'static str],
 }
 
 /// The documented query parameters of [`TsQueryParams`], in the order of `/v2/apispec`.
-pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
+pub const QUERY_PARAMETERS: [QueryParameterDoc; 9] = [
     QueryParameterDoc {
         name: "limit",
         description: "Maximum number of results; -1 or 0 = no limit",
         schema_type: "integer",
         default: Some("200"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "offset",
@@ -243,6 +249,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "integer",
         default: Some("0"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "select",
@@ -250,6 +257,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "string",
         default: None,
         max_length: Some(hub_query::timeseries::select::MAX_SELECT_CHARS),
+        values: &[],
     },
     QueryParameterDoc {
         name: "where",
@@ -257,6 +265,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "string",
         default: None,
         max_length: Some(hub_query::timeseries::parser::MAX_WHERE_CHARS),
+        values: &[],
     },
     QueryParameterDoc {
         name: "distinct",
@@ -264,6 +273,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "boolean",
         default: Some("true"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "shownull",
@@ -271,6 +281,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "boolean",
         default: Some("false"),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "timezone",
@@ -278,6 +289,7 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "string",
         default: Some("\"UTC\""),
         max_length: None,
+        values: &[],
     },
     QueryParameterDoc {
         name: "origin",
@@ -285,6 +297,15 @@ pub const QUERY_PARAMETERS: [QueryParameterDoc; 8] = [
         schema_type: "string",
         default: None,
         max_length: None,
+        values: &[],
+    },
+    QueryParameterDoc {
+        name: "format",
+        description: "json or geojson (a FeatureCollection, one feature per row; flat stations, latest measurements and edges only; also chosen by Accept: application/geo+json)",
+        schema_type: "string",
+        default: Some("\"json\""),
+        max_length: None,
+        values: &["json", "geojson"],
     },
 ];
 
@@ -318,6 +339,7 @@ impl TsQueryParams {
             distinct: last_valid(&self.distinct, |v| boolean("distinct", v))?.unwrap_or(true),
             shownull: last_valid(&self.shownull, |v| boolean("shownull", v))?.unwrap_or(false),
             timezone: last_non_empty(&self.timezone),
+            format: last_non_empty(&self.format),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! compilation, execution and the envelope.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{header, Extensions, HeaderValue};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use hub_query::timeseries::{compile_query, parse_where, EventScope, Route, TsQuery, TsQueryError};
@@ -51,6 +51,7 @@ pub async fn dispatch(
     State(st): State<TimeseriesState>,
     Path(rest): Path<String>,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
     ext: Extensions,
 ) -> Result<Response, ApiError> {
     let segs: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
@@ -104,6 +105,17 @@ pub async fn dispatch(
         _ => return Err(not_found()),
     };
     let p = TsQueryParams::read(query.as_deref()).parse()?;
+    // GeoJSON is offered where a row has one geometry: stations, latest measurements,
+    // edges. An explicit `format=geojson` elsewhere is a mistake; an Accept header asking
+    // for it elsewhere is ignored (clients send broad Accept lists).
+    let geo_route = !repr.tree && matches!(route, Route::Stations | Route::Latest | Route::Edges);
+    let geojson = crate::geojson::wants_geojson(p.format.as_deref(), &headers)?;
+    if geojson && !geo_route && p.format.is_some() {
+        return Err(ApiError::bad(
+            "Parameter 'format': geojson is offered on the flat stations, latest measurements and edges routes only (/v2/flat/{stationTypes}, /v2/flat/{stationTypes}/{dataTypes}/latest, /v2/flat,edge/{edgeTypes})",
+        ));
+    }
+    let geojson = geojson && geo_route;
     let zone = match (&p.timezone, segs.len() >= 4) {
         (Some(tz), true) => parse_timezone(tz)?,
         _ => Zone::Fixed(chrono::FixedOffset::east_opt(0).expect("zero offset")),
@@ -133,6 +145,14 @@ pub async fn dispatch(
         },
         e => e.into(),
     })?;
+    if geojson {
+        let (columns, rows) =
+            crate::geojson::collect_rows(&st, compiled, st.config.max_tree_rows).await?;
+        let rows = crate::geojson::objects(shape::flat(&columns, &rows, zone, p.shownull));
+        return Ok(crate::geojson::feature_collection(
+            &route, rows, p.offset, p.limit,
+        ));
+    }
     let columns = compiled.columns.clone();
     let mut batches = st.store.query_batches(compiled);
     // The first batch (or the query's error) before any byte is written: a failing query

@@ -126,19 +126,20 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         geoconverter: config.geoconverter.clone(),
         naming: config.naming.into(),
     });
-    let ogc = hub_ogc::router(hub_content::ContentState {
+    let ogc_content = hub_content::ContentState {
         content: store.content(),
         base_url: config.content_base_url(),
         naming: config.naming.into(),
-    });
+    };
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),
         ..config.timeseries.clone()
     };
-    let timeseries = hub_timeseries::router(hub_timeseries::TimeseriesState::new(
-        store.timeseries(),
-        timeseries_config,
-    ));
+    let timeseries_state =
+        hub_timeseries::TimeseriesState::new(store.timeseries(), timeseries_config);
+    // The OGC station collections read through the same state (same closed-data rules).
+    let ogc = hub_ogc::router(ogc_content, timeseries_state.clone());
+    let timeseries = hub_timeseries::router(timeseries_state);
     let datex_config = hub_datex::DatexConfig {
         base_url: config.datex_base_url(),
         ..config.datex.clone()

@@ -261,6 +261,60 @@ async fn gdal_lists_copies_and_filters_through_the_ogc_api() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gdal_lists_and_copies_station_collections() {
+    if !gdal() {
+        return;
+    }
+    let served = tokio::task::spawn_blocking(serve).await.unwrap();
+    let base = &served.base;
+    let ogc = format!("OAPIF:{base}/ogc");
+
+    // One collection per station type the Time Series API lists.
+    let (out, _) = run("ogrinfo", vec!["-ro".into(), "-so".into(), ogc.clone()]).await;
+    let types = get_json(&format!("{base}/v2/flat")).await;
+    let types: Vec<&str> = types
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"ParkingStation"));
+    for stype in &types {
+        let id = format!("station-{}", stype.to_lowercase());
+        assert!(
+            out.contains(&format!(": {id} (title: {stype} stations)")),
+            "{id} missing from:\n{out}"
+        );
+    }
+
+    // A copy of one station collection holds as many features as the flat station list.
+    let (out, _) = run(
+        "ogr2ogr",
+        vec![
+            "-f".into(),
+            "GeoJSON".into(),
+            "/vsistdout/".into(),
+            ogc,
+            "station-parkingstation".into(),
+        ],
+    )
+    .await;
+    let copied: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let flat = get_json(&format!("{base}/v2/flat/ParkingStation?limit=-1")).await;
+    let rows = flat["data"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert_eq!(copied["features"].as_array().unwrap().len(), rows.len());
+    let codes: BTreeSet<&str> = rows.iter().map(|r| r["scode"].as_str().unwrap()).collect();
+    let copied_codes: BTreeSet<&str> = copied["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["properties"]["scode"].as_str().unwrap())
+        .collect();
+    assert_eq!(copied_codes, codes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gdal_geojson_driver_reads_the_content_api() {
     if !gdal() {
         return;
@@ -327,9 +381,18 @@ async fn owslib_lists_pages_and_fetches_like_the_content_api() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
+    // The Content datasets, then one collection per Time Series station type.
+    let types = get_json(&format!("{}/v2/flat", served.base)).await;
+    let stations: Vec<String> = types
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("station-{}", t["id"].as_str().unwrap().to_lowercase()))
+        .collect();
     let expected: Vec<&str> = hub_model::ENTITY_TYPES
         .iter()
         .map(|e| e.meta_type)
+        .chain(stations.iter().map(String::as_str))
         .collect();
     assert_eq!(collections, expected);
     let ids: Vec<String> = result["ids"]
