@@ -20,6 +20,7 @@
 mod meta;
 pub mod params;
 pub mod stations;
+pub mod tiles;
 
 use axum::extract::{FromRef, Path, RawQuery as AxumRawQuery, State};
 use axum::http::{header, HeaderValue};
@@ -77,6 +78,17 @@ pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
         )
         .route("/ogc/collections/{collection}/items", get(items))
         .route("/ogc/collections/{collection}/items/{feature}", get(item))
+        .route("/ogc/collections/{collection}/tiles", get(tiles::tilesets))
+        .route(
+            "/ogc/collections/{collection}/tiles/{tms}",
+            get(tiles::tileset_doc),
+        )
+        .route(
+            "/ogc/collections/{collection}/tiles/{tms}/{z}/{x}/{y}",
+            get(tiles::tile),
+        )
+        .route("/ogc/tileMatrixSets", get(tiles::tile_matrix_sets))
+        .route("/ogc/tileMatrixSets/{tms}", get(tiles::tile_matrix_set_doc))
         .with_state(state)
 }
 

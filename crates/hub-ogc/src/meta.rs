@@ -14,6 +14,8 @@ use crate::stations::{collection_id, station_type, station_types, STATION_FILTER
 use crate::{dataset, json_answer, GEOJSON};
 
 const JSON: &str = "application/json";
+/// The link relation from a collection to its vector tilesets (OGC API – Tiles).
+const TILESETS: &str = "http://www.opengis.net/def/rel/ogc/1.0/tilesets-vector";
 const OPENAPI: &str = "application/vnd.oai.openapi+json;version=3.0";
 
 /// The conformance classes Hub claims (see docs/decisions.md, issue 16, for why these).
@@ -68,6 +70,7 @@ fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
             {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
             {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the filter may name", "href": format!("{href}/queryables")},
             {"rel": "describedby", "type": JSON, "title": "the same data in the Content API", "href": format!("{base_url}/v1/{}", entity.route)},
+            {"rel": TILESETS, "type": JSON, "title": "its vector tiles", "href": format!("{href}/tiles")},
         ],
     })
 }
@@ -87,6 +90,7 @@ fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
             {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
             {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the property parameters may name", "href": format!("{href}/queryables")},
             {"rel": "describedby", "type": JSON, "title": "the same stations in the Time Series API", "href": format!("{ts_base}/flat/{stype}")},
+            {"rel": TILESETS, "type": JSON, "title": "its vector tiles", "href": format!("{href}/tiles")},
         ],
     })
 }
