@@ -346,6 +346,14 @@ async fn tile_addresses_are_checked_and_tilesets_described() {
     let matrices = tms["tileMatrices"].as_array().unwrap();
     assert_eq!(matrices.len(), 23);
     assert_eq!(matrices[12]["matrixWidth"], 4096);
+    let (_, api) = get(&app, "/ogc/api").await;
+    let op = &api["paths"]
+        ["/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileCol}/{tileRow}"]
+        ["get"];
+    assert_eq!(op["parameters"][2]["name"], "tileMatrix");
+    assert_eq!(op["parameters"][2]["schema"]["maximum"], 22);
+    assert!(op["responses"]["200"]["content"]["application/vnd.mapbox-vector-tile"].is_object());
+    assert!(api["paths"]["/tileMatrixSets/{tileMatrixSetId}"]["get"].is_object());
     let (_, collection) = get(&app, "/ogc/collections/hubactivitypoi").await;
     assert!(collection["links"]
         .as_array()
