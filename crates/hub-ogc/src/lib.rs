@@ -5,11 +5,15 @@
 //! Content dataset (its id the dataset's lower-case type, `hubactivitypoi`), then one per
 //! Time Series station type (`station-parkingstation`), items as GeoJSON with `bbox`,
 //! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime`, property filters, CQL2 text
-//! `filter` (Content collections only), single features, and queryables.
+//! `filter` (Content collections only), single features, and queryables; and OGC API –
+//! Tiles vector tiles of every collection (`/ogc/collections/{id}/tiles/WebMercatorQuad/
+//! {z}/{x}/{y}`, Mapbox Vector Tiles of the located features, with the tileset and
+//! `WebMercatorQuad` tile matrix set documents).
 //!
 //! Owns: the OGC request and response shapes (`params` reads the parameters into the
 //! Content API's `ContentFilter`s, `meta` the descriptive documents, `stations` the
-//! station collections' parameters, filtering and features). Must not: write SQL, parse
+//! station collections' parameters, filtering and features, `tiles` tile addressing,
+//! projection into tile units and the MVT encoding). Must not: write SQL, parse
 //! filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one `rawfilter`
 //! compiler), build Content features (that is `hub_content::geojson`), or decide what an
 //! unauthorised caller sees (every Content page goes through
@@ -20,6 +24,7 @@
 mod meta;
 pub mod params;
 pub mod stations;
+pub mod tiles;
 
 use axum::extract::{FromRef, Path, RawQuery as AxumRawQuery, State};
 use axum::http::{header, HeaderValue};
@@ -77,6 +82,17 @@ pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
         )
         .route("/ogc/collections/{collection}/items", get(items))
         .route("/ogc/collections/{collection}/items/{feature}", get(item))
+        .route("/ogc/collections/{collection}/tiles", get(tiles::tilesets))
+        .route(
+            "/ogc/collections/{collection}/tiles/{tms}",
+            get(tiles::tileset_doc),
+        )
+        .route(
+            "/ogc/collections/{collection}/tiles/{tms}/{z}/{x}/{y}",
+            get(tiles::tile),
+        )
+        .route("/ogc/tileMatrixSets", get(tiles::tile_matrix_sets))
+        .route("/ogc/tileMatrixSets/{tms}", get(tiles::tile_matrix_set_doc))
         .with_state(state)
 }
 

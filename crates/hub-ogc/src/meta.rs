@@ -11,9 +11,12 @@ use serde_json::{json, Value};
 
 use crate::params::{crs_uris, CRS84, DEFAULT_LIMIT, MAX_LIMIT, PROPERTY_FILTERS};
 use crate::stations::{collection_id, station_type, station_types, STATION_FILTERS};
+use crate::tiles::{BUFFER, EXTENT, MAX_FEATURES, MAX_ZOOM, MVT, WEB_MERCATOR_QUAD};
 use crate::{dataset, json_answer, GEOJSON};
 
 const JSON: &str = "application/json";
+/// The link relation from a collection to its vector tilesets (OGC API – Tiles).
+const TILESETS: &str = "http://www.opengis.net/def/rel/ogc/1.0/tilesets-vector";
 const OPENAPI: &str = "application/vnd.oai.openapi+json;version=3.0";
 
 /// The conformance classes Hub claims (see docs/decisions.md, issue 16, for why these).
@@ -68,6 +71,7 @@ fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
             {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
             {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the filter may name", "href": format!("{href}/queryables")},
             {"rel": "describedby", "type": JSON, "title": "the same data in the Content API", "href": format!("{base_url}/v1/{}", entity.route)},
+            {"rel": TILESETS, "type": JSON, "title": "its vector tiles", "href": format!("{href}/tiles")},
         ],
     })
 }
@@ -87,6 +91,7 @@ fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
             {"rel": "items", "type": GEOJSON, "title": "its features", "href": format!("{href}/items")},
             {"rel": "http://www.opengis.net/def/rel/ogc/1.0/queryables", "type": "application/schema+json", "title": "what the property parameters may name", "href": format!("{href}/queryables")},
             {"rel": "describedby", "type": JSON, "title": "the same stations in the Time Series API", "href": format!("{ts_base}/flat/{stype}")},
+            {"rel": TILESETS, "type": JSON, "title": "its vector tiles", "href": format!("{href}/tiles")},
         ],
     })
 }
@@ -225,6 +230,12 @@ pub(crate) async fn api(
     items_responses["404"] = json!({"description": "No such collection"});
     let mut item_responses = doc_ok("One feature", GEOJSON);
     item_responses["404"] = json!({"description": "No such collection or feature"});
+    let mut tile_responses = json!({"200": {"description": format!("A Mapbox Vector Tile: one layer named after the collection, a point per located feature (Content: Id, Shortname; stations: scode, sname), extent {EXTENT}, {BUFFER} units of buffer, at most {MAX_FEATURES} features; a tile with none is an empty layer"), "content": {MVT: {"schema": {"type": "string", "format": "binary"}}}}});
+    tile_responses["400"] = problem.clone();
+    tile_responses["404"] = json!({"description": "No such collection or tile matrix set"});
+    let tms_id = json!({"name": "tileMatrixSetId", "in": "path", "required": true, "schema": {"type": "string", "enum": [WEB_MERCATOR_QUAD]}});
+    let last_tile = (1u32 << MAX_ZOOM) - 1;
+    let path_int = |name: &str, description: &str, max: u32| json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "integer", "minimum": 0, "maximum": max}});
     let body = json!({
         "openapi": "3.0.3",
         "info": {"title": "Hub OGC API – Features", "version": env!("CARGO_PKG_VERSION"),
@@ -267,6 +278,19 @@ pub(crate) async fn api(
                     param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()}))],
                 "responses": item_responses,
             }},
+            "/collections/{collectionId}/tiles": {"get": {"operationId": "getTileSetsList", "summary": "The collection's vector tilesets (one: WebMercatorQuad)", "parameters": [collection_id], "responses": doc_ok("The tilesets", JSON)}},
+            "/collections/{collectionId}/tiles/{tileMatrixSetId}": {"get": {"operationId": "describeTileset", "parameters": [collection_id, tms_id], "responses": doc_ok("The tileset", JSON)}},
+            "/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileCol}/{tileRow}": {"get": {
+                "operationId": "getTile",
+                "summary": "A vector tile (path order z/x/y: column before row)",
+                "parameters": [collection_id, tms_id,
+                    path_int("tileMatrix", &format!("Zoom level z, 0 to {MAX_ZOOM}"), MAX_ZOOM),
+                    path_int("tileCol", "Column x, below 2^z", last_tile),
+                    path_int("tileRow", "Row y from the top, below 2^z", last_tile)],
+                "responses": tile_responses,
+            }},
+            "/tileMatrixSets": {"get": {"operationId": "getTileMatrixSetsList", "responses": doc_ok("The tile matrix sets (one: WebMercatorQuad)", JSON)}},
+            "/tileMatrixSets/{tileMatrixSetId}": {"get": {"operationId": "getTileMatrixSet", "parameters": [tms_id], "responses": doc_ok("The tile matrix set's definition", JSON)}},
         },
     });
     json_answer(OPENAPI, body.to_string())

@@ -205,6 +205,18 @@ pub fn parse_bbox(value: &str, crs: OutputCrs) -> Result<GeoArea, Problem> {
     })
 }
 
+/// The box `[west, south, east, north]` (WGS 84 degrees) as the same area `bbox` makes,
+/// so a tile and an items request for the tile's box select the same documents.
+pub fn lonlat_area([x0, y0, x1, y1]: [f64; 4]) -> GeoArea {
+    let polygon = Geometry::Polygon(Rect::new((x0, y0), (x1, y1)).to_polygon());
+    GeoArea {
+        relation: hub_geo::relate::Relation::Intersects,
+        geometry: polygon.clone(),
+        original: polygon,
+        srid: Srid::Wgs84,
+    }
+}
+
 /// `datetime`: an instant or an interval `start/end` (`..` or empty = open), compared
 /// with the documents' last change.
 pub fn parse_datetime(value: &str) -> Result<Vec<ContentFilter>, Problem> {

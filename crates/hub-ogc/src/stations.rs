@@ -246,6 +246,18 @@ fn normal_time(t: &str) -> String {
     t.get(..19).unwrap_or(t).replacen(' ', "T", 1)
 }
 
+impl Station {
+    /// (longitude, latitude) in WGS 84, if the station has a position.
+    pub fn position(&self) -> Option<(f64, f64)> {
+        self.position
+    }
+
+    /// The station's name (`sname`), if it has one.
+    pub fn name(&self) -> Option<&str> {
+        self.properties.get("sname").and_then(Value::as_str)
+    }
+}
+
 impl StationItems {
     pub fn matches(&self, s: &Station) -> bool {
         if let Some(area) = &self.area {

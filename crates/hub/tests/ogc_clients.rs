@@ -420,3 +420,139 @@ async fn owslib_lists_pages_and_fetches_like_the_content_api() {
         serde_json::json!([longitude, latitude])
     );
 }
+
+/// The body of a GET, as bytes.
+async fn get_bytes(url: &str) -> Vec<u8> {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut ureq::get(&url)
+                .call()
+                .unwrap_or_else(|e| panic!("{url}: {e}"))
+                .into_reader(),
+            &mut bytes,
+        )
+        .unwrap();
+        bytes
+    })
+    .await
+    .unwrap()
+}
+
+/// GDAL's MVT driver reads Hub's vector tiles: the world tile holds every
+/// located POI the items endpoint lists, and a Bolzano tile's points, put back into
+/// WGS 84 by GDAL, lie where the items endpoint puts the same documents (within one
+/// tile unit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gdal_mvt_driver_reads_the_vector_tiles() {
+    if !gdal() {
+        return;
+    }
+    let served = tokio::task::spawn_blocking(serve).await.unwrap();
+    let base = &served.base;
+    let tiles = format!("{base}/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad");
+    let located = |body: &Value| -> Vec<(String, f64, f64)> {
+        body["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| !f["geometry"].is_null())
+            .map(|f| {
+                let c = &f["geometry"]["coordinates"];
+                let id = f["id"].as_str().unwrap().to_string();
+                (id, c[0].as_f64().unwrap(), c[1].as_f64().unwrap())
+            })
+            .collect()
+    };
+
+    // CLIP=NO: GDAL drops the points in a tile's buffer by default.
+    let open = |z: u32, x: u32, y: u32| {
+        [
+            "-oo",
+            &format!("Z={z}"),
+            "-oo",
+            &format!("X={x}"),
+            "-oo",
+            &format!("Y={y}"),
+            "-oo",
+            "CLIP=NO",
+        ]
+        .map(String::from)
+    };
+    // The driver recognises a single tile by its file name (GDAL 3.6 does not open an
+    // extension-less URL as one), so each tile is fetched over HTTP into a file.
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("world.mvt");
+    std::fs::write(&world, get_bytes(&format!("{tiles}/0/0/0")).await).unwrap();
+    let mut args: Vec<String> = vec!["-ro".into(), "-so".into(), "-al".into()];
+    args.extend(open(0, 0, 0));
+    args.push(world.display().to_string());
+    let (info, _) = run("ogrinfo", args).await;
+    // A page of 10,000 features is more than `get_json` reads as text.
+    let all: Value = serde_json::from_slice(
+        &get_bytes(&format!(
+            "{base}/ogc/collections/hubactivitypoi/items?limit=10000"
+        ))
+        .await,
+    )
+    .unwrap();
+    assert!(all["numberMatched"].as_u64().unwrap() <= 10_000);
+    let count = located(&all).len();
+    assert!(
+        info.contains(&format!("Feature Count: {count}")),
+        "{count} features expected:\n{info}"
+    );
+    assert!(info.contains("Shortname: String"), "{info}");
+
+    // Bolzano at z=12: column 2177, row 1448.
+    let (z, x, y) = (12, 2177, 1448);
+    let file = dir.path().join("bolzano.mvt");
+    std::fs::write(&file, get_bytes(&format!("{tiles}/{z}/{x}/{y}")).await).unwrap();
+    let mut args: Vec<String> = ["-f", "GeoJSON", "-t_srs", "EPSG:4326", "/vsistdout/"]
+        .map(String::from)
+        .to_vec();
+    args.extend(open(z, x, y));
+    args.push(file.display().to_string());
+    let (out, _) = run("ogr2ogr", args).await;
+    let read: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let n = (1u32 << z) as f64;
+    let lon = |col: f64| col / n * 360.0 - 180.0;
+    let lat = |row: f64| {
+        (std::f64::consts::PI * (1.0 - 2.0 * row / n))
+            .sinh()
+            .atan()
+            .to_degrees()
+    };
+    let b = 64.0 / 4096.0;
+    let (x, y) = (x as f64, y as f64);
+    let bbox = format!(
+        "{},{},{},{}",
+        lon(x - b),
+        lat(y + 1.0 + b),
+        lon(x + 1.0 + b),
+        lat(y - b)
+    );
+    let listed = get_json(&format!(
+        "{base}/ogc/collections/hubactivitypoi/items?limit=10000&bbox={bbox}"
+    ))
+    .await;
+    let expected = located(&listed);
+    assert!(!expected.is_empty());
+    let features = read["features"].as_array().unwrap();
+    assert_eq!(features.len(), expected.len(), "{out}");
+    // One tile unit at z=12 is 360° / 2^24 of longitude, less of latitude here.
+    let unit = 360.0 / f64::from(1u32 << 24);
+    for (id, lon, lat) in &expected {
+        let f = features
+            .iter()
+            .find(|f| f["properties"]["Id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{id} not in the tile:\n{out}"));
+        let c = &f["geometry"]["coordinates"];
+        let (glon, glat) = (c[0].as_f64().unwrap(), c[1].as_f64().unwrap());
+        assert!(
+            (glon - lon).abs() <= unit && (glat - lat).abs() <= unit,
+            "{id}: GDAL reads {glon},{glat}, the items endpoint says {lon},{lat}"
+        );
+    }
+}
