@@ -150,7 +150,9 @@ def export_features(port, path):
         if status != 200:
             sys.exit(f"export: Hub answered {status} at offset {offset}")
         page = json.loads(body)
-        features.extend(page["features"])
+        # The top-level `id` is dropped: the properties carry it as `Id` already, and
+        # GDAL (case-insensitive field names) would rename that one to `Id2`.
+        features.extend({k: v for k, v in f.items() if k != "id"} for f in page["features"])
         if not any(link.get("rel") == "next" for link in page.get("links", [])):
             break
         offset += len(page["features"])
@@ -211,9 +213,10 @@ metadata:
     description: the features of Hub's hubactivitypoi collection
     keywords: [bench]
     url: http://127.0.0.1:{port}
-  license: {{name: CC0}}
-  provider: {{name: bench}}
-  contact: {{name: bench}}
+    terms_of_service: https://creativecommons.org/publicdomain/zero/1.0/
+  license: {{name: CC0, url: 'https://creativecommons.org/publicdomain/zero/1.0/'}}
+  provider: {{name: bench, url: 'http://127.0.0.1:{port}'}}
+  contact: {{name: bench, email: bench@example.org}}
 resources:
   {COLLECTION}:
     type: collection
@@ -284,7 +287,8 @@ def main():
 
     # 1. Hub on demo data.
     data = os.path.join(workdir, "data")
-    subprocess.run([binary, "demo", "--data", data], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "demo", "--data", data], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, HUB_LOG="warn"))
     hub_port = free_port()
     hub = start("hub", [binary, "serve", "--data", data, "--listen", f"127.0.0.1:{hub_port}"],
                 os.path.join(workdir, "hub.log"), env=dict(os.environ, HUB_LOG="warn"))
@@ -313,7 +317,7 @@ def main():
     openapi = os.path.join(workdir, "pygeoapi-openapi.yml")
     penv = dict(os.environ, PYGEOAPI_CONFIG=config, PYGEOAPI_OPENAPI=openapi)
     subprocess.run([os.path.join(vbin, "pygeoapi"), "openapi", "generate", config, "--output-file", openapi],
-                   check=True, env=penv, stdout=subprocess.DEVNULL)
+                   check=True, env=penv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if opts.pygeoapi_server == "gunicorn":
         pargs = [os.path.join(vbin, "gunicorn"), "--workers", str(opts.workers), "--bind",
                  f"127.0.0.1:{pg_port_pygeoapi}", "pygeoapi.flask_app:APP"]
@@ -329,7 +333,7 @@ def main():
     # tipg.
     tipg_port = free_port()
     tenv = dict(os.environ, DATABASE_URL=pg_url.replace("postgres://", "postgresql://", 1),
-                TIPG_DB_SCHEMAS='["public"]', TIPG_DB_TABLES=f'["{COLLECTION}"]')
+                TIPG_DB_SCHEMAS='["public"]', TIPG_DB_TABLES=f'["public.{COLLECTION}"]')
     tlog = os.path.join(workdir, "tipg.log")
     tipg = start("tipg", [os.path.join(vbin, "uvicorn"), "--workers", str(opts.workers), "--no-access-log", "--host",
                           "127.0.0.1", "--port", str(tipg_port), "tipg.main:app"], tlog, env=tenv, cwd=workdir)
