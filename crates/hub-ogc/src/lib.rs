@@ -182,39 +182,13 @@ async fn page(
             .map_err(|e| hub_content::ContentError::Store(e).to_problem())?;
         features.push(feature_text(&Place::of(doc), &properties, crs));
     }
-    let base = format!("{}/ogc/collections/{collection}/items", state.base_url);
-    let link = |rel: &str, offset: u64| {
-        json!({"rel": rel, "type": GEOJSON, "title": rel,
-            "href": format!("{base}?{}", raw.with(&[("offset", offset.to_string()), ("limit", limit.to_string())]))})
-    };
-    let mut links = vec![
-        json!({"rel": "self", "type": GEOJSON, "title": "this page",
-            "href": match raw_query_text(raw) { q if q.is_empty() => base.clone(), q => format!("{base}?{q}") }}),
-        json!({"rel": "collection", "type": "application/json", "title": "the collection",
-            "href": format!("{}/ogc/collections/{collection}", state.base_url)}),
-    ];
-    let returned = features.len() as u64;
-    if offset + returned < page.total {
-        links.push(link("next", offset + limit as u64));
-    }
-    if offset > 0 {
-        links.push(link("prev", offset.saturating_sub(limit as u64)));
-    }
-    let head = json!({
-        "type": "FeatureCollection",
-        "numberMatched": page.total,
-        "numberReturned": returned,
-        "timeStamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "links": links,
-    })
-    .to_string();
-    let mut body = String::with_capacity(
-        head.len() + features.iter().map(|f| f.len() + 1).sum::<usize>() + 16,
+    let body = feature_collection(
+        &state.base_url,
+        collection,
+        raw,
+        (limit, offset, page.total),
+        &features,
     );
-    body.push_str(&head[..head.len() - 1]);
-    body.push_str(",\"features\":[");
-    body.push_str(&features.join(","));
-    body.push_str("]}");
     Ok(with_crs(json_answer(GEOJSON, body), crs))
 }
 
@@ -230,13 +204,33 @@ async fn station_page(
     let all = stations::stations(ts, caller, stype).await?;
     let matched: Vec<&stations::Station> = all.iter().filter(|s| request.matches(s)).collect();
     let (limit, offset) = (request.limit, request.offset);
-    let features: Vec<Value> = matched
+    let features: Vec<String> = matched
         .iter()
         .skip(offset.min(usize::MAX as u64) as usize)
         .take(limit as usize)
-        .map(|s| stations::feature(s, request.crs))
+        .map(|s| stations::feature(s, request.crs).to_string())
         .collect();
     let collection = stations::collection_id(stype);
+    let body = feature_collection(
+        base_url,
+        &collection,
+        raw,
+        (limit, offset, matched.len() as u64),
+        &features,
+    );
+    Ok(with_crs(json_answer(GEOJSON, body), request.crs))
+}
+
+/// A page of features as a FeatureCollection: the counts, the links (self, collection,
+/// next and prev by `offset` with the request's other parameters kept), and the
+/// features, already written as JSON. `(limit, offset, matched)` describe the page.
+fn feature_collection(
+    base_url: &str,
+    collection: &str,
+    raw: &RawQuery,
+    (limit, offset, matched): (u32, u64, u64),
+    features: &[String],
+) -> String {
     let base = format!("{base_url}/ogc/collections/{collection}/items");
     let link = |rel: &str, offset: u64| {
         json!({"rel": rel, "type": GEOJSON, "title": rel,
@@ -249,25 +243,28 @@ async fn station_page(
             "href": format!("{base_url}/ogc/collections/{collection}")}),
     ];
     let returned = features.len() as u64;
-    let total = matched.len() as u64;
-    if offset + returned < total {
+    if offset + returned < matched {
         links.push(link("next", offset + limit as u64));
     }
     if offset > 0 {
         links.push(link("prev", offset.saturating_sub(limit as u64)));
     }
-    let body = json!({
+    let head = json!({
         "type": "FeatureCollection",
-        "numberMatched": total,
+        "numberMatched": matched,
         "numberReturned": returned,
         "timeStamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         "links": links,
-        "features": features,
-    });
-    Ok(with_crs(
-        json_answer(GEOJSON, body.to_string()),
-        request.crs,
-    ))
+    })
+    .to_string();
+    let mut body = String::with_capacity(
+        head.len() + features.iter().map(|f| f.len() + 1).sum::<usize>() + 16,
+    );
+    body.push_str(&head[..head.len() - 1]);
+    body.push_str(",\"features\":[");
+    body.push_str(&features.join(","));
+    body.push_str("]}");
+    body
 }
 
 /// A path segment with everything but unreserved characters percent-encoded.
