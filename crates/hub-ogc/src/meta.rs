@@ -4,7 +4,6 @@
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use hub_content::ContentState;
-use hub_model::Problem;
 use hub_model::{EntityType, ENTITY_TYPES};
 use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
@@ -141,27 +140,29 @@ pub(crate) async fn collection(
     }
 }
 
-async fn station_queryables(base_url: &str, stype: &str) -> Result<Response, Problem> {
+/// A collection's queryables document: its point geometry and the property filters it
+/// takes; `open` says whether other names may be queried too.
+fn queryables_schema(id: String, title: &str, filters: &[(&str, &str)], open: bool) -> Response {
     let mut properties = serde_json::Map::new();
     properties.insert(
         "geometry".into(),
         json!({"title": "position", "format": "geometry-point", "x-ogc-role": "primary-geometry"}),
     );
-    for (name, kind) in STATION_FILTERS {
+    for (name, kind) in filters {
         properties.insert((*name).into(), json!({"title": name, "type": kind}));
     }
-    Ok(json_answer(
+    json_answer(
         "application/schema+json",
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": format!("{base_url}/ogc/collections/{}/queryables", collection_id(stype)),
+            "$id": id,
             "type": "object",
-            "title": format!("{stype} stations"),
+            "title": title,
             "properties": properties,
-            "additionalProperties": false,
+            "additionalProperties": open,
         })
         .to_string(),
-    ))
+    )
 }
 
 /// JSON Schema of what `filter` and the property parameters may name. Any other
@@ -174,9 +175,17 @@ pub(crate) async fn queryables(
 ) -> Response {
     match station_type(&ts, &collection).await {
         Ok(Some(stype)) => {
-            return station_queryables(&state.base_url, &stype)
-                .await
-                .unwrap_or_else(IntoResponse::into_response)
+            // Station collections take only their property parameters (no CQL2).
+            return queryables_schema(
+                format!(
+                    "{}/ogc/collections/{}/queryables",
+                    state.base_url,
+                    collection_id(&stype)
+                ),
+                &format!("{stype} stations"),
+                STATION_FILTERS,
+                false,
+            );
         }
         Ok(None) => {}
         Err(problem) => return problem.into_response(),
@@ -185,25 +194,14 @@ pub(crate) async fn queryables(
         Ok(e) => e,
         Err(problem) => return problem.into_response(),
     };
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "geometry".into(),
-        json!({"title": "position", "format": "geometry-point", "x-ogc-role": "primary-geometry"}),
-    );
-    for (name, kind) in PROPERTY_FILTERS {
-        properties.insert((*name).into(), json!({"title": name, "type": kind}));
-    }
-    json_answer(
-        "application/schema+json",
-        json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": format!("{}/ogc/collections/{}/queryables", state.base_url, entity.meta_type),
-            "type": "object",
-            "title": entity.name,
-            "properties": properties,
-            "additionalProperties": true,
-        })
-        .to_string(),
+    queryables_schema(
+        format!(
+            "{}/ogc/collections/{}/queryables",
+            state.base_url, entity.meta_type
+        ),
+        entity.name,
+        PROPERTY_FILTERS,
+        true,
     )
 }
 
