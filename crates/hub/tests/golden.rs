@@ -67,14 +67,16 @@ fn parse_requests(text: &str) -> Vec<GoldenRequest> {
         .collect()
 }
 
-/// Replaces timestamps of today (and yesterday, for a run across midnight) by `<now>`.
+/// Replaces timestamps of today by `<now>`; also yesterday and tomorrow, because a run
+/// across midnight, and a timestamp written in a zone ahead of UTC (Europe/Rome after
+/// 23:00 UTC), fall on a neighbouring date.
 fn mask_now(body: &[u8]) -> Vec<u8> {
     let Ok(text) = std::str::from_utf8(body) else {
         return body.to_vec();
     };
     let today = chrono::Utc::now().date_naive();
     let mut out = text.to_string();
-    for prefix in [today, today.pred_opt().unwrap()]
+    for prefix in [today, today.pred_opt().unwrap(), today.succ_opt().unwrap()]
         .iter()
         .flat_map(|day| [day.format("%Y-%m-%dT"), day.format("%Y-%m-%d ")])
     {
