@@ -4,7 +4,8 @@ Usage: python3 tests/web_check.py BASE_URL SCREENSHOT_DIR [CHROMIUM]
 
 Opens `/`, follows a dataset link into the explorer, pages, searches, sees the API's 400
 message for a wrong rawfilter, opens an item, sees map markers, opens a station and its
-chart, reads the traffic feed, signs in as the demo user and sees an accommodation's room
+chart, browses the OGC API's HTML views (collections, a page of features with its map,
+a feature), reads the traffic feed, signs in as the demo user and sees an accommodation's room
 list appear, and loads the Swagger UI with both OpenAPI documents. Throughout, every
 request must stay on the server's host and the console must stay free of errors (a
 Content-Security-Policy violation is one). Prints `web_check: ok` at the end; any failed
@@ -151,6 +152,35 @@ def main():
         page.click("#range button[type=submit]")
         expect(page.locator("#api-url")).to_have_value(re.compile("/2000-01-01T00:00/2000-01-02T00:00\\?"))
         expect(page.locator("main")).to_contain_text("No numeric measurements in this range.")
+
+        step("OGC API in a browser: landing, collections, a page of features with its map, a feature")
+        page.goto(f"{base}/ogc")
+        page.locator("#links a", has_text=re.compile("collections", re.I)).first.click()
+        expect(page.locator("#collections tbody tr").first).to_be_attached()
+        collections = page.request.get(f"{base}/ogc/collections", headers={"Accept": "application/json"}).json()
+        expect(page.locator("#collections tbody tr")).to_have_count(len(collections["collections"]))
+        page.locator("#collections tbody tr", has=page.locator("a", has_text=re.compile("^hubactivitypoi$"))) \
+            .locator("a", has_text="items").click()
+        expect(page.locator("#features tbody tr")).to_have_count(10)
+        expect(page.locator("#map circle.point").first).to_be_visible()
+        matched = page.request.get(f"{base}/ogc/collections/hubactivitypoi/items?limit=10&f=json").json()["numberMatched"]
+        expect(page.locator("#page-info")).to_have_text(f"features 1–10 of {matched}")
+        first_id = page.locator("#features tbody tr td a").first.text_content()
+        page.locator("#next-page").click()
+        expect(page).to_have_url(re.compile("offset=10"))
+        expect(page.locator("#page-info")).to_have_text(f"features 11–20 of {matched}")
+        expect(page.locator("#features tbody tr td a").first).not_to_have_text(first_id)
+        screenshot("ogc-items")
+        page.locator("#features tbody tr td a").first.click()
+        expect(page.locator("#feature-json")).to_contain_text('"type": "Feature"')
+        expect(page.locator("#map circle.point")).to_have_count(1)
+        # Other clients still get JSON from the same URL; a missing collection is a 404 page.
+        assert page.request.get(f"{base}/ogc/collections/hubactivitypoi/items?limit=1").headers["content-type"] \
+            .startswith("application/geo+json")
+        expected_failures.append("/ogc/collections/nosuchthing")
+        missing = page.goto(f"{base}/ogc/collections/nosuchthing")
+        assert missing.status == 404, missing.status
+        expect(page.locator(".problem")).to_contain_text("not a collection")
 
         step("traffic feed")
         page.goto(f"{base}/explorer#/traffic")

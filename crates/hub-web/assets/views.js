@@ -28,7 +28,7 @@ export async function datasetsView() {
 }
 
 /** The title of a document in `language`, whatever the dataset calls it. */
-function titleOf(item, language) {
+export function titleOf(item, language) {
   for (const [key, value] of Object.entries(item)) {
     if (!/Detail$/.test(key) || !value || typeof value !== "object") continue;
     const detail = value[language] || Object.values(value).find((d) => d && (d.Title || d.Name));

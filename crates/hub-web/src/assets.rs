@@ -47,6 +47,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../assets/map.js"),
     ),
     (
+        "ogc.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/ogc.js"),
+    ),
+    (
         "chart.js",
         "text/javascript; charset=utf-8",
         include_str!("../assets/chart.js"),
@@ -63,6 +68,20 @@ pub(crate) async fn explorer_page() -> Response {
             (header::CACHE_CONTROL, CACHE),
         ],
         include_str!("../assets/explorer.html"),
+    )
+        .into_response()
+}
+
+/// The HTML view of an OGC API resource (its script reads the same URL as JSON), with
+/// the status the JSON answer had.
+pub(crate) fn ogc_page(status: axum::http::StatusCode) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, CACHE),
+        ],
+        include_str!("../assets/ogc.html"),
     )
         .into_response()
 }

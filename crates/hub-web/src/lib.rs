@@ -6,9 +6,12 @@
 //! and the data explorer, a few small static pages whose scripts call the public JSON
 //! APIs of the same server from the browser.
 //!
+//! The OGC API's resources also have HTML views ([`ogc_html`], a layer on those routes):
+//! a browser gets a page whose script draws the resource from its JSON.
+//!
 //! Owns: HTML, CSS and JavaScript of these pages, the content negotiation of `/` and the
 //! Content-Security-Policy they are served with. Must not: read data the APIs could serve
-//! (the explorer only calls `/v1`, `/v2`, `/datex/2` and the token service like any other
+//! (the explorer only calls `/v1`, `/v2`, `/ogc`, `/datex/2` and the token service like any other
 //! client; the landing page reads the dataset counts through the same function as `GET
 //! /v1` and the station types through the Time Series repository's type list), touch SQL,
 //! or decide who may see closed data (the APIs do, from the bearer token the browser sends).
@@ -16,6 +19,7 @@
 mod assets;
 mod docs;
 mod landing;
+mod ogc_view;
 
 use std::sync::Arc;
 
@@ -26,6 +30,7 @@ use hub_store::timeseries::TimeSeriesRepo;
 use hub_store::ContentRepo;
 
 pub use landing::{wants_html, IndexLinks};
+pub use ogc_view::ogc_html;
 
 /// What the web pages need from the server.
 #[derive(Clone)]
@@ -66,7 +71,7 @@ pub fn router(state: WebState) -> Router {
     pages.merge(docs)
 }
 
-async fn with_security_headers(
+pub(crate) async fn with_security_headers(
     mut response: axum::response::Response,
     policy: &'static str,
 ) -> axum::response::Response {

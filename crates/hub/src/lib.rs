@@ -138,7 +138,8 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     let timeseries_state =
         hub_timeseries::TimeseriesState::new(store.timeseries(), timeseries_config);
     // The OGC station collections read through the same state (same closed-data rules).
-    let ogc = hub_ogc::router(ogc_content, timeseries_state.clone());
+    let ogc = hub_ogc::router(ogc_content, timeseries_state.clone())
+        .layer(axum::middleware::from_fn(hub_web::ogc_html));
     let timeseries = hub_timeseries::router(timeseries_state);
     let datex_config = hub_datex::DatexConfig {
         base_url: config.datex_base_url(),

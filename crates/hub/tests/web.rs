@@ -244,3 +244,67 @@ async fn the_explorer_works_in_headless_chromium() {
         assert!(size > 10_000, "{} is missing or empty", path.display());
     }
 }
+
+/// The OGC API's resources answer browsers with their HTML view (carrying the JSON
+/// answer's status) and every other client, or `f=json`, with JSON, from the same URL.
+#[tokio::test]
+async fn ogc_resources_have_html_views_for_browsers_and_json_for_clients() {
+    let app = content_app();
+    for path in [
+        "/ogc",
+        "/ogc/collections",
+        "/ogc/collections/hubactivitypoi",
+        "/ogc/collections/hubactivitypoi/items?limit=2",
+    ] {
+        let page = request_with(app, path, &[("accept", CHROMIUM_ACCEPT)]).await;
+        assert_eq!(page.status(), 200, "{path}");
+        assert_eq!(
+            page.headers()["content-type"],
+            "text/html; charset=utf-8",
+            "{path}"
+        );
+        assert_eq!(page.headers()["vary"], "Accept", "{path}");
+        assert!(
+            page.headers().contains_key("content-security-policy"),
+            "{path}"
+        );
+        let text = String::from_utf8(body_bytes(page).await).unwrap();
+        assert!(text.contains(r#"src="/web/ogc.js""#), "{path}");
+
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let forced = format!("{path}{separator}f=json");
+        let json = request_with(app, &forced, &[("accept", CHROMIUM_ACCEPT)]).await;
+        assert_eq!(json.status(), 200, "{forced}");
+        let kind = json.headers()["content-type"].to_str().unwrap().to_string();
+        assert!(kind.contains("json"), "{forced}: {kind}");
+        let _: Value = serde_json::from_slice(&body_bytes(json).await).unwrap();
+
+        let plain = request_with(app, path, &[("accept", "application/json")]).await;
+        assert!(
+            plain.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .contains("json"),
+            "{path}"
+        );
+    }
+    let missing = request_with(
+        app,
+        "/ogc/collections/nosuchthing",
+        &[("accept", CHROMIUM_ACCEPT)],
+    )
+    .await;
+    assert_eq!(missing.status(), 404);
+    assert_eq!(
+        missing.headers()["content-type"],
+        "text/html; charset=utf-8"
+    );
+    // Not every resource has a view: the OpenAPI document and tiles stay what they are.
+    let api = request_with(app, "/ogc/api", &[("accept", CHROMIUM_ACCEPT)]).await;
+    assert!(!api.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .contains("html"));
+    let script = request(app, "/web/ogc.js").await;
+    assert_eq!(script.status(), 200);
+}
