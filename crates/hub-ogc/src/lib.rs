@@ -49,6 +49,13 @@ pub const GEOJSON: &str = "application/geo+json";
 pub struct OgcState {
     pub content: ContentState,
     pub timeseries: TimeseriesState,
+    extents: meta::Extents,
+}
+
+impl FromRef<OgcState> for meta::Extents {
+    fn from_ref(state: &OgcState) -> Self {
+        state.extents.clone()
+    }
 }
 
 impl FromRef<OgcState> for ContentState {
@@ -68,6 +75,7 @@ pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
     let state = OgcState {
         content,
         timeseries,
+        extents: meta::Extents::default(),
     };
     Router::new()
         .route("/ogc", get(meta::landing))

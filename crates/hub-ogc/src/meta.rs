@@ -1,10 +1,14 @@
 //! The descriptive documents: landing page, conformance, collections, queryables and the
 //! OpenAPI 3.0 description of `/ogc`.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use hub_content::ContentState;
-use hub_model::{EntityType, ENTITY_TYPES};
+use hub_model::{EntityType, Problem, ENTITY_TYPES};
+use hub_store::Extent;
 use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
 
@@ -56,9 +60,57 @@ pub(crate) async fn conformance() -> Response {
     ok_json(json!({ "conformsTo": CONFORMANCE }))
 }
 
-fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
+/// Each Content collection's extent with the write revision it was read at: the
+/// aggregate reads every row of the dataset, the revision one row, so it is read again
+/// only after a write to that dataset (by any process sharing the store).
+#[derive(Clone, Default)]
+pub struct Extents(Arc<Mutex<HashMap<&'static str, (i64, Extent)>>>);
+
+impl Extents {
+    async fn of(
+        &self,
+        state: &ContentState,
+        entity: &'static EntityType,
+    ) -> Result<Extent, Problem> {
+        let store = |e: hub_store::StoreError| hub_content::ContentError::Store(e).to_problem();
+        let revision = state.content.revision(entity.name).await.map_err(store)?;
+        if let Some((seen, extent)) = self.0.lock().ok().and_then(|m| m.get(entity.name).cloned()) {
+            if seen == revision {
+                return Ok(extent);
+            }
+        }
+        let extent = state.content.extent(entity.name).await.map_err(store)?;
+        if let Ok(mut cache) = self.0.lock() {
+            cache.insert(entity.name, (revision, extent.clone()));
+        }
+        Ok(extent)
+    }
+}
+
+/// The `extent` member of a collection: the box of the located documents (CRS84) and the
+/// interval of their last changes. A box needs four numbers (the OGC schema), so a
+/// dataset without located documents has no `spatial` part; one without documents no
+/// extent at all.
+fn extent_doc(extent: &Extent) -> Option<Value> {
+    let mut doc = serde_json::Map::new();
+    if let Some(bbox) = extent.bbox {
+        doc.insert("spatial".into(), json!({"bbox": [bbox], "crs": CRS84}));
+    }
+    if let Some((first, last)) = &extent.changed {
+        doc.insert(
+            "temporal".into(),
+            json!({
+                "interval": [[format!("{first}Z"), format!("{last}Z")]],
+                "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian",
+            }),
+        );
+    }
+    (!doc.is_empty()).then_some(Value::Object(doc))
+}
+
+fn collection_doc(base_url: &str, entity: &EntityType, extent: &Extent) -> Value {
     let href = format!("{base_url}/ogc/collections/{}", entity.meta_type);
-    json!({
+    let mut doc = json!({
         "id": entity.meta_type,
         "title": entity.name,
         "description": entity.description,
@@ -72,7 +124,11 @@ fn collection_doc(base_url: &str, entity: &EntityType) -> Value {
             {"rel": "describedby", "type": JSON, "title": "the same data in the Content API", "href": format!("{base_url}/v1/{}", entity.route)},
             {"rel": TILESETS, "type": JSON, "title": "its vector tiles", "href": format!("{href}/tiles")},
         ],
-    })
+    });
+    if let Some(extent) = extent_doc(extent) {
+        doc["extent"] = extent;
+    }
+    doc
 }
 
 fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
@@ -98,12 +154,16 @@ fn station_collection_doc(base_url: &str, ts_base: &str, stype: &str) -> Value {
 pub(crate) async fn collections(
     State(state): State<ContentState>,
     State(ts): State<TimeseriesState>,
+    State(extents): State<Extents>,
 ) -> Response {
     let base = format!("{}/ogc/collections", state.base_url);
-    let mut list: Vec<Value> = ENTITY_TYPES
-        .iter()
-        .map(|e| collection_doc(&state.base_url, e))
-        .collect();
+    let mut list = Vec::with_capacity(ENTITY_TYPES.len());
+    for entity in ENTITY_TYPES {
+        match extents.of(&state, entity).await {
+            Ok(extent) => list.push(collection_doc(&state.base_url, entity, &extent)),
+            Err(problem) => return problem.into_response(),
+        }
+    }
     match station_types(&ts).await {
         Ok(types) => list.extend(
             types
@@ -121,6 +181,7 @@ pub(crate) async fn collections(
 pub(crate) async fn collection(
     State(state): State<ContentState>,
     State(ts): State<TimeseriesState>,
+    State(extents): State<Extents>,
     Path(collection): Path<String>,
 ) -> Response {
     let result = async {
@@ -131,7 +192,9 @@ pub(crate) async fn collection(
                 &stype,
             ));
         }
-        dataset(&collection).map(|entity| collection_doc(&state.base_url, entity))
+        let entity = dataset(&collection)?;
+        let extent = extents.of(&state, entity).await?;
+        Ok::<_, Problem>(collection_doc(&state.base_url, entity, &extent))
     }
     .await;
     match result {

@@ -36,7 +36,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use batches::Batches;
-pub use content::{ContentPage, ContentRepo, DocumentStream, PutOutcome};
+pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use index::IndexedDocument;
 pub use sqlite::SqliteTuning;

@@ -279,3 +279,76 @@ async fn ogc_features_keep_closed_data_closed() {
     let (status, _) = get(app, "/ogc/collections/accommodation/items/nope").await;
     assert_eq!(status, 404);
 }
+
+/// A collection says where and when its features are, and says it again after a write.
+#[tokio::test]
+async fn a_collection_extent_is_the_box_and_change_interval_of_its_documents() {
+    let (store, dir) = support::backend();
+    let poi = |id: &str, lat: f64, lon: f64, changed: &str| {
+        json!({"Id": id, "Active": true, "Shortname": id,
+            "GpsInfo": [{"Gpstype": "position", "Latitude": lat, "Longitude": lon}],
+            "_Meta": {"Type": "hubactivitypoi", "Source": "test", "LastChange": changed}})
+    };
+    store
+        .content()
+        .put_batch_blocking(
+            &[
+                (
+                    "HubActivityPoi",
+                    poi("A", 46.5, 11.3, "2024-01-02T10:00:00Z"),
+                ),
+                (
+                    "HubActivityPoi",
+                    poi("B", 46.7, 11.9, "2024-03-04T10:00:00Z"),
+                ),
+                ("HubActivityPoi", json!({"Id": "C", "Shortname": "nowhere"})),
+            ],
+            &mut |_| {},
+        )
+        .unwrap();
+    let app = support::TestApp {
+        router: hub::router(store.clone(), &support::test_config()),
+        store: store.clone(),
+        _dir: dir,
+    };
+    let (status, collection) = get(&app, "/ogc/collections/hubactivitypoi").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        collection["extent"]["spatial"]["bbox"],
+        json!([[11.3, 46.5, 11.9, 46.7]])
+    );
+    assert_eq!(
+        collection["extent"]["temporal"]["interval"],
+        json!([["2024-01-02T10:00:00Z", "2024-03-04T10:00:00Z"]])
+    );
+    // A dataset without documents has no extent (a box needs four numbers).
+    let (status, empty) = get(&app, "/ogc/collections/article").await;
+    assert_eq!(status, 200);
+    assert_eq!(empty.get("extent"), None);
+
+    // A write moves the box (the cached extent is read again after the revision changes),
+    // and the collections list says the same.
+    store
+        .content()
+        .put_batch_blocking(
+            &[(
+                "HubActivityPoi",
+                poi("D", 46.2, 10.9, "2024-05-06T10:00:00Z"),
+            )],
+            &mut |_| {},
+        )
+        .unwrap();
+    let (_, moved) = get(&app, "/ogc/collections/hubactivitypoi").await;
+    assert_eq!(
+        moved["extent"]["spatial"]["bbox"],
+        json!([[10.9, 46.2, 11.9, 46.7]])
+    );
+    let (_, list) = get(&app, "/ogc/collections").await;
+    let listed = list["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "hubactivitypoi")
+        .unwrap();
+    assert_eq!(listed["extent"], moved["extent"]);
+}

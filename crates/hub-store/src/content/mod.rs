@@ -45,6 +45,39 @@ pub struct PutOutcome {
     pub existed: bool,
 }
 
+/// The spatial and temporal extent of an entity's documents (see [`ContentRepo::extent`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extent {
+    /// `[west, south, east, north]` in degrees (EPSG:4326), when any document has a position.
+    pub bbox: Option<[f64; 4]>,
+    /// Earliest and latest `_Meta.LastChange` (UTC, `YYYY-MM-DDTHH:MM:SS`), when known.
+    pub changed: Option<(String, String)>,
+}
+
+/// The one statement both backends run for [`ContentRepo::extent`] (`?1`/`$1`: entity).
+pub(crate) fn extent_sql(placeholder: &str) -> String {
+    format!(
+        "SELECT min(longitude), min(latitude), max(longitude), max(latitude), \
+         min(last_change), max(last_change) FROM content WHERE entity = {placeholder}"
+    )
+}
+
+/// The extent from the statement's six columns.
+pub(crate) fn extent_of(
+    box_columns: [Option<f64>; 4],
+    changed: (Option<String>, Option<String>),
+) -> Extent {
+    let bbox = match box_columns {
+        [Some(w), Some(s), Some(e), Some(n)] => Some([w, s, e, n]),
+        _ => None,
+    };
+    let changed = match changed {
+        (Some(first), Some(last)) => Some((first, last)),
+        _ => None,
+    };
+    Extent { bbox, changed }
+}
+
 /// The content documents of one store. Ids match case-insensitively everywhere.
 #[async_trait]
 pub trait ContentRepo: Send + Sync {
@@ -67,6 +100,10 @@ pub trait ContentRepo: Send + Sync {
     /// A number that grows with every write to documents of `entity` (0 before the
     /// first), for caches of views derived from a whole collection.
     async fn revision(&self, entity: &'static str) -> Result<i64>;
+
+    /// Where and when the documents of `entity` are: the box around their positions and
+    /// the range of their last changes (positions and change times are open data).
+    async fn extent(&self, entity: &'static str) -> Result<Extent>;
 
     /// Number of documents per entity name, by name.
     async fn counts(&self) -> Result<Vec<(String, u64)>>;

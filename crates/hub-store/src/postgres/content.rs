@@ -18,7 +18,8 @@ use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
-    compile, parse_documents, unpaged, ContentPage, ContentRepo, DocumentStream, PutOutcome,
+    compile, extent_of, extent_sql, parse_documents, unpaged, ContentPage, ContentRepo,
+    DocumentStream, Extent, PutOutcome,
 };
 use crate::{IndexedDocument, Result, StoreError};
 
@@ -148,6 +149,19 @@ impl ContentRepo for PgContent {
                     .await?
                     .map(|r| r.get(0))
                     .unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn extent(&self, entity: &'static str) -> Result<Extent> {
+        self.0
+            .read(move |conn| async move {
+                let stmt = conn.prepare_cached(&extent_sql("$1")).await?;
+                let row = conn.query_one(&stmt, &[&entity]).await?;
+                Ok(extent_of(
+                    [row.get(0), row.get(1), row.get(2), row.get(3)],
+                    (row.get(4), row.get(5)),
+                ))
             })
             .await
     }

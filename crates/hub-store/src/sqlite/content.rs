@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::{bind, SqliteBackend};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
-    compile, failed_check_error, parse_documents, unpaged, ContentPage, ContentRepo,
-    DocumentStream, PutOutcome,
+    compile, extent_of, extent_sql, failed_check_error, parse_documents, unpaged, ContentPage,
+    ContentRepo, DocumentStream, Extent, PutOutcome,
 };
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
@@ -127,6 +127,21 @@ impl ContentRepo for SqliteContent {
                     .query_row([entity], |r| r.get(0))
                     .optional()?
                     .unwrap_or(0))
+            })
+            .await
+    }
+
+    async fn extent(&self, entity: &'static str) -> Result<Extent> {
+        self.0
+            .read(move |conn| {
+                Ok(conn
+                    .prepare_cached(&extent_sql("?1"))?
+                    .query_row([entity], |r| {
+                        Ok(extent_of(
+                            [r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?],
+                            (r.get(4)?, r.get(5)?),
+                        ))
+                    })?)
             })
             .await
     }
