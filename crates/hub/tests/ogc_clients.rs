@@ -179,6 +179,33 @@ async fn gdal_lists_copies_and_filters_through_the_ogc_api() {
         );
     }
 
+    // GDAL takes a layer's extent and time range from the collection document.
+    let collection = get_json(&format!("{base}/ogc/collections/hubactivitypoi")).await;
+    let b: Vec<f64> = serde_json::from_value(collection["extent"]["spatial"]["bbox"][0].clone())
+        .expect("a collection box");
+    let (layer, _) = run(
+        "ogrinfo",
+        vec![
+            "-ro".into(),
+            "-so".into(),
+            ogc.clone(),
+            "hubactivitypoi".into(),
+        ],
+    )
+    .await;
+    let extent = format!(
+        "Extent: ({:.6}, {:.6}) - ({:.6}, {:.6})",
+        b[0], b[1], b[2], b[3]
+    );
+    assert!(layer.contains(&extent), "{extent} missing from:\n{layer}");
+    let first = collection["extent"]["temporal"]["interval"][0][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        layer.contains(&format!("TEMPORAL_INTERVAL_MIN={first}")),
+        "{layer}"
+    );
+
     // A bbox copy into a GeoPackage holds exactly what the Content API returns for it.
     let dir = tempfile::tempdir().unwrap();
     let gpkg = dir.path().join("bbox.gpkg").to_string_lossy().to_string();
