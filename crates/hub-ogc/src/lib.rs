@@ -5,7 +5,7 @@
 //! Content dataset (its id the dataset's lower-case type, `hubactivitypoi`), then one per
 //! Time Series station type (`station-parkingstation`), items as GeoJSON with `bbox`,
 //! `bbox-crs`, `crs`, `limit`/`offset` paging, `datetime`, property filters, CQL2 text
-//! `filter` (Content collections only), single features, and queryables; and OGC API –
+//! `filter`, single features, and queryables; and OGC API –
 //! Tiles vector tiles of every collection (`/ogc/collections/{id}/tiles/WebMercatorQuad/
 //! {z}/{x}/{y}`, Mapbox Vector Tiles of the located features, with the tileset and
 //! `WebMercatorQuad` tile matrix set documents).
@@ -15,7 +15,8 @@
 //! station collections' parameters, filtering and features, `tiles` tile addressing,
 //! projection into tile units and the MVT encoding). Must not: write SQL, parse
 //! filters itself (CQL2 is `hub_query::content::cql2`, compiled by the one `rawfilter`
-//! compiler), build Content features (that is `hub_content::geojson`), or decide what an
+//! compiler for Content collections and, rewritten into a `where`, by the Time Series
+//! compiler for station collections), build Content features (that is `hub_content::geojson`), or decide what an
 //! unauthorised caller sees (every Content page goes through
 //! `hub_content::closed::list_visible`, every document through `closed::visible`; every
 //! station read through `hub_timeseries::geojson::flat_rows`, which applies the Time
@@ -208,8 +209,8 @@ async fn station_page(
     stype: &str,
     raw: &RawQuery,
 ) -> Result<Response, Problem> {
-    let request = stations::parse_items(raw)?;
-    let all = stations::stations(ts, caller, stype).await?;
+    let mut request = stations::parse_items(raw)?;
+    let all = stations::stations(ts, caller, stype, request.filter.take()).await?;
     let matched: Vec<&stations::Station> = all.iter().filter(|s| request.matches(s)).collect();
     let (limit, offset) = (request.limit, request.offset);
     let features: Vec<String> = matched
@@ -316,7 +317,7 @@ async fn item(
             .unwrap_or(hub_content::geojson::OutputCrs::CRS84);
         if let Some(stype) = stations::station_type(&ts, &collection).await? {
             let caller = principal.as_ref().map(|axum::Extension(p)| p);
-            let all = stations::stations(&ts, caller, &stype).await?;
+            let all = stations::stations(&ts, caller, &stype, None).await?;
             let station = all.iter().find(|s| s.code == feature).ok_or_else(|| {
                 Problem::not_found(format!("{collection} has no feature with id '{feature}'"))
             })?;

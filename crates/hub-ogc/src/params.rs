@@ -9,7 +9,9 @@ use hub_geo::{Geometry, Rect, Srid};
 use hub_model::Problem;
 use hub_query::content::cql2::parse_cql2;
 use hub_query::content::geo::GeoArea;
-use hub_query::content::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter};
+use hub_query::content::rawfilter::{
+    CompareOp, JsonPath, Literal, PathSegment, RawFilter, RawFilterError,
+};
 use hub_query::content::ContentFilter;
 
 /// Items per page when `limit` is absent.
@@ -258,8 +260,12 @@ pub fn parse_datetime(value: &str) -> Result<Vec<ContentFilter>, Problem> {
         .collect())
 }
 
-/// `filter` with `filter-lang` (only `cql2-text`) and `filter-crs` (of its geometries).
-fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Problem> {
+/// `filter` with `filter-lang` (only `cql2-text`) and `filter-crs` (of its geometries):
+/// the attribute condition and the areas (in EPSG:4326) every match must intersect.
+pub(crate) fn parse_cql2_parameter(
+    raw: &RawQuery,
+    text: &str,
+) -> Result<(Option<RawFilter>, Vec<GeoArea>), Problem> {
     if let Some(lang) = raw.get("filter-lang") {
         // `cql-text` is the draft's name, which GDAL before 3.7 sends; its comparisons,
         // LIKE, IN, BETWEEN and boolean logic read the same.
@@ -275,20 +281,8 @@ fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Proble
         .map(|v| parse_crs("filter-crs", v))
         .transpose()?
         .unwrap_or(OutputCrs::CRS84);
-    let parsed = parse_cql2(text).map_err(|e| {
-        Problem::parse_error(
-            "filter",
-            e.position,
-            format!("{} at position {}", e.message, e.position),
-        )
-    })?;
-    let mut filters = Vec::new();
-    if let Some(filter) = parsed.filter {
-        filters.push(ContentFilter::Raw {
-            filter,
-            parameter: "filter",
-        });
-    }
+    let parsed = parse_cql2(text).map_err(|e| filter_error(&e))?;
+    let mut areas = Vec::new();
     for area in parsed.areas {
         let original = if crs.latitude_first {
             use hub_geo::geo::MapCoords;
@@ -298,13 +292,36 @@ fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Proble
         };
         let geometry = transform(&original, crs.srid, Srid::Wgs84)
             .map_err(|e| Problem::invalid_parameter("filter", e.to_string()))?;
-        filters.push(ContentFilter::Area(GeoArea {
+        areas.push(GeoArea {
             relation: hub_geo::relate::Relation::Intersects,
             geometry,
             original,
             srid: crs.srid,
-        }));
+        });
     }
+    Ok((parsed.filter, areas))
+}
+
+/// A 400 naming `filter` and the position of the fault.
+pub(crate) fn filter_error(e: &RawFilterError) -> Problem {
+    Problem::parse_error(
+        "filter",
+        e.position,
+        format!("{} at position {}", e.message, e.position),
+    )
+}
+
+/// The CQL2 `filter` of a Content collection as Content API filters.
+fn parse_filter(raw: &RawQuery, text: &str) -> Result<Vec<ContentFilter>, Problem> {
+    let (filter, areas) = parse_cql2_parameter(raw, text)?;
+    let mut filters = Vec::new();
+    if let Some(filter) = filter {
+        filters.push(ContentFilter::Raw {
+            filter,
+            parameter: "filter",
+        });
+    }
+    filters.extend(areas.into_iter().map(ContentFilter::Area));
     Ok(filters)
 }
 

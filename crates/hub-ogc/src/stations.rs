@@ -9,8 +9,11 @@
 //! station type per request, bounded by the Time Series API's `max_tree_rows`. A station
 //! type's stations are few (thousands), and `datetime` needs the latest values anyway.
 //!
-//! Not offered: CQL2 `filter` (the CQL2 compiler targets Content documents; a second one
-//! for stations is not worth it), a 400 naming `filter`.
+//! CQL2 `filter`: read by the one CQL2 parser, rewritten into a Time Series `where`
+//! (`hub_query::timeseries::cql2`) and compiled into the stations query by the Time Series
+//! compiler, so it names the same properties `/v2/flat/{type}?where=` does (`scode`,
+//! `sname`, `sorigin`, `sactive`, `smetadata.…`); its `S_INTERSECTS` areas are tested on
+//! the stations' positions like `bbox`.
 
 use std::collections::HashMap;
 
@@ -18,6 +21,8 @@ use hub_content::geojson::{point_geometry, OutputCrs};
 use hub_content::params::RawQuery;
 use hub_model::Problem;
 use hub_query::content::ContentFilter;
+use hub_query::timeseries::cql2::where_from_filter;
+use hub_query::timeseries::Where;
 use hub_timeseries::{ApiError, Route, TimeseriesState};
 use serde_json::{json, Map, Value};
 
@@ -71,6 +76,8 @@ pub fn collection_id(stype: &str) -> String {
 fn problem(e: ApiError) -> Problem {
     match e {
         ApiError::Store(e) => hub_content::ContentError::Store(e).to_problem(),
+        // Only the CQL2 filter brings a `where` into these queries.
+        ApiError::Query(e) => Problem::invalid_parameter("filter", e.to_string()),
         ApiError::BadRequest { message, .. } => Problem::new(
             413,
             "too-large",
@@ -90,17 +97,30 @@ pub struct StationItems {
     since: Option<String>,
     until: Option<String>,
     equal: Vec<(&'static str, Value)>,
+    /// The CQL2 filter as a `where` on the stations query (see [`stations`]).
+    pub filter: Option<Where>,
+    /// The CQL2 filter's `S_INTERSECTS` areas.
+    areas: Vec<hub_query::content::geo::GeoArea>,
 }
 
 pub fn parse_items(raw: &RawQuery) -> Result<StationItems, Problem> {
-    for name in ["filter", "filter-lang", "filter-crs"] {
-        if raw.get(name).is_some() {
-            return Err(Problem::invalid_parameter(
-                name,
-                "CQL2 filters are not supported on station collections; use bbox, datetime and the property parameters (scode, sname, sorigin, sactive)",
-            ));
+    let (filter, areas) = match raw.get("filter") {
+        Some(text) => {
+            let (filter, areas) = params::parse_cql2_parameter(raw, text)?;
+            let filter = filter
+                .map(|f| where_from_filter(&f))
+                .transpose()
+                .map_err(|e| params::filter_error(&e))?;
+            (filter, areas)
         }
-    }
+        None if raw.get("filter-lang").is_some() || raw.get("filter-crs").is_some() => {
+            return Err(Problem::invalid_parameter(
+                "filter",
+                "filter-lang and filter-crs need a filter",
+            ))
+        }
+        None => (None, Vec::new()),
+    };
     let (limit, offset) = params::paging(raw)?;
     let crs = raw
         .get("crs")
@@ -157,6 +177,8 @@ pub fn parse_items(raw: &RawQuery) -> Result<StationItems, Problem> {
         since,
         until,
         equal,
+        filter,
+        areas,
     })
 }
 
@@ -177,6 +199,7 @@ pub async fn stations(
     ts: &TimeseriesState,
     principal: Option<&hub_model::Principal>,
     stype: &str,
+    filter: Option<Where>,
 ) -> Result<Vec<Station>, Problem> {
     let max = ts.config.max_tree_rows;
     let types = Some(vec![stype.to_string()]);
@@ -186,13 +209,15 @@ pub async fn stations(
         Route::Stations,
         types.clone(),
         None,
+        filter,
         max,
     )
     .await
     .map_err(problem)?;
-    let latest = hub_timeseries::geojson::flat_rows(ts, principal, Route::Latest, types, None, max)
-        .await
-        .map_err(problem)?;
+    let latest =
+        hub_timeseries::geojson::flat_rows(ts, principal, Route::Latest, types, None, None, max)
+            .await
+            .map_err(problem)?;
     let mut per_station: HashMap<String, Map<String, Value>> = HashMap::new();
     for row in latest {
         let (Some(code), Some(tname)) = (text(&row, "scode"), text(&row, "tname")) else {
@@ -260,7 +285,7 @@ impl Station {
 
 impl StationItems {
     pub fn matches(&self, s: &Station) -> bool {
-        if let Some(area) = &self.area {
+        for area in self.area.iter().chain(&self.areas) {
             match s.position {
                 Some((lon, lat)) => {
                     if !hub_geo::relate::relates(&area.geometry, area.relation, lon, lat) {

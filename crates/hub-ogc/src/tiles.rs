@@ -307,7 +307,7 @@ async fn station_layer(
 ) -> Result<LayerBuilder, Problem> {
     let area = lonlat_area(id.buffered_bbox());
     let mut layer = LayerBuilder::new();
-    for station in stations::stations(ts, caller, stype).await? {
+    for station in stations::stations(ts, caller, stype, None).await? {
         let Some((lon, lat)) = station.position() else {
             continue;
         };

@@ -9,7 +9,7 @@
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use hub_model::Principal;
-use hub_query::timeseries::{compile_query, Route, TsQuery};
+use hub_query::timeseries::{compile_query, Route, TsQuery, Where};
 use serde_json::{json, Map, Value};
 
 use crate::access::rules_for;
@@ -59,14 +59,16 @@ pub(crate) async fn collect_rows(
     Ok((columns, rows))
 }
 
-/// The flat rows of `route` over `types` (and `data_types`) exactly as the flat JSON
-/// answer shapes them for `principal` (times in UTC, no nulls), at most `max` rows.
+/// The flat rows of `route` over `types` (and `data_types`, and a parsed `where`)
+/// exactly as the flat JSON answer shapes them for `principal` (times in UTC, no nulls),
+/// at most `max` rows.
 pub async fn flat_rows(
     st: &TimeseriesState,
     principal: Option<&Principal>,
     route: Route,
     types: Option<Vec<String>>,
     data_types: Option<Vec<String>>,
+    filter: Option<Where>,
     max: usize,
 ) -> Result<Vec<Map<String, Value>>, ApiError> {
     let q = TsQuery {
@@ -74,7 +76,7 @@ pub async fn flat_rows(
         tree: false,
         types,
         data_types,
-        filter: None,
+        filter,
         select: None,
         distinct: true,
         limit: 0,

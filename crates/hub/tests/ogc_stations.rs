@@ -225,7 +225,92 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
     bad(&app, &format!("{items}?crs=EPSG:1"), "crs").await;
     bad(&app, &format!("{items}?datetime=yesterday"), "datetime").await;
     bad(&app, &format!("{items}?sactive=maybe"), "sactive").await;
-    bad(&app, &format!("{items}?filter=scode%3D%27x%27"), "filter").await;
+    bad(&app, &format!("{items}?filter-lang=cql2-text"), "filter").await;
+}
+
+/// CQL2 on a station collection selects exactly the stations the same condition selects
+/// as a `where` on `/v2/flat/{type}`, in the same order.
+#[tokio::test]
+async fn cql2_filters_select_what_the_same_where_selects() {
+    let app = demo_app(ANCHOR).await;
+    let items = "/ogc/collections/station-parkingstation/items?limit=10000";
+    let flat_codes = |body: &Value| -> Vec<String> {
+        body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["scode"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = ok(&app, "/v2/flat/ParkingStation?limit=-1").await;
+    let total = flat_codes(&all).len();
+    let some: Vec<String> = flat_codes(&all).into_iter().step_by(3).take(4).collect();
+    let quoted = |codes: &[String], q: &str| -> Vec<String> {
+        codes.iter().map(|c| format!("{q}{c}{q}")).collect()
+    };
+    for (cql2, where_) in [
+        (
+            "sactive = TRUE AND scode LIKE '%1'".to_string(),
+            "and(sactive.eq.true,scode.ire.^.*1$)".to_string(),
+        ),
+        (
+            format!("scode IN ({})", quoted(&some, "'").join(",")),
+            format!("scode.in.({})", quoted(&some, "\"").join(",")),
+        ),
+        (
+            "NOT (scode LIKE '%1' AND sactive = TRUE) OR scode = 'none'".to_string(),
+            "or(scode.nire.^.*1$,scode.eq.null,sactive.neq.true,sactive.eq.null,scode.eq.\"none\")".to_string(),
+        ),
+        (
+            "sorigin IS NOT NULL AND scode NOT LIKE '%2'".to_string(),
+            "and(sorigin.neq.null,or(scode.nire.^.*2$,scode.eq.null))".to_string(),
+        ),
+    ] {
+        let expected = flat_codes(
+            &ok(
+                &app,
+                &format!(
+                    "/v2/flat/ParkingStation?limit=-1&where={}",
+                    support::encode(&where_)
+                ),
+            )
+            .await,
+        );
+        assert!(
+            !expected.is_empty() && expected.len() < total,
+            "{where_} selects a part"
+        );
+        let got = ok(&app, &format!("{items}&filter={}", support::encode(&cql2))).await;
+        assert_eq!(codes(&got), expected, "{cql2}");
+    }
+    // The areas of S_INTERSECTS are tested on the position, like bbox.
+    let boxed = ok(&app, &format!("{items}&bbox=11.3,46.4,11.4,46.55")).await;
+    let intersecting = ok(
+        &app,
+        &format!(
+            "{items}&filter={}",
+            support::encode("S_INTERSECTS(geometry, BBOX(11.3,46.4,11.4,46.55)) AND (sactive = TRUE OR sactive = FALSE)")
+        ),
+    )
+    .await;
+    assert!(!codes(&boxed).is_empty());
+    assert_eq!(codes(&intersecting), codes(&boxed));
+
+    // Mistakes name `filter` (and where it went wrong).
+    let base = "/ogc/collections/station-parkingstation/items";
+    for wrong in [
+        "nosuchfield = 1",
+        "scode =",
+        "smetadata.a[0] = 1",
+        "scode = 5",
+    ] {
+        bad(
+            &app,
+            &format!("{base}?filter={}", support::encode(wrong)),
+            "filter",
+        )
+        .await;
+    }
 }
 
 /// Data types with a latest measurement per station, as `/v2/flat/{type}/*/latest` shows
