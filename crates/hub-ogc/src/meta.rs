@@ -319,7 +319,7 @@ pub(crate) async fn api(
                     param("bbox-crs", "CRS of bbox", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("crs", "CRS of the answer's coordinates", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("datetime", "Content collections: last change; station collections: time of a latest measurement. An instant or an interval start/end, '..' open", json!({"type": "string"})),
-                    param("filter", "CQL2 text filter (Content collections; a 400 on station collections)", json!({"type": "string"})),
+                    param("filter", "CQL2 text filter (Content collections: paths of the documents; station collections: the properties of `/v2` where)", json!({"type": "string"})),
                     param("filter-lang", "cql2-text (cql-text: the draft's name, read the same)", json!({"type": "string", "enum": ["cql2-text", "cql-text"], "default": "cql2-text"})),
                     param("filter-crs", "CRS of the filter's geometries", json!({"type": "string", "format": "uri", "enum": crs_uris()})),
                     param("Id", "Equal to this document id", json!({"type": "string"})),
