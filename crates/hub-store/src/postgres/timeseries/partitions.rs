@@ -1,0 +1,512 @@
+//! Monthly partitions of `ts_history` on PostgreSQL: made ahead of time by a maintenance
+//! pass and on demand by a push that reaches a month without one, moved out of the
+//! DEFAULT partition when rows of that month already sit there, and dropped by the
+//! retention. `timeseries::history` decides which months; this module runs the DDL.
+//!
+//! How a month is made (one transaction per month, under a transaction-level advisory
+//! lock, so several `hub serve` processes never make the same month twice and a pooler
+//! in transaction mode is fine): a plain table `LIKE ts_history`, the DEFAULT
+//! partition's rows of that month moved into it, then `ATTACH PARTITION`. ATTACH needs
+//! only a SHARE UPDATE EXCLUSIVE lock on `ts_history` (pushes and reads go on); the
+//! DEFAULT partition is locked first, so a push cannot slip a row of the month into it
+//! between the move and the ATTACH. `lock_timeout` bounds every wait: a month that
+//! cannot be made now is made by a later pass, and its rows meanwhile sit in DEFAULT,
+//! where every query finds them.
+//!
+//! Must not: decide months (that is `timeseries::history`) or fail a push because a
+//! partition could not be made.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use super::super::{Conn, PgBackend};
+use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy, Month};
+use crate::timeseries::RecordInput;
+use crate::Result;
+
+/// Any fixed number identifies Hub's partition lock among other advisory locks.
+const PARTITION_LOCK: i64 = 0x4855_425f_5041_5254; // "HUB_PART"
+
+/// How long partition DDL waits for a table lock before giving up until the next try.
+const LOCK_TIMEOUT: &str = "SET LOCAL lock_timeout = '5s'";
+
+/// Rows of months without a partition moved out of DEFAULT per maintenance pass, at most
+/// this many months (an upgraded database with years of history in DEFAULT is drained
+/// over several passes rather than in one long run).
+const DRAIN_MONTHS_PER_PASS: usize = 120;
+
+/// What this process knows of the partitions: the months it saw exist, so that a push
+/// into known months costs nothing extra, and the policy the last maintenance pass ran
+/// with (the window on-demand months must fall in).
+pub(crate) struct PartitionState {
+    known: Mutex<BTreeSet<Month>>,
+    policy: Mutex<HistoryPolicy>,
+}
+
+impl PartitionState {
+    pub(crate) fn new() -> Self {
+        PartitionState {
+            known: Mutex::new(BTreeSet::new()),
+            policy: Mutex::new(HistoryPolicy::default()),
+        }
+    }
+
+    fn policy(&self) -> HistoryPolicy {
+        *self.policy.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remember(&self, months: impl IntoIterator<Item = Month>, replace: bool) {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        if replace {
+            known.clear();
+        }
+        known.extend(months);
+    }
+
+    fn unknown(&self, months: &BTreeSet<Month>) -> bool {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        months.iter().any(|m| !known.contains(m))
+    }
+}
+
+/// The months of this module's partitions that exist now.
+async fn existing(conn: &Conn) -> Result<BTreeSet<Month>> {
+    let rows = conn
+        .query(
+            "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+             WHERE i.inhparent = 'ts_history'::regclass",
+            &[],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| Month::of_partition_name(r.get::<_, &str>(0)))
+        .collect())
+}
+
+/// Makes the partition of `month` unless it exists; `true` when this call made it.
+async fn create(conn: &mut Conn, month: Month) -> Result<bool> {
+    let Some((from, to)) = month.bounds_ms() else {
+        return Ok(false);
+    };
+    // The name is digits from `Month`, the bounds integers: nothing from a client's text.
+    let name = month.partition_name();
+    let tx = conn.transaction().await?;
+    tx.batch_execute(LOCK_TIMEOUT).await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PARTITION_LOCK])
+        .await?;
+    let exists: bool = tx
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])
+        .await?
+        .get(0);
+    if exists {
+        return Ok(false);
+    }
+    tx.batch_execute(&format!(
+        "LOCK TABLE ts_history_default IN ACCESS EXCLUSIVE MODE;
+         CREATE TABLE {name} (LIKE ts_history INCLUDING ALL);
+         WITH moved AS (DELETE FROM ts_history_default WHERE timestamp >= {from} AND timestamp < {to} RETURNING *)
+         INSERT INTO {name} SELECT * FROM moved;
+         ALTER TABLE ts_history ATTACH PARTITION {name} FOR VALUES FROM ({from}) TO ({to});"
+    ))
+    .await?;
+    tx.commit().await?;
+    tracing::info!(partition = %name, "made a ts_history partition");
+    Ok(true)
+}
+
+/// Makes the partitions of `months`; a month that fails is logged and left for a later
+/// try (its rows stay in DEFAULT). Returns the months made.
+async fn create_all(conn: &mut Conn, months: &[Month], state: &PartitionState) -> Vec<Month> {
+    let mut made = Vec::new();
+    for &month in months {
+        match create(conn, month).await {
+            Ok(true) => made.push(month),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(month = %month, error = %e, "could not make a ts_history partition; its rows stay in the DEFAULT partition for now");
+                continue;
+            }
+        }
+        state.remember([month], false);
+    }
+    made.sort();
+    made
+}
+
+/// Before a push: makes the partitions of the records' months that have none yet
+/// (inside the policy's window, at most [`history::MAX_ON_DEMAND_PER_PUSH`]). Never
+/// fails the push: what cannot be made now lands in DEFAULT.
+pub(super) async fn ensure_for_push(db: &PgBackend, records: &[RecordInput], now_ms: i64) {
+    let months: BTreeSet<Month> = records
+        .iter()
+        .filter_map(|r| Month::of_ms(r.timestamp))
+        .collect();
+    let state = db.partitions.clone();
+    if !state.unknown(&months) {
+        return;
+    }
+    let policy = state.policy();
+    let result = db
+        .write(move |mut conn| async move {
+            let present = existing(&conn).await?;
+            state.remember(present.iter().copied(), true);
+            let wanted = history::months_to_create(
+                months,
+                &present,
+                now_ms,
+                policy,
+                history::MAX_ON_DEMAND_PER_PUSH,
+            );
+            create_all(&mut conn, &wanted, &state).await;
+            Ok(())
+        })
+        .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "could not check the ts_history partitions before a push");
+    }
+}
+
+/// One maintenance pass: the current month and `months_ahead` after it, the months of
+/// rows waiting in DEFAULT (inside the window), then the retention: partitions wholly
+/// before the cutoff dropped, DEFAULT rows before it deleted.
+pub(super) async fn maintain(
+    db: &PgBackend,
+    now_ms: i64,
+    policy: HistoryPolicy,
+) -> Result<HistoryMaintenance> {
+    let state = db.partitions.clone();
+    *state.policy.lock().unwrap_or_else(|e| e.into_inner()) = policy;
+    db.write(move |mut conn| async move {
+        let mut done = HistoryMaintenance::default();
+        let present = existing(&conn).await?;
+        state.remember(present.iter().copied(), true);
+
+        let days: Vec<i64> = conn
+            .query(
+                "SELECT DISTINCT floor(timestamp / 86400000.0)::int8 FROM ts_history_default",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut wanted: Vec<Month> = history::months_ahead(now_ms, policy);
+        wanted.extend(days.into_iter().filter_map(Month::of_epoch_day));
+        let mut months = history::months_to_create(
+            wanted,
+            &present,
+            now_ms,
+            policy,
+            DRAIN_MONTHS_PER_PASS + policy.months_ahead as usize + 1,
+        );
+        months.sort();
+        done.created = create_all(&mut conn, &months, &state).await;
+
+        let present: Vec<Month> = existing(&conn).await?.into_iter().collect();
+        for month in history::months_to_drop(&present, now_ms, policy) {
+            let tx = conn.transaction().await?;
+            tx.batch_execute(LOCK_TIMEOUT).await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PARTITION_LOCK])
+                .await?;
+            // The name is digits from `Month`.
+            let dropped = tx
+                .batch_execute(&format!("DROP TABLE IF EXISTS {}", month.partition_name()))
+                .await;
+            match dropped {
+                Ok(()) => {
+                    tx.commit().await?;
+                    tracing::info!(partition = %month.partition_name(), "dropped a ts_history partition past the retention");
+                    done.dropped.push(month);
+                }
+                Err(e) => {
+                    tracing::warn!(month = %month, error = %e, "could not drop a ts_history partition; the next pass tries again");
+                }
+            }
+        }
+        let kept: BTreeSet<Month> = present
+            .into_iter()
+            .filter(|m| !done.dropped.contains(m))
+            .collect();
+        state.remember(kept, true);
+        if let Some(cutoff) = history::retention_cutoff_ms(now_ms, policy) {
+            done.deleted_rows = conn
+                .execute(
+                    "DELETE FROM ts_history_default WHERE timestamp < $1",
+                    &[&cutoff],
+                )
+                .await?;
+        }
+        Ok(done)
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::timeseries::history::{HistoryPolicy, Month};
+    use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
+    use crate::{Backend, Store};
+
+    fn record(t: i64, v: f64) -> RecordInput {
+        RecordInput {
+            station_code: "S".into(),
+            data_type: "free".into(),
+            period: 600,
+            timestamp: t,
+            value: RecordValue::Double(v),
+        }
+    }
+
+    fn ms(s: &str) -> i64 {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_millis()
+    }
+
+    fn postgres_store() -> Option<(Store, tempfile::TempDir)> {
+        if std::env::var("HUB_TEST_DATABASE")
+            .map(|v| v.trim().is_empty())
+            .unwrap_or(true)
+        {
+            println!("skipped: HUB_TEST_DATABASE not set");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
+        Some((store, dir))
+    }
+
+    async fn one_station(store: &Store) {
+        let ts = store.timeseries();
+        ts.sync_data_types(vec![DataTypeInput {
+            name: "free".into(),
+            ..Default::default()
+        }])
+        .await
+        .unwrap();
+        let s = StationInput {
+            code: "S".into(),
+            name: "s".into(),
+            ..Default::default()
+        };
+        ts.sync_stations("P".into(), vec![s], SyncFlags::default())
+            .await
+            .unwrap();
+    }
+
+    /// (partition months, rows in each partition and in DEFAULT), as the catalog says.
+    async fn layout(store: &Store) -> Vec<(String, i64)> {
+        let Backend::Postgres(b) = &*store.backend else {
+            panic!("not PostgreSQL")
+        };
+        b.read(|conn| async move {
+            let rows = conn
+                .query(
+                    "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                     WHERE i.inhparent = 'ts_history'::regclass ORDER BY 1",
+                    &[],
+                )
+                .await?;
+            let mut out = Vec::new();
+            for r in rows {
+                let name: String = r.get(0);
+                // Names come from the catalog of the test's own database.
+                let n: i64 = conn
+                    .query_one(&format!("SELECT count(*) FROM {name}"), &[])
+                    .await?
+                    .get(0);
+                out.push((name, n));
+            }
+            Ok(out)
+        })
+        .await
+        .unwrap()
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// Records two years apart get a partition each as they are pushed (DEFAULT stays
+    /// empty), and a maintenance pass makes the months ahead.
+    #[test]
+    fn pushes_make_the_months_they_reach() {
+        let Some((store, _dir)) = postgres_store() else {
+            return;
+        };
+        rt().block_on(async {
+            one_station(&store).await;
+            let ts = store.timeseries();
+            let (old, new) = (ms("2023-03-10T08:00:00Z"), ms("2025-03-10T08:00:00Z"));
+            let sum = ts
+                .push_records("P".into(), None, vec![record(old, 1.0), record(new, 2.0)])
+                .await
+                .unwrap();
+            assert_eq!(sum.inserted, 2);
+            assert_eq!(
+                layout(&store).await,
+                [
+                    ("ts_history_default".to_string(), 0),
+                    ("ts_history_y2023m03".to_string(), 1),
+                    ("ts_history_y2025m03".to_string(), 1),
+                ]
+            );
+            let done = ts
+                .maintain_history(ms("2025-03-20T00:00:00Z"), HistoryPolicy::default())
+                .await
+                .unwrap();
+            let m = |year, month| Month { year, month };
+            assert_eq!(done.created, [m(2025, 4), m(2025, 5), m(2025, 6)]);
+            assert_eq!(layout(&store).await.len(), 6);
+            // A second pass (another process, say) finds nothing to do.
+            let again = ts
+                .maintain_history(ms("2025-03-20T00:00:00Z"), HistoryPolicy::default())
+                .await
+                .unwrap();
+            assert_eq!(again, Default::default());
+        });
+    }
+
+    /// Rows that reached DEFAULT (a database from before partitions, a copy by `hub
+    /// migrate`, a push past the window) move into their month's partition when it is
+    /// made; the retention then drops whole months and DEFAULT rows before its cutoff.
+    #[test]
+    fn default_rows_move_into_new_partitions_and_retention_drops_old_months() {
+        let Some((store, _dir)) = postgres_store() else {
+            return;
+        };
+        rt().block_on(async {
+            one_station(&store).await;
+            let Backend::Postgres(b) = &*store.backend else {
+                panic!("not PostgreSQL")
+            };
+            let ts = store.timeseries();
+            let (t2023, t2024, t2025) = (
+                ms("2023-06-01T00:00:00Z"),
+                ms("2024-06-30T23:59:59.999Z"),
+                ms("2025-01-15T00:00:00Z"),
+            );
+            ts.push_records("P".into(), None, vec![record(t2025, 3.0)])
+                .await
+                .unwrap();
+            // Older rows written straight into DEFAULT, as a pre-partition database has them.
+            b.write(move |conn| async move {
+                conn.execute(
+                    "INSERT INTO ts_history_default (series_id, timestamp, created_on, double_value) \
+                     SELECT series_id, t, 0, 1 FROM ts_latest, unnest($1::int8[]) AS t",
+                    &[&vec![t2023, t2024, t2024 - 1]],
+                )
+                .await?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+            let now = ms("2025-02-01T10:00:00Z");
+            let done = ts
+                .maintain_history(now, HistoryPolicy::default())
+                .await
+                .unwrap();
+            let m = |year, month| Month { year, month };
+            assert_eq!(
+                done.created,
+                [m(2023, 6), m(2024, 6), m(2025, 2), m(2025, 3), m(2025, 4), m(2025, 5)]
+            );
+            let l = layout(&store).await;
+            assert!(l.contains(&("ts_history_default".into(), 0)), "{l:?}");
+            assert!(l.contains(&("ts_history_y2024m06".into(), 2)), "{l:?}");
+            assert!(l.contains(&("ts_history_y2023m06".into(), 1)), "{l:?}");
+
+            // Retention of 12 months at 2025-02: 2024-02 onwards stays.
+            let keep_a_year = HistoryPolicy {
+                months_ahead: 3,
+                retention_months: 12,
+            };
+            let done = ts.maintain_history(now, keep_a_year).await.unwrap();
+            assert_eq!(done.dropped, [m(2023, 6)]);
+            let l = layout(&store).await;
+            assert!(!l.iter().any(|(n, _)| n == "ts_history_y2023m06"), "{l:?}");
+            assert!(l.contains(&("ts_history_y2024m06".into(), 2)), "{l:?}");
+            // A push of a month before the cutoff lands in DEFAULT (no partition is made
+            // for a month about to go) and the next pass deletes it there.
+            let stale = ms("2022-01-01T00:00:00Z");
+            b.write(move |conn| async move {
+                conn.execute(
+                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value) \
+                     SELECT series_id, $1, 0, 1 FROM ts_latest",
+                    &[&stale],
+                )
+                .await?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+            let done = ts.maintain_history(now, keep_a_year).await.unwrap();
+            assert_eq!((done.created.len(), done.deleted_rows), (0, 1));
+        });
+    }
+
+    /// Several processes making the same months at once: each month is made once, no
+    /// pass fails, and the pushes racing them all land.
+    #[test]
+    fn processes_racing_to_make_the_same_months_agree() {
+        let Some((store, _dir)) = postgres_store() else {
+            return;
+        };
+        let Backend::Postgres(b) = &*store.backend else {
+            panic!("not PostgreSQL")
+        };
+        // Other "processes": stores of their own (own pools, own partition knowledge)
+        // on the same database.
+        let name: String = rt()
+            .block_on(b.read(|conn| async move {
+                Ok(conn
+                    .query_one("SELECT current_database()::text", &[])
+                    .await?
+                    .get(0))
+            }))
+            .unwrap();
+        let admin = std::env::var("HUB_TEST_DATABASE").unwrap();
+        let url = crate::postgres::url_with_database(admin.trim(), &name);
+        let others: Vec<Store> = (0..3)
+            .map(|_| Store::open_postgres(&url, None).unwrap())
+            .collect();
+        rt().block_on(async {
+            one_station(&store).await;
+            let now = ms("2025-03-20T00:00:00Z");
+            let mut tasks = Vec::new();
+            for (i, s) in others.iter().enumerate() {
+                let ts = s.timeseries();
+                tasks.push(tokio::spawn(async move {
+                    let pass = ts.maintain_history(now, HistoryPolicy::default()).await;
+                    let t = ms("2024-01-01T00:00:00Z") + i as i64 * 40 * 86_400_000;
+                    let push = ts
+                        .push_records("P".into(), None, vec![record(t, i as f64)])
+                        .await;
+                    (
+                        pass.map(|d| d.created),
+                        push.map(|p| (p.inserted, p.skipped_older)),
+                    )
+                }));
+            }
+            let (mut made, mut inserted) = (Vec::new(), 0);
+            for t in tasks {
+                let (pass, push) = t.await.unwrap();
+                made.extend(pass.unwrap());
+                let (stored, skipped) = push.unwrap();
+                assert_eq!(stored + skipped, 1);
+                inserted += stored as i64;
+            }
+            made.sort();
+            let m = |year, month| Month { year, month };
+            assert_eq!(made, [m(2025, 3), m(2025, 4), m(2025, 5), m(2025, 6)]);
+            let l = layout(&store).await;
+            let rows: i64 = l.iter().map(|(_, n)| n).sum();
+            let default_rows = l.iter().find(|(n, _)| n == "ts_history_default").unwrap().1;
+            assert_eq!((rows, default_rows), (inserted, 0), "{l:?}");
+        });
+    }
+}
