@@ -66,6 +66,9 @@ pub const LAST_PARTITIONED: Month = Month {
 /// a later push makes their month (moving them out of DEFAULT).
 pub const MAX_ON_DEMAND_PER_PUSH: usize = 12;
 
+/// The most months ahead a policy may ask for (ten years of empty partitions).
+pub const MAX_MONTHS_AHEAD: u32 = 120;
+
 const MS_PER_DAY: i64 = 86_400_000;
 
 impl Month {
@@ -161,7 +164,9 @@ pub fn partition_window(now_ms: i64, policy: HistoryPolicy) -> Option<(Month, Mo
     let first = retention_cutoff(now_ms, policy)
         .map(|c| c.max(FIRST_PARTITIONED))
         .unwrap_or(FIRST_PARTITIONED);
-    let last = now.plus(policy.months_ahead as i64).min(LAST_PARTITIONED);
+    let last = now
+        .plus(policy.months_ahead.min(MAX_MONTHS_AHEAD) as i64)
+        .min(LAST_PARTITIONED);
     (first <= last).then_some((first, last))
 }
 
@@ -173,7 +178,7 @@ pub fn months_ahead(now_ms: i64, policy: HistoryPolicy) -> Vec<Month> {
     let Some(now) = Month::of_ms(now_ms) else {
         return Vec::new();
     };
-    (0..=policy.months_ahead as i64)
+    (0..=policy.months_ahead.min(MAX_MONTHS_AHEAD) as i64)
         .map(|n| now.plus(n))
         .filter(|m| (first..=last).contains(m))
         .collect()
@@ -343,6 +348,10 @@ mod tests {
             [m(2026, 11), m(2026, 12), m(2027, 1), m(2027, 2)]
         );
         assert_eq!(months_ahead(now, policy(0, 6)), [m(2026, 11)]);
+        // A policy past the cap is held to it rather than making thousands of tables.
+        let capped = months_ahead(now, policy(u32::MAX, 0));
+        assert_eq!(capped.len(), MAX_MONTHS_AHEAD as usize + 1);
+        assert_eq!(capped.last(), Some(&m(2036, 11)));
     }
 
     #[test]

@@ -1,0 +1,44 @@
+//! The measurement history's upkeep while `hub serve` runs: one pass at start (before
+//! the first request, so the current month's partition exists) and one an hour, each
+//! making partitions ahead and applying the retention (`TimeSeriesRepo::maintain_history`).
+//! Every process runs it; the store serialises the passes, so the work is done once.
+//!
+//! Owns: when passes run. Must not: decide months or touch tables (the store does).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hub_store::timeseries::{HistoryPolicy, TimeSeriesRepo};
+
+/// Time between two passes.
+pub const INTERVAL: Duration = Duration::from_secs(3600);
+
+/// One pass now; a failure is logged (the next pass tries again), never fatal.
+pub async fn maintain_once(repo: &dyn TimeSeriesRepo, policy: HistoryPolicy) {
+    let now = chrono::Utc::now().timestamp_millis();
+    match repo.maintain_history(now, policy).await {
+        Ok(done) => {
+            if !done.created.is_empty() || !done.dropped.is_empty() || done.deleted_rows > 0 {
+                tracing::info!(
+                    created = done.created.len(),
+                    dropped = done.dropped.len(),
+                    deleted_rows = done.deleted_rows,
+                    "measurement history maintained"
+                );
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "measurement history maintenance failed; retrying in an hour")
+        }
+    }
+}
+
+/// Passes every [`INTERVAL`] after the first, until the task is dropped.
+pub async fn maintain_forever(repo: Arc<dyn TimeSeriesRepo>, policy: HistoryPolicy) {
+    let mut ticks = tokio::time::interval(INTERVAL);
+    ticks.tick().await; // the first tick is immediate: the start's pass ran already
+    loop {
+        ticks.tick().await;
+        maintain_once(&*repo, policy).await;
+    }
+}
