@@ -1,7 +1,9 @@
-//! The measurement history's upkeep while `hub serve` runs: one pass at start (before
-//! the first request, so the current month's partition exists) and one an hour, each
-//! making partitions ahead and applying the retention (`TimeSeriesRepo::maintain_history`).
-//! Every process runs it; the store serialises the passes, so the work is done once.
+//! The measurement history's upkeep while `hub serve` runs: one pass at start and one
+//! an hour, each making partitions ahead and applying the retention
+//! (`TimeSeriesRepo::maintain_history`). The passes run beside the server, never before
+//! it: nothing depends on them for correctness (rows without a partition land in the
+//! DEFAULT one), and the first pass after an upgrade may move much history. Every
+//! process runs them; the store serialises the passes, so the work is done once.
 //!
 //! Owns: when passes run. Must not: decide months or touch tables (the store does).
 
@@ -33,10 +35,10 @@ pub async fn maintain_once(repo: &dyn TimeSeriesRepo, policy: HistoryPolicy) {
     }
 }
 
-/// Passes every [`INTERVAL`] after the first, until the task is dropped.
+/// A pass now and every [`INTERVAL`] after, until the task is aborted.
 pub async fn maintain_forever(repo: Arc<dyn TimeSeriesRepo>, policy: HistoryPolicy) {
     let mut ticks = tokio::time::interval(INTERVAL);
-    ticks.tick().await; // the first tick is immediate: the start's pass ran already
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
         maintain_once(&*repo, policy).await;

@@ -155,7 +155,6 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         hub::memory::release_free_memory();
     }
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
-    hub::history::maintain_once(&*store.timeseries(), history).await;
     let upkeep = tokio::spawn(hub::history::maintain_forever(store.timeseries(), history));
     if store
         .auth()

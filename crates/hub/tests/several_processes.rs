@@ -8,7 +8,9 @@
 //! - token keys stay coherent: a token issued by one is accepted by the others, a
 //!   refresh through another works, a replayed refresh token revokes the session for
 //!   every process, and after a signing-key rotation by another process both the old
-//!   key's tokens and the new key's are accepted everywhere.
+//!   key's tokens and the new key's are accepted everywhere;
+//! - a process started with `--history-retention-months` drops an old month of the
+//!   measurement history for all of them, by its own upkeep.
 //!
 //! Hub keeps no response cache on this branch: every answer is read from the database.
 //! Needs `HUB_TEST_DATABASE` (the admin URL of a PostgreSQL server); skipped without.
@@ -52,6 +54,10 @@ fn hub(database: &str) -> Command {
 const ISSUER_BASE: &str = "http://hub.test";
 
 fn serve(database: &str) -> Server {
+    serve_with(database, &[])
+}
+
+fn serve_with(database: &str, extra: &[&str]) -> Server {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let child = hub(database)
@@ -61,6 +67,7 @@ fn serve(database: &str) -> Server {
             "--listen",
             &format!("127.0.0.1:{port}"),
         ])
+        .args(extra)
         .args(["--auth-url", ISSUER_BASE, "--content-base-url", ISSUER_BASE])
         .stdout(Stdio::null())
         .spawn()
@@ -273,8 +280,9 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
         9
     );
 
-    // Time series: the type and station through 2, records through 3 (one two years
-    // older, which gets a history partition of its own), latest and history through 1.
+    // Time series: the type and station through 2, records through 3 (one from a day
+    // ago, one 25 months older: each gets a history partition of its own), latest and
+    // history through 1 and 2.
     let (status, body) = send(
         two,
         "POST",
@@ -294,7 +302,17 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
     );
     assert!(status < 300, "syncStations on 2: {status} {body}");
     let record = |t: i64, v: i64| json!({"timestamp": t, "value": v, "period": 600});
-    let (t_old, t_new) = (1_678_435_200_000_i64, 1_741_593_600_000_i64); // 2023-03-10, 2025-03-10
+    let now = chrono::Utc::now();
+    let day = chrono::Duration::days(1);
+    let (t_old, t_new) = (
+        (now - day * 760).timestamp_millis(),
+        (now - day).timestamp_millis(),
+    );
+    let history_path = format!(
+        "/v2/flat/ParkingStation/free/{}/{}?select=mvalue",
+        (now - day * 800).format("%Y-%m-%d"),
+        (now + day).format("%Y-%m-%d")
+    );
     let (status, body) = send(
         three,
         "POST",
@@ -311,10 +329,7 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
     );
     assert_eq!(status, 200, "{latest}");
     assert_eq!(latest["data"][0]["mvalue"], 21, "{latest}");
-    let (_, history) = get(
-        two,
-        "/v2/flat/ParkingStation/free/2023-01-01/2026-01-01?select=mvalue",
-    );
+    let (_, history) = get(two, &history_path);
     let values: Vec<&Value> = history["data"]
         .as_array()
         .unwrap()
@@ -403,4 +418,36 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
             );
         }
     }
+
+    // A fourth process configured to keep twelve months: its first upkeep pass (beside
+    // the server, right after start) drops the old month for every process.
+    let mut keeper = serve_with(&database, &["--history-retention-months", "12"]);
+    wait_healthy(&mut keeper);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, history) = get(three, &history_path);
+        let values: Vec<&Value> = history["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["mvalue"])
+            .collect();
+        if values == [&json!(21)] {
+            break;
+        }
+        assert_eq!(
+            values,
+            [&json!(11), &json!(21)],
+            "only the old month may go: {history}"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the retention did not drop the old month: {history}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        get(one, "/v2/flat/ParkingStation/free/latest?select=mvalue").1["data"][0]["mvalue"],
+        21
+    );
 }

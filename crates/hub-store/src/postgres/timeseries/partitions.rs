@@ -62,11 +62,6 @@ impl PartitionState {
         }
         known.extend(months);
     }
-
-    fn unknown(&self, months: &BTreeSet<Month>) -> bool {
-        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        months.iter().any(|m| !known.contains(m))
-    }
 }
 
 /// The months of this module's partitions that exist now.
@@ -143,10 +138,15 @@ pub(super) async fn ensure_for_push(db: &PgBackend, records: &[RecordInput], now
         .filter_map(|r| Month::of_ms(r.timestamp))
         .collect();
     let state = db.partitions.clone();
-    if !state.unknown(&months) {
+    let policy = state.policy();
+    // Months this process knows exist, or that the window excludes, need no look.
+    let nothing_new = {
+        let known = state.known.lock().unwrap_or_else(|e| e.into_inner());
+        history::months_to_create(months.iter().copied(), &known, now_ms, policy, 1).is_empty()
+    };
+    if nothing_new {
         return;
     }
-    let policy = state.policy();
     let result = db
         .write(move |mut conn| async move {
             let present = existing(&conn).await?;
