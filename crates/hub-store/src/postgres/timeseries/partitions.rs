@@ -244,7 +244,7 @@ pub(super) async fn maintain(
 
 #[cfg(test)]
 mod tests {
-    use crate::timeseries::history::{HistoryPolicy, Month};
+    use crate::timeseries::history::{self, HistoryPolicy, Month};
     use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
     use crate::{Backend, Store};
 
@@ -368,6 +368,46 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(again, Default::default());
+        });
+    }
+
+    /// One push reaching more months than it may make: the newest get partitions, the
+    /// rest wait in DEFAULT (still read back) until the next maintenance pass moves them.
+    #[test]
+    fn a_push_makes_at_most_its_share_of_months_and_a_pass_makes_the_rest() {
+        let Some((store, _dir)) = postgres_store() else {
+            return;
+        };
+        rt().block_on(async {
+            one_station(&store).await;
+            let ts = store.timeseries();
+            let first = Month {
+                year: 2020,
+                month: 1,
+            };
+            let months: Vec<Month> = (0..15).map(|n| first.plus(n)).collect();
+            let records = months
+                .iter()
+                .enumerate()
+                .map(|(i, m)| record(m.start_ms().unwrap() + 3_600_000, i as f64))
+                .collect();
+            let sum = ts.push_records("P".into(), None, records).await.unwrap();
+            assert_eq!(sum.inserted, 15);
+            let l = layout(&store).await;
+            assert_eq!(l.len(), 1 + history::MAX_ON_DEMAND_PER_PUSH, "{l:?}");
+            assert!(l.contains(&("ts_history_default".into(), 3)), "{l:?}");
+            assert!(
+                l.contains(&("ts_history_y2021m03".into(), 1)),
+                "newest made: {l:?}"
+            );
+            let done = ts
+                .maintain_history(ms("2021-03-15T00:00:00Z"), HistoryPolicy::default())
+                .await
+                .unwrap();
+            assert_eq!(&done.created[..3], &months[..3]);
+            let l = layout(&store).await;
+            assert!(l.contains(&("ts_history_default".into(), 0)), "{l:?}");
+            assert_eq!(l.iter().map(|(_, n)| n).sum::<i64>(), 15);
         });
     }
 
