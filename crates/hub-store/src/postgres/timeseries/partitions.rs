@@ -209,14 +209,21 @@ pub(super) async fn maintain(
             tx.batch_execute(LOCK_TIMEOUT).await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PARTITION_LOCK])
                 .await?;
+            // Another process may have dropped it since the catalog was read.
+            let name = month.partition_name();
+            let exists: bool = tx
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])
+                .await?
+                .get(0);
+            if !exists {
+                continue;
+            }
             // The name is digits from `Month`.
-            let dropped = tx
-                .batch_execute(&format!("DROP TABLE IF EXISTS {}", month.partition_name()))
-                .await;
+            let dropped = tx.batch_execute(&format!("DROP TABLE {name}")).await;
             match dropped {
                 Ok(()) => {
                     tx.commit().await?;
-                    tracing::info!(partition = %month.partition_name(), "dropped a ts_history partition past the retention");
+                    tracing::info!(partition = %name, "dropped a ts_history partition past the retention");
                     done.dropped.push(month);
                 }
                 Err(e) => {

@@ -310,5 +310,27 @@ fn processes_racing_to_make_the_same_months_agree() {
         let rows: i64 = l.iter().map(|(_, n)| n).sum();
         let default_rows = l.iter().find(|(n, _)| n == "ts_history_default").unwrap().1;
         assert_eq!((rows, default_rows), (inserted, 0), "{l:?}");
+
+        // Racing retention passes drop each old month once between them.
+        let keep_a_year = HistoryPolicy {
+            months_ahead: 3,
+            retention_months: 12,
+        };
+        let passes: Vec<_> = others
+            .iter()
+            .map(|s| {
+                let ts = s.timeseries();
+                tokio::spawn(async move { ts.maintain_history(now, keep_a_year).await })
+            })
+            .collect();
+        let mut dropped = Vec::new();
+        for p in passes {
+            dropped.extend(p.await.unwrap().unwrap().dropped);
+        }
+        dropped.sort();
+        assert_eq!(dropped, [m(2024, 1), m(2024, 2)]);
+        let l = layout(&store).await;
+        assert!(l.iter().any(|(n, _)| n == "ts_history_y2024m03"), "{l:?}");
+        assert!(!l.iter().any(|(n, _)| n == "ts_history_y2024m02"), "{l:?}");
     });
 }
