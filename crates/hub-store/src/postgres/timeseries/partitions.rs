@@ -35,9 +35,10 @@ const LOCK_TIMEOUT: &str = "SET LOCAL lock_timeout = '5s'";
 /// over several passes rather than in one long run).
 const DRAIN_MONTHS_PER_PASS: usize = 120;
 
-/// What this process knows of the partitions: the months it saw exist, so that a push
-/// into known months costs nothing extra, and the policy the last maintenance pass ran
-/// with (the window on-demand months must fall in).
+/// What this process knows of the partitions: the months it saw exist (or failed to
+/// make since the last maintenance pass), so that a push into known months costs nothing
+/// extra, and the policy the last maintenance pass ran with (the window on-demand months
+/// must fall in).
 pub(crate) struct PartitionState {
     known: Mutex<BTreeSet<Month>>,
     policy: Mutex<HistoryPolicy>,
@@ -118,9 +119,10 @@ async fn create_all(conn: &mut Conn, months: &[Month], state: &PartitionState) -
         match create(conn, month).await {
             Ok(true) => made.push(month),
             Ok(false) => {}
+            // Remembered all the same: pushes do not try again (each try locks DEFAULT)
+            // until the next maintenance pass re-reads the catalog and retries.
             Err(e) => {
-                tracing::warn!(month = %month, error = %e, "could not make a ts_history partition; its rows stay in the DEFAULT partition for now");
-                continue;
+                tracing::warn!(month = %month, error = %e, "could not make a ts_history partition; its rows stay in the DEFAULT partition for now")
             }
         }
         state.remember([month], false);

@@ -334,3 +334,53 @@ fn processes_racing_to_make_the_same_months_agree() {
         assert!(!l.iter().any(|(n, _)| n == "ts_history_y2024m02"), "{l:?}");
     });
 }
+
+/// An operator's own partition (another name) is used, never replaced or dropped: a push
+/// into its month lands there without failing, and the retention leaves it alone.
+#[test]
+fn an_operators_own_partition_is_left_alone() {
+    let Some((store, _dir)) = postgres_store() else {
+        return;
+    };
+    rt().block_on(async {
+        one_station(&store).await;
+        let Backend::Postgres(b) = &*store.backend else {
+            panic!("not PostgreSQL")
+        };
+        let june = Month {
+            year: 2021,
+            month: 6,
+        };
+        let (from, to) = june.bounds_ms().unwrap();
+        b.write(move |conn| async move {
+            conn.batch_execute(&format!(
+                "CREATE TABLE ops_history_june PARTITION OF ts_history FOR VALUES FROM ({from}) TO ({to})"
+            ))
+            .await?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let ts = store.timeseries();
+        for t in [from + 1, from + 2] {
+            let sum = ts
+                .push_records("P".into(), None, vec![record(t, 1.0)])
+                .await
+                .unwrap();
+            assert_eq!(sum.inserted, 1);
+        }
+        let l = layout(&store).await;
+        assert!(l.contains(&("ops_history_june".into(), 2)), "{l:?}");
+        assert!(l.contains(&("ts_history_default".into(), 0)), "{l:?}");
+        let keep_a_year = HistoryPolicy {
+            months_ahead: 0,
+            retention_months: 12,
+        };
+        let done = ts
+            .maintain_history(ms("2025-01-10T00:00:00Z"), keep_a_year)
+            .await
+            .unwrap();
+        assert_eq!(done.dropped, []);
+        assert!(layout(&store).await.contains(&("ops_history_june".into(), 2)));
+    });
+}
