@@ -31,6 +31,16 @@ pub struct Config {
     /// there, writes and migrations to `database`.
     #[arg(long, env = "HUB_DATABASE_REPLICA", requires = "database")]
     pub database_replica: Option<String>,
+    /// Months after the current one whose `ts_history` partitions PostgreSQL gets ahead
+    /// of time (at start and hourly; at most 120). A push into a month without one makes
+    /// it on the spot.
+    #[arg(long, env = "HUB_HISTORY_PARTITIONS_AHEAD", default_value = "3")]
+    pub history_partitions_ahead: u32,
+    /// Months of measurement history kept before the current month (0 = everything);
+    /// older months are dropped (PostgreSQL partitions) or deleted (SQLite) at start and
+    /// hourly. Latest values stay.
+    #[arg(long, env = "HUB_HISTORY_RETENTION_MONTHS", default_value = "0")]
+    pub history_retention_months: u32,
     /// Fill an empty store with the demo dataset on start (file key only; the flag is
     /// `--no-demo`).
     #[arg(skip = true)]
@@ -256,6 +266,21 @@ impl Config {
             mmap_mib: self.sqlite_mmap_mib,
             max_size_mib: self.sqlite_max_size_mib,
         }
+    }
+
+    /// What the measurement history keeps; refuses more than
+    /// [`hub_store::timeseries::history::MAX_MONTHS_AHEAD`] months ahead.
+    pub fn history_policy(&self) -> anyhow::Result<hub_store::timeseries::HistoryPolicy> {
+        let max = hub_store::timeseries::history::MAX_MONTHS_AHEAD;
+        anyhow::ensure!(
+            self.history_partitions_ahead <= max,
+            "history_partitions_ahead {}: at most {max} months",
+            self.history_partitions_ahead
+        );
+        Ok(hub_store::timeseries::HistoryPolicy {
+            months_ahead: self.history_partitions_ahead,
+            retention_months: self.history_retention_months,
+        })
     }
 
     /// The token service's settings.

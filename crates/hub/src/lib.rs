@@ -8,6 +8,7 @@
 pub mod cli_auth;
 pub mod config;
 pub mod demo;
+pub mod history;
 pub mod hygiene;
 pub mod load;
 pub mod memory;

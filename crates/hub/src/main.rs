@@ -132,6 +132,7 @@ async fn shutdown_signal() {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    let history = config.history_policy()?;
     let store = open_store(&config)?;
     if config.demo && store.content().is_empty().await? {
         let (s, scale) = (store.clone(), config.demo_scale);
@@ -154,6 +155,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         hub::memory::release_free_memory();
     }
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
+    let upkeep = tokio::spawn(hub::history::maintain_forever(store.timeseries(), history));
     if store
         .auth()
         .user(hub_auth::demo::DEMO_USER)
@@ -192,6 +194,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         result = server => result.context("serving")?,
         _ = deadline => tracing::warn!(seconds = grace.as_secs(), "requests still running after the grace period; stopping anyway"),
     }
+    upkeep.abort();
     tracing::info!("stopped");
     Ok(())
 }

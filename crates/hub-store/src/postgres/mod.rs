@@ -36,6 +36,8 @@ pub(crate) struct PgBackend {
     runtime: RuntimeHolder,
     primary: Pool,
     replica: Option<Pool>,
+    /// The `ts_history` partitions this process knows of (see `timeseries::partitions`).
+    partitions: std::sync::Arc<timeseries::partitions::PartitionState>,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -117,6 +119,7 @@ impl PgBackend {
             runtime: RuntimeHolder(Some(rt)),
             primary,
             replica,
+            partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         Ok(backend)

@@ -13,9 +13,11 @@ use deadpool_postgres::Transaction;
 use hub_query::timeseries::CompiledTs;
 use tokio_postgres::types::{FromSql, Type};
 
+pub(crate) mod partitions;
 mod push;
 
 use super::{bind, refs, PgBackend};
+use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
@@ -418,7 +420,16 @@ impl TimeSeriesRepo for PgTimeSeries {
         provenance: Option<String>,
         records: Vec<RecordInput>,
     ) -> Result<PushSummary> {
+        partitions::ensure_for_push(self.db(), &records, now_ms()).await;
         push::push_records(self.db(), stype, provenance, records).await
+    }
+
+    async fn maintain_history(
+        &self,
+        now_ms: i64,
+        policy: HistoryPolicy,
+    ) -> Result<HistoryMaintenance> {
+        partitions::maintain(self.db(), now_ms, policy).await
     }
 
     async fn last_record(

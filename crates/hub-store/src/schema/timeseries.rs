@@ -323,11 +323,11 @@ const POSTGIS: &str = r#"
 CREATE EXTENSION IF NOT EXISTS postgis;
 "#;
 
-/// Everything lands in the DEFAULT partition until monthly partitions are attached; to
-/// add one (done by an operator or a cron job ahead of time; rows already in the default
-/// partition for that range must be moved first, or the ATTACH fails):
-/// `CREATE TABLE ts_history_2026_01 PARTITION OF ts_history FOR VALUES FROM
-/// (1767225600000) TO (1769904000000);` for [2026-01-01, 2026-02-01) UTC.
+/// The catch-all partition. Monthly partitions (`ts_history_y2026m01` for
+/// [2026-01-01, 2026-02-01) UTC) are made by Hub itself, ahead of time and on demand,
+/// moving any rows of their month out of this one (`postgres/timeseries/partitions.rs`);
+/// rows land here only for months without a partition (before 1970, beyond the months
+/// made ahead, or while a partition could not be made), and every query still finds them.
 const HISTORY_DEFAULT_PARTITION: &str = r#"
 CREATE TABLE ts_history_default PARTITION OF ts_history DEFAULT;
 "#;

@@ -10,6 +10,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::SqliteBackend;
+use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
@@ -469,4 +470,36 @@ impl TimeSeriesRepo for SqliteTimeSeries {
         })
         .await
     }
+
+    /// SQLite keeps one table: only the retention applies, in chunks so pushes get the
+    /// writer between them.
+    async fn maintain_history(
+        &self,
+        now_ms: i64,
+        policy: HistoryPolicy,
+    ) -> Result<HistoryMaintenance> {
+        let mut done = HistoryMaintenance::default();
+        let Some(cutoff) = history::retention_cutoff_ms(now_ms, policy) else {
+            return Ok(done);
+        };
+        loop {
+            let deleted = self
+                .write(move |tx| {
+                    Ok(tx
+                        .prepare_cached(
+                            "DELETE FROM ts_history WHERE (series_id, timestamp) IN \
+                             (SELECT series_id, timestamp FROM ts_history WHERE timestamp < ?1 LIMIT ?2)",
+                        )?
+                        .execute(params![cutoff, RETENTION_CHUNK])? as u64)
+                })
+                .await?;
+            done.deleted_rows += deleted;
+            if deleted < RETENTION_CHUNK {
+                return Ok(done);
+            }
+        }
+    }
 }
+
+/// History rows the retention deletes per write transaction.
+const RETENTION_CHUNK: u64 = 10_000;

@@ -8,13 +8,15 @@
 //! schema is the twin (`postgres/sql/timeseries.sql`).
 //!
 //! Owns: the [`TimeSeriesRepo`] trait the Time Series API uses, its vocabulary
-//! ([`model`]), every decision both backends share ([`plan`], pure functions), and the
-//! SQL functions SQLite needs for the compiled queries. The implementations only move
+//! ([`model`]), every decision both backends share (pure functions: [`plan`], and
+//! [`history`] for the history's months and retention), and the SQL functions SQLite
+//! needs for the compiled queries. The implementations only move
 //! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
 mod functions;
 mod geometry;
+pub mod history;
 pub mod model;
 pub mod plan;
 
@@ -23,6 +25,7 @@ use hub_query::timeseries::CompiledTs;
 use crate::Result;
 
 pub use functions::{geometry_intersects_box, haversine};
+pub use history::{HistoryMaintenance, HistoryPolicy};
 pub use hub_query::timeseries::REGEX_SIZE_LIMIT;
 pub use model::*;
 pub use plan::SyncFlags;
@@ -88,6 +91,17 @@ pub trait TimeSeriesRepo: Send + Sync {
 
     /// Inserts or replaces events by uuid.
     async fn put_events(&self, events: Vec<EventInput>) -> Result<u64>;
+
+    /// One maintenance pass over the measurement history at `now_ms` (see [`history`]):
+    /// on PostgreSQL the monthly partitions of the current month and `months_ahead`
+    /// after it are made and rows waiting in the DEFAULT partition get their months;
+    /// on both backends history rows before the retention cutoff are removed (latest
+    /// values stay). Safe to run from several processes at once.
+    async fn maintain_history(
+        &self,
+        now_ms: i64,
+        policy: HistoryPolicy,
+    ) -> Result<HistoryMaintenance>;
 }
 
 /// The SQL and its time for `HUB_LOG=hub_store::sql=debug` (the backend benchmark reads
