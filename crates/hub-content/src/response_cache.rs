@@ -58,12 +58,17 @@ struct Key {
     closed_view: bool,
 }
 
-struct Entry {
+/// One kept answer (shared, so a hit copies a pointer, not the headers).
+struct Cached {
     body: Bytes,
     headers: HeaderMap,
     etag: HeaderValue,
     /// The revisions of every entity the answer was computed from, read before it.
     revisions: Vec<(&'static str, i64)>,
+}
+
+struct Entry {
+    answer: Arc<Cached>,
     tick: u64,
     cost: usize,
 }
@@ -167,25 +172,15 @@ impl ResponseCache {
         }
     }
 
-    fn lookup(
-        &self,
-        key: &Key,
-    ) -> Option<(Bytes, HeaderMap, HeaderValue, Vec<(&'static str, i64)>)> {
+    fn lookup(&self, key: &Key) -> Option<Arc<Cached>> {
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.touch(key).map(|e| {
-            (
-                e.body.clone(),
-                e.headers.clone(),
-                e.etag.clone(),
-                e.revisions.clone(),
-            )
-        })
+        lru.touch(key).map(|e| e.answer.clone())
     }
 
     fn store(&self, key: Key, entry: Entry) {
         let limit = MAX_ENTRY_BYTES.min(self.settings.budget_bytes / 4);
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        if entry.body.len() > limit {
+        if entry.answer.body.len() > limit {
             lru.remove(&key);
             return;
         }
@@ -320,14 +315,14 @@ pub async fn serve(State(layer): State<CacheLayer>, request: Request, next: Next
         let Ok(current) = layer.content.revision(entity.name).await else {
             return next.run(request).await;
         };
-        if let Some((body, stored_headers, etag, recorded)) = layer.cache.lookup(&key) {
-            if still_current(&*layer.content, entity.name, current, &recorded).await {
+        if let Some(kept) = layer.cache.lookup(&key) {
+            if still_current(&*layer.content, entity.name, current, &kept.revisions).await {
                 layer.cache.hits.fetch_add(1, Ordering::Relaxed);
                 return headers.answer(
                     StatusCode::OK,
-                    stored_headers,
-                    body,
-                    etag,
+                    kept.headers.clone(),
+                    kept.body.clone(),
+                    kept.etag.clone(),
                     true,
                     if_none_match.as_ref(),
                 );
@@ -372,10 +367,12 @@ pub async fn serve(State(layer): State<CacheLayer>, request: Request, next: Next
         layer.cache.store(
             key,
             Entry {
-                body: body.clone(),
-                headers: stored_headers.clone(),
-                etag: etag.clone(),
-                revisions: reads.revisions,
+                answer: Arc::new(Cached {
+                    body: body.clone(),
+                    headers: stored_headers.clone(),
+                    etag: etag.clone(),
+                    revisions: reads.revisions,
+                }),
                 tick: 0,
                 cost,
             },
@@ -495,10 +492,12 @@ mod tests {
 
     fn entry(len: usize) -> Entry {
         Entry {
-            body: Bytes::from(vec![b'x'; len]),
-            headers: HeaderMap::new(),
-            etag: etag_of(b"x"),
-            revisions: vec![],
+            answer: Arc::new(Cached {
+                body: Bytes::from(vec![b'x'; len]),
+                headers: HeaderMap::new(),
+                etag: etag_of(b"x"),
+                revisions: vec![],
+            }),
             tick: 0,
             cost: len,
         }
