@@ -65,7 +65,10 @@ pub fn apply(
         };
         // "Next" is measured from begindate when given, else from now.
         let now = begin
-            .unwrap_or_else(|| chrono::Utc::now().naive_utc())
+            .unwrap_or_else(|| {
+                crate::response_cache::uncacheable();
+                chrono::Utc::now().naive_utc()
+            })
             .format(FORMAT)
             .to_string();
         return Ok(Some(ContentOrder::NextBegin { descending, now }));

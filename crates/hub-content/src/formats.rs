@@ -20,7 +20,7 @@ pub const SUPPORTED: &str = "application/json, text/csv, application/ld+json, ap
 /// Largest JSON body converted (a page of 1000 documents fits comfortably).
 const MAX_BODY: usize = 256 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Json,
     Csv,

@@ -219,6 +219,7 @@ pub async fn resolve_shape(
     store: &dyn ContentRepo,
     shape: &ShapeRef,
 ) -> Result<hub_geo::Geometry<f64>, ContentError> {
+    crate::response_cache::depends_on(store, "GeoShape").await?;
     let doc: Option<Value> = match shape {
         ShapeRef::Id(id) => store
             .get("GeoShape", id)
@@ -272,11 +273,13 @@ async fn resolve_areas(
     let needs_areas = tokens.iter().any(|(p, _)| p != "are");
     let needs_ski = tokens.iter().any(|(p, _)| p == "ska" || p == "skr");
     let areas = if needs_areas {
+        crate::response_cache::depends_on(store, "Area").await?;
         store.all("Area").await?
     } else {
         Vec::new()
     };
     let ski_areas = if needs_ski {
+        crate::response_cache::depends_on(store, "SkiArea").await?;
         store.all("SkiArea").await?
     } else {
         Vec::new()

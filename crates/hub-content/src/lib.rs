@@ -27,6 +27,7 @@ pub mod odh_parameters;
 pub mod openapi;
 pub mod openapi_contract;
 pub mod params;
+pub mod response_cache;
 mod routes;
 pub mod shape;
 mod tags;
@@ -51,4 +52,6 @@ pub struct ContentState {
     /// The deployment's spelling of documents (`--naming`); ODH-spelled requests get
     /// the ODH spelling regardless ([`hub_model::Naming::for_request`]).
     pub naming: hub_model::Naming,
+    /// The answers kept for repeated requests (shared with the OGC items).
+    pub cache: Arc<response_cache::ResponseCache>,
 }

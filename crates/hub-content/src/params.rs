@@ -453,6 +453,7 @@ fn normalize_seed(value: &str) -> Result<String, ContentError> {
         )
     })?;
     if n == 0 {
+        crate::response_cache::uncacheable();
         n = rand::Rng::gen_range(&mut rand::thread_rng(), 1..50);
     }
     while n > 50 {

@@ -38,6 +38,14 @@ pub fn router(state: ContentState) -> Router {
             state.clone(),
             crate::formats::convert,
         ))
+        // Outside the conversion: a cached answer is the converted bytes.
+        .layer(axum::middleware::from_fn_with_state(
+            crate::response_cache::CacheLayer {
+                cache: state.cache.clone(),
+                content: state.content.clone(),
+            },
+            crate::response_cache::serve,
+        ))
         .with_state(state)
 }
 
@@ -118,6 +126,9 @@ async fn entity_path(
     })?;
     let query = RawQuery::parse(query.as_deref());
     let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
+    // A list or a document is a function of the request, the access level and the
+    // entity's documents (handlers below opt out when the clock or chance decide).
+    crate::response_cache::cacheable();
     crate::closed::with_access(full, async {
         match id {
             None => list_entities(state, entity, uri.path(), &query).await,

@@ -73,6 +73,12 @@ impl FromRef<OgcState> for TimeseriesState {
 
 /// The OGC API routes, ready to be merged into the server's router.
 pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
+    // The items of Content collections are cached like the Content API's lists (the
+    // layer leaves every other path alone).
+    let cache = hub_content::response_cache::CacheLayer {
+        cache: content.cache.clone(),
+        content: content.content.clone(),
+    };
     let state = OgcState {
         content,
         timeseries,
@@ -102,6 +108,10 @@ pub fn router(content: ContentState, timeseries: TimeseriesState) -> Router {
         )
         .route("/ogc/tileMatrixSets", get(tiles::tile_matrix_sets))
         .route("/ogc/tileMatrixSets/{tms}", get(tiles::tile_matrix_set_doc))
+        .layer(axum::middleware::from_fn_with_state(
+            cache,
+            hub_content::response_cache::serve,
+        ))
         .with_state(state)
 }
 
@@ -139,6 +149,8 @@ async fn items(
         }
         let entity = dataset(&collection)?;
         let request = parse_items(&raw)?;
+        // Its `timeStamp` is when the answer was made, which a cached answer keeps.
+        hub_content::response_cache::cacheable();
         let full = hub_auth::policy::can_read_closed(
             principal.as_ref().map(|axum::Extension(p)| p),
             entity.name,
@@ -334,6 +346,7 @@ async fn item(
             return Ok(with_crs(json_answer(GEOJSON, doc.to_string()), crs));
         }
         let entity = dataset(&collection)?;
+        hub_content::response_cache::cacheable();
         let full = hub_auth::policy::can_read_closed(
             principal.as_ref().map(|axum::Extension(p)| p),
             entity.name,

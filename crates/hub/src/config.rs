@@ -130,6 +130,15 @@ pub struct Config {
     /// as on a full disk (503 + `Retry-After`) while reads go on.
     #[arg(long, env = "HUB_SQLITE_MAX_SIZE_MIB", default_value = "0")]
     pub sqlite_max_size_mib: u32,
+    /// Bytes of Content API and OGC item answers kept in memory for repeated requests
+    /// (valid while the store's write revisions of what they read are unchanged, across
+    /// processes; default 64 MiB); 0 turns the cache off (`ETag` and 304 answers stay).
+    #[arg(long, env = "HUB_RESPONSE_CACHE_BYTES", default_value = "67108864")]
+    pub response_cache_bytes: u64,
+    /// `max-age` in seconds of `Cache-Control: public` on open Content API answers: how
+    /// long a CDN or browser may reuse one without asking again.
+    #[arg(long, env = "HUB_RESPONSE_MAX_AGE", default_value = "10")]
+    pub response_max_age: u32,
     /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
     /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
     /// `odhactivitypoi`). A request through an ODH-spelled route or parameter

@@ -116,10 +116,17 @@ pub fn router(store: Store, config: &Config) -> Router {
 
 /// [`router`] with a given token service (tests pass one with a manual clock).
 pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthService) -> Router {
+    let cache = Arc::new(hub_content::response_cache::ResponseCache::new(
+        hub_content::response_cache::CacheSettings {
+            budget_bytes: usize::try_from(config.response_cache_bytes).unwrap_or(usize::MAX),
+            max_age_secs: config.response_max_age,
+        },
+    ));
     let content = hub_content::router(hub_content::ContentState {
         content: store.content(),
         base_url: config.content_base_url(),
         naming: config.naming.into(),
+        cache: cache.clone(),
     });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
         content: store.content(),
@@ -131,6 +138,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         content: store.content(),
         base_url: config.content_base_url(),
         naming: config.naming.into(),
+        cache: cache.clone(),
     };
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),
@@ -177,6 +185,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
             get(metrics::serve_metrics).with_state(metrics::MetricsSource {
                 metrics: metrics.clone(),
                 store: store.clone(),
+                response_cache: cache,
             }),
         )
         // Labels requests with their route template for `/metrics` (route layers run

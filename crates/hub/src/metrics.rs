@@ -236,12 +236,14 @@ pub fn render_pools(pools: &[hub_store::PoolUsage]) -> String {
 pub struct MetricsSource {
     pub metrics: Metrics,
     pub store: hub_store::Store,
+    pub response_cache: std::sync::Arc<hub_content::response_cache::ResponseCache>,
 }
 
 /// `GET /metrics`.
 pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
     let mut text = source.metrics.render();
     text.push_str(&render_pools(&source.store.pool_usage()));
+    text.push_str(&render_response_cache(&source.response_cache.stats()));
     (
         [(
             header::CONTENT_TYPE,
@@ -250,6 +252,25 @@ pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
         text,
     )
         .into_response()
+}
+
+/// The response cache's gauges and counters.
+fn render_response_cache(stats: &hub_content::response_cache::CacheStats) -> String {
+    format!(
+        "# HELP hub_response_cache_bytes Bytes held by cached answers (bodies, keys, bookkeeping).\n\
+         # TYPE hub_response_cache_bytes gauge\n\
+         hub_response_cache_bytes {}\n\
+         # HELP hub_response_cache_entries Cached answers held.\n\
+         # TYPE hub_response_cache_entries gauge\n\
+         hub_response_cache_entries {}\n\
+         # HELP hub_response_cache_hits_total Requests answered from the cache.\n\
+         # TYPE hub_response_cache_hits_total counter\n\
+         hub_response_cache_hits_total {}\n\
+         # HELP hub_response_cache_misses_total Cacheable requests computed (not cached or out of date).\n\
+         # TYPE hub_response_cache_misses_total counter\n\
+         hub_response_cache_misses_total {}\n",
+        stats.bytes, stats.entries, stats.hits, stats.misses
+    )
 }
 
 #[cfg(test)]

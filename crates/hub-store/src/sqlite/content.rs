@@ -120,15 +120,14 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
-        self.0
-            .read(move |conn| {
-                Ok(conn
-                    .prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?
-                    .query_row([entity], |r| r.get(0))
-                    .optional()?
-                    .unwrap_or(0))
-            })
-            .await
+        // Read on every response-cache hit: inline, not through the blocking pool.
+        self.0.read_quick(|conn| {
+            Ok(conn
+                .prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?
+                .query_row([entity], |r| r.get(0))
+                .optional()?
+                .unwrap_or(0))
+        })
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {

@@ -33,6 +33,8 @@ pub(crate) struct SqliteBackend {
 struct Inner {
     readers_tx: Sender<Connection>,
     readers_rx: Receiver<Connection>,
+    /// The connection of [`SqliteBackend::read_quick`].
+    quick_reader: Mutex<Connection>,
     writer: Mutex<Connection>,
     readers: usize,
     /// Calls waiting for a reader or for the writer (for `/metrics`).
@@ -107,8 +109,17 @@ impl SqliteBackend {
             configure(&conn, tuning)?;
             readers_tx.send(conn).expect("channel sized for the pool");
         }
+        let quick_reader = Connection::open_with_flags(
+            &file,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&quick_reader, tuning)?;
+        // It runs on an async worker: give up soon rather than stall it (callers fall
+        // back to the pool or recompute).
+        quick_reader.busy_timeout(std::time::Duration::from_millis(50))?;
         Ok(SqliteBackend {
             inner: Arc::new(Inner {
+                quick_reader: Mutex::new(quick_reader),
                 writer: Mutex::new(writer),
                 readers_tx,
                 readers_rx,
@@ -139,6 +150,19 @@ impl SqliteBackend {
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Runs `work`, a read of microseconds (a primary-key lookup in a table of a few
+    /// rows), on the calling thread with a connection of its own: handing it to the
+    /// blocking pool would cost more than the read (two thread switches per call, which
+    /// is what a response-cache hit would otherwise spend most of its time on).
+    pub(crate) fn read_quick<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self
+            .inner
+            .quick_reader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        work(&conn)
     }
 
     /// Starts `work` with a reader connection on a blocking thread without waiting for
