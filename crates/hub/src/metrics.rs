@@ -231,6 +231,36 @@ pub fn render_pools(pools: &[hub_store::PoolUsage]) -> String {
     out
 }
 
+/// The PostgreSQL read replica: its replay lag, whether it answers, whether it serves
+/// reads now (it does not while it lags past the bound or lacks this process's writes).
+pub fn render_replica(replica: &hub_store::ReplicaStatus) -> String {
+    let mut out = String::new();
+    let gauges = [
+        (
+            "hub_postgres_replica_lag_seconds",
+            "Replay lag of the read replica at its latest check.",
+            replica.lag_seconds,
+        ),
+        (
+            "hub_postgres_replica_reachable",
+            "1 when the read replica answered its latest check.",
+            f64::from(u8::from(replica.reachable)),
+        ),
+        (
+            "hub_postgres_replica_serving_reads",
+            "1 when reads go to the replica now, 0 while they fall back to the primary.",
+            f64::from(u8::from(replica.serving_reads)),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+        );
+    }
+    out
+}
+
 /// What `/metrics` reads: the router's counters and the store's pools.
 #[derive(Clone)]
 pub struct MetricsSource {
@@ -242,6 +272,9 @@ pub struct MetricsSource {
 pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
     let mut text = source.metrics.render();
     text.push_str(&render_pools(&source.store.pool_usage()));
+    if let Some(replica) = source.store.replica_status() {
+        text.push_str(&render_replica(&replica));
+    }
     (
         [(
             header::CONTENT_TYPE,

@@ -9,13 +9,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::Transaction;
 use hub_query::content::{CompiledList, ContentQuery};
 use hub_query::Dialect;
 use serde_json::Value;
 
 use super::rawfilter::list_error;
-use super::{bind, refs, Conn, PgBackend};
+use super::{bind, refs, Conn, PgBackend, Queries, Tx};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
     compile, parse_documents, unpaged, ContentPage, ContentRepo, DocumentStream, PutOutcome,
@@ -52,12 +51,7 @@ impl ContentRepo for PgContent {
             };
             // One read-only snapshot: the count and the cursor see the same documents.
             let counted = async {
-                let tx = conn
-                    .build_transaction()
-                    .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                    .read_only(true)
-                    .start()
-                    .await?;
+                let tx = conn.snapshot().await?;
                 let count = tx
                     .prepare_cached(compiled.count.as_sql())
                     .await
@@ -355,7 +349,7 @@ async fn put_tracked(
 }
 
 /// Writes documents and their index rows (replacing existing ones) in the caller's transaction.
-async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result<()> {
+async fn write_indexed(tx: &Tx<'_>, docs: &[IndexedDocument]) -> Result<()> {
     if docs.is_empty() {
         return Ok(());
     }
@@ -467,7 +461,7 @@ async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result
     Ok(())
 }
 
-async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
+async fn delete_side(tx: &Tx<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
     for table in [
         "content_language",
         "content_title",
@@ -485,7 +479,7 @@ async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> 
 }
 
 /// Counts writes per entity type in the writing transaction (see the SQLite twin).
-async fn bump_revisions(tx: &Transaction<'_>, entities: &[&str]) -> Result<()> {
+async fn bump_revisions(tx: &Tx<'_>, entities: &[&str]) -> Result<()> {
     let stmt = tx
         .prepare_cached(
             "INSERT INTO content_revision (entity, revision) VALUES ($1, 1) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1",

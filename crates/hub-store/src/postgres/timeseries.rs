@@ -9,13 +9,12 @@ use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::sync::Arc;
 
-use deadpool_postgres::Transaction;
 use hub_query::timeseries::CompiledTs;
 use tokio_postgres::types::{FromSql, Type};
 
 mod push;
 
-use super::{bind, refs, PgBackend};
+use super::{bind, refs, PgBackend, Queries, Tx};
 use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
@@ -92,7 +91,7 @@ fn query_error(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
-async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
+async fn station_id(tx: &Tx<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
     let stmt = tx
         .prepare_cached("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2")
         .await?;
@@ -105,7 +104,7 @@ async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Opt
 /// Upserts stations of one type (codes must be distinct) with their parents and
 /// metadata; returns code → (id, created).
 async fn upsert_stations(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     stype: &str,
     stations: &[&StationInput],
     now: i64,
