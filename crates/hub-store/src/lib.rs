@@ -130,15 +130,7 @@ impl Store {
                     NEXT.fetch_add(1, Ordering::Relaxed)
                 );
                 let url = postgres::create_database(admin.trim(), &name, true)?;
-                let transaction_pooler = std::env::var("HUB_TEST_DATABASE_POOLER")
-                    .is_ok_and(|mode| mode.trim() == "transaction");
-                Store::open_postgres_with(
-                    &url,
-                    &PgSettings {
-                        transaction_pooler,
-                        ..PgSettings::default()
-                    },
-                )
+                Store::open_postgres_with(&url, &PgSettings::for_tests())
             }
             _ => Store::open_sqlite(dir),
         }

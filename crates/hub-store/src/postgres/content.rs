@@ -31,6 +31,8 @@ pub(crate) struct PgContent(pub(crate) Arc<PgBackend>);
 impl ContentRepo for PgContent {
     async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
         let (compiled, log) = compile(&query, Dialect::Postgres);
+        // Shared, not copied: a read that finds its server unavailable runs again.
+        let compiled = Arc::new(compiled);
         let page = self.0.read(move |conn| list_page(conn, compiled)).await;
         log.finish();
         page
@@ -245,7 +247,7 @@ impl ContentRepo for PgContent {
 }
 
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
-async fn list_page(conn: Conn, compiled: CompiledList) -> Result<ContentPage> {
+async fn list_page(conn: Conn, compiled: Arc<CompiledList>) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let params = bind(compiled.page.params());
     let page = super::prepare_bounded(&conn, compiled.page.as_sql())

@@ -50,6 +50,18 @@ pub struct PgSettings {
     pub pool_size: usize,
 }
 
+impl PgSettings {
+    /// The defaults, in the transaction-pooler mode when the tests are pointed at one
+    /// (`HUB_TEST_DATABASE_POOLER=transaction`, see [`crate::Store::open_for_tests`]).
+    pub fn for_tests() -> Self {
+        PgSettings {
+            transaction_pooler: std::env::var("HUB_TEST_DATABASE_POOLER")
+                .is_ok_and(|mode| mode.trim() == "transaction"),
+            ..PgSettings::default()
+        }
+    }
+}
+
 impl Default for PgSettings {
     fn default() -> Self {
         PgSettings {
@@ -110,6 +122,15 @@ impl PgBackend {
     pub(crate) fn replica_status(&self) -> Option<ReplicaStatus> {
         self.replica.as_ref().map(|r| r.status())
     }
+}
+
+/// The pools a read tries, in order (see [`PgBackend::read_route`]).
+struct ReadRoute {
+    first: Pool,
+    then: Option<Pool>,
+    /// The replica's state when the replica is tried first.
+    replica_first: Option<std::sync::Arc<replica::ReplicaState>>,
+    mode: StatementMode,
 }
 
 /// Pool size per process: enough for the server's concurrency, small enough that a
@@ -187,43 +208,62 @@ impl PgBackend {
         Ok(backend)
     }
 
-    /// The pool a read uses now: the replica when it may serve it (see [`replica`]).
-    fn read_pool(&self) -> (Pool, Option<&replica::Replica>) {
+    /// Where a read goes now: the replica when it may serve it (see [`replica`]), else
+    /// the primary; and where it goes when that does not answer. A read meant for the
+    /// primary (the replica lags or lacks this process's latest write) is served by the
+    /// replica when the primary is restarting or failing over: possibly stale rather
+    /// than no answer at all.
+    fn read_route(&self) -> ReadRoute {
         match &self.replica {
-            Some(r) if r.serves_reads() => (r.pool.clone(), Some(r)),
-            _ => (self.primary.clone(), None),
+            Some(r) if r.serves_reads() => ReadRoute {
+                first: r.pool.clone(),
+                then: Some(self.primary.clone()),
+                replica_first: Some(r.state.clone()),
+                mode: self.mode.clone(),
+            },
+            Some(r) => ReadRoute {
+                first: self.primary.clone(),
+                then: Some(r.pool.clone()),
+                replica_first: None,
+                mode: self.mode.clone(),
+            },
+            None => ReadRoute {
+                first: self.primary.clone(),
+                then: None,
+                replica_first: None,
+                mode: self.mode.clone(),
+            },
         }
     }
 
-    /// A connection for a read: from the replica when it serves reads and answers,
-    /// from the primary otherwise.
-    fn read_conn(&self) -> impl Future<Output = Result<Conn>> + Send + 'static {
-        let (pool, replica) = self.read_pool();
-        let fallback = replica.map(|r| (self.primary.clone(), r.state.clone()));
-        let mode = self.mode.clone();
-        async move {
-            match (pool.get().await, fallback) {
-                (Ok(object), _) => Ok(Conn::new(object, mode)),
-                (Err(_), Some((primary, state))) => {
-                    state.mark_unreachable();
-                    Ok(Conn::new(primary.get().await.map_err(pool_error)?, mode))
-                }
-                (Err(e), None) => Err(pool_error(e)),
-            }
-        }
-    }
-
-    /// Runs `work` with a connection from the read pool (the replica when it may serve).
+    /// Runs `work` with a connection from the read pool (the replica when it may
+    /// serve); a read that finds its server unavailable runs once more on the other.
     pub(crate) async fn read<T, F, Fut>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(Conn) -> Fut + Send + 'static,
+        F: FnOnce(Conn) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Result<T>> + Send + 'static,
     {
-        let conn = self.read_conn();
+        let route = self.read_route();
         self.runtime
             .handle()
-            .spawn(async move { work(conn.await?).await })
+            .spawn(async move {
+                let again = work.clone();
+                let first = match route.first.get().await {
+                    Ok(object) => work(Conn::new(object, route.mode.clone())).await,
+                    Err(e) => Err(pool_error(e)),
+                };
+                match (first, route.then) {
+                    (Err(e), Some(then)) if e.is_unavailable() => {
+                        if let Some(state) = &route.replica_first {
+                            state.mark_unreachable();
+                        }
+                        let object = then.get().await.map_err(|_| e)?;
+                        again(Conn::new(object, route.mode)).await
+                    }
+                    (result, _) => result,
+                }
+            })
             .await
             .map_err(|e| StoreError::Task(e.to_string()))?
     }
@@ -235,10 +275,20 @@ impl PgBackend {
         F: FnOnce(Result<Conn>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let conn = self.read_conn();
-        self.runtime
-            .handle()
-            .spawn(async move { work(conn.await).await });
+        let route = self.read_route();
+        self.runtime.handle().spawn(async move {
+            let conn = match (route.first.get().await, route.then) {
+                (Ok(object), _) => Ok(object),
+                (Err(e), Some(then)) => {
+                    if let Some(state) = &route.replica_first {
+                        state.mark_unreachable();
+                    }
+                    then.get().await.map_err(|_| pool_error(e))
+                }
+                (Err(e), None) => Err(pool_error(e)),
+            };
+            work(conn.map(|object| Conn::new(object, route.mode))).await
+        });
     }
 
     /// `work` on a primary connection, then (with a replica) the primary's WAL position
