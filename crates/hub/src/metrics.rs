@@ -310,6 +310,23 @@ mod tests {
     }
 
     #[test]
+    fn the_replica_is_three_gauges() {
+        let text = render_replica(&hub_store::ReplicaStatus {
+            reachable: true,
+            lag_seconds: 1.25,
+            serving_reads: false,
+        });
+        for line in [
+            "# TYPE hub_postgres_replica_lag_seconds gauge",
+            "hub_postgres_replica_lag_seconds 1.25",
+            "hub_postgres_replica_reachable 1",
+            "hub_postgres_replica_serving_reads 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
+
+    #[test]
     fn label_escaping() {
         let cases = [
             ("/v1/{id}", "/v1/{id}"),
