@@ -254,10 +254,10 @@ pub(crate) trait Queries: Sync {
         async move { session.execute(sql.as_sql(), params).await }
     }
 
-    fn query_raw<'p, T: AsSql + ?Sized>(
+    fn query_raw<T: AsSql + ?Sized>(
         &self,
         sql: &T,
-        params: Vec<&'p (dyn ToSql + Sync)>,
+        params: Vec<&(dyn ToSql + Sync)>,
     ) -> impl Future<Output = Result<RowStream, Error>> + Send {
         let session = self.session();
         async move { session.query_raw(sql.as_sql(), params).await }

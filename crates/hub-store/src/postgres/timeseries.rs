@@ -555,6 +555,7 @@ mod tests {
     /// push: the insert falls back to ignoring conflicts, as SQLite's INSERT OR IGNORE does.
     #[test]
     fn push_survives_history_rows_newer_than_latest() {
+        use crate::postgres::Queries;
         if std::env::var("HUB_TEST_DATABASE")
             .map(|v| v.trim().is_empty())
             .unwrap_or(true)
