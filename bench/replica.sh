@@ -43,7 +43,7 @@ until [ "$(psql "$(echo "$urls" | sed -n 's/^REPLICA_URL=//p')" -XAtqc "SELECT p
 port=18090
 base="http://127.0.0.1:$port"
 start_server() {
-  HUB_LOG=warn "$hub" serve --no-demo --listen "127.0.0.1:$port" "$@" &
+  HUB_LOG=error "$hub" serve --no-demo --listen "127.0.0.1:$port" "$@" &
   server=$!
   for _ in $(seq 1 100); do curl -fs "$base/health" >/dev/null && return; sleep 0.1; done
   echo "hub serve did not start" >&2; exit 1
