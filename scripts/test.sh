@@ -2,7 +2,10 @@
 # The project's test command (see the README):
 #   1. the whole workspace's tests on the embedded SQLite store;
 #   2. the API test suites a second time on PostgreSQL + PostGIS, through the same tests
-#      (`HUB_TEST_DATABASE` makes each suite's store a fresh PostgreSQL database).
+#      (`HUB_TEST_DATABASE` makes each suite's store a fresh PostgreSQL database);
+#   3. the Content, token and Time Series API suites a third time through PgBouncer in
+#      transaction pooling mode (scripts/pg-topology.sh), with `--database-pooler
+#      transaction`'s statement mode; skipped with a message when PgBouncer is missing.
 # PostgreSQL comes from HUB_TEST_DATABASE (an admin URL of a running server) or, when
 # that is unset, from a throwaway cluster started in a temporary directory. Without
 # PostgreSQL and PostGIS installed, step 2 is skipped with a message, and the command
@@ -40,3 +43,17 @@ fi
 
 echo "== API test suites again on PostgreSQL ($(echo "$url" | sed -E 's#://([^:@/]*):[^@]*@#://\1@#'))"
 HUB_TEST_DATABASE=$url cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
+
+echo "== Content, token and Time Series API suites through PgBouncer (transaction pooling)"
+topology=$(mktemp -d "${TMPDIR:-/tmp}/hub-topology.XXXXXX")
+chmod 755 "$topology"
+trap 'scripts/pg-topology.sh stop "$topology/t" 2>/dev/null || true; rm -rf "$topology"; [ -n "${cluster:-}" ] && { scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true; rm -rf "$cluster"; }' EXIT
+set +e
+urls=$(scripts/pg-topology.sh start "$topology/t" 2>"$topology/reason")
+status=$?
+set -e
+if [ $status = 3 ]; then skip "$(cat "$topology/reason")"; fi
+[ $status = 0 ] || { cat "$topology/reason" >&2; exit 1; }
+pooler=$(echo "$urls" | sed -n 's/^POOLER_URL=//p')
+HUB_TEST_DATABASE=$pooler HUB_TEST_DATABASE_POOLER=transaction \
+  cargo test --locked -p hub --test content_api --test auth_api -p hub-timeseries --test api

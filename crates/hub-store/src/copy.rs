@@ -29,6 +29,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
+use crate::postgres::Queries;
 use crate::{Backend, Result, Store, StoreError};
 
 /// The SQLite backend's database file in its directory (see `sqlite.rs`).
@@ -367,7 +368,7 @@ pub fn copy_sqlite_to_postgres(
                         _ => return Err(config(format!("the progress of table {table} changed under this run: is another `hub migrate` writing this target?"))),
                     }
                     if rows > 0 {
-                        let sink = tx.copy_in::<_, Bytes>(&sql).await?;
+                        let sink = tx.copy_in::<Bytes>(&sql).await?;
                         futures::pin_mut!(sink);
                         sink.send(Bytes::from(data)).await?;
                         sink.finish().await?;

@@ -79,8 +79,8 @@ impl StoreError {
         }
     }
 
-    /// True for server faults that should pass by themselves — the database unreachable
-    /// or shutting down, its pool exhausted, its disk full, SQLite busy past its
+    /// True for server faults that should pass by themselves — the database unreachable,
+    /// shutting down or read-only during a failover, its pool exhausted, its disk full, SQLite busy past its
     /// timeout — which the HTTP edge answers 503 + `Retry-After` rather than 500.
     pub fn is_unavailable(&self) -> bool {
         use rusqlite::ErrorCode;
@@ -106,6 +106,9 @@ impl StoreError {
                     SqlState::CRASH_SHUTDOWN,
                     SqlState::CONNECTION_FAILURE,
                     SqlState::CONNECTION_EXCEPTION,
+                    // A write reached a standby: during a failover, before the pool
+                    // has reconnected to the promoted primary.
+                    SqlState::READ_ONLY_SQL_TRANSACTION,
                 ]
                 .contains(code),
                 // No SQLSTATE: the connection itself failed or was closed.

@@ -39,6 +39,7 @@ pub use batches::Batches;
 pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use index::IndexedDocument;
+pub use postgres::{PgSettings, ReplicaStatus};
 pub use sqlite::SqliteTuning;
 
 /// How busy one of the store's connection pools is (for `/metrics`).
@@ -86,17 +87,38 @@ impl Store {
     /// Connects to PostgreSQL at `url` (reads go to `replica_url` when given) and
     /// migrates its schema; several processes may do this at once.
     pub fn open_postgres(url: &str, replica_url: Option<&str>) -> Result<Store> {
+        Store::open_postgres_with(
+            url,
+            &PgSettings {
+                replica: replica_url.map(str::to_string),
+                ..PgSettings::default()
+            },
+        )
+    }
+
+    /// [`Store::open_postgres`] with every PostgreSQL setting (replica and its lag bound,
+    /// a transaction-mode pooler, pool sizes).
+    pub fn open_postgres_with(url: &str, settings: &PgSettings) -> Result<Store> {
         Ok(Store {
             backend: Arc::new(Backend::Postgres(Arc::new(postgres::PgBackend::open(
-                url,
-                replica_url,
+                url, settings,
             )?))),
         })
     }
 
+    /// The read replica's reachability and lag (PostgreSQL with a replica only).
+    pub fn replica_status(&self) -> Option<ReplicaStatus> {
+        match &*self.backend {
+            Backend::Postgres(b) => b.replica_status(),
+            Backend::Sqlite(_) => None,
+        }
+    }
+
     /// The store an API test suite runs on: with `HUB_TEST_DATABASE` set to a PostgreSQL
     /// server URL, a fresh database there (`hub_test_<pid>_<n>`, replacing a leftover of
-    /// that name); otherwise SQLite in `dir`. One set of tests, two backends.
+    /// that name); otherwise SQLite in `dir`. One set of tests, two backends. With
+    /// `HUB_TEST_DATABASE_POOLER=transaction` the URL leads through a transaction-mode
+    /// pooler (PgBouncer) and the store runs in its mode (see [`PgSettings`]).
     pub fn open_for_tests(dir: &Path) -> Result<Store> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -108,7 +130,7 @@ impl Store {
                     NEXT.fetch_add(1, Ordering::Relaxed)
                 );
                 let url = postgres::create_database(admin.trim(), &name, true)?;
-                Store::open_postgres(&url, None)
+                Store::open_postgres_with(&url, &PgSettings::for_tests())
             }
             _ => Store::open_sqlite(dir),
         }
@@ -130,8 +152,10 @@ impl Store {
         match &*self.backend {
             Backend::Sqlite(b) => b.write(|conn| Ok(conn.execute_batch("ANALYZE")?)).await,
             Backend::Postgres(b) => {
-                b.write(|conn| async move { Ok(conn.batch_execute("VACUUM (ANALYZE)").await?) })
-                    .await
+                b.write(|conn| async move {
+                    Ok(postgres::Queries::batch_execute(&conn, "VACUUM (ANALYZE)").await?)
+                })
+                .await
             }
         }
     }

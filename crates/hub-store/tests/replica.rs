@@ -3,6 +3,8 @@
 //! the routing is visible (a real streaming replica would hide it by copying the data).
 //!
 //! Needs `HUB_TEST_DATABASE` (the admin URL of a PostgreSQL server); skipped without.
+//! A real streaming replica (read-your-writes, lag bound) is tested by
+//! `crates/hub/tests/pg_topology.rs`.
 
 use hub_store::postgres::create_database;
 use hub_store::Store;

@@ -1008,9 +1008,10 @@ async fn concurrent_writers_on_postgres() {
         true,
     )
     .unwrap();
+    let settings = hub_store::PgSettings::for_tests();
     let stores = [
-        Store::open_postgres(&url, None).unwrap(),
-        Store::open_postgres(&url, None).unwrap(),
+        Store::open_postgres_with(&url, &settings).unwrap(),
+        Store::open_postgres_with(&url, &settings).unwrap(),
     ];
     let mut tasks = Vec::new();
     for k in 0..8i64 {

@@ -41,6 +41,19 @@ pub struct Config {
     /// hourly. Latest values stay.
     #[arg(long, env = "HUB_HISTORY_RETENTION_MONTHS", default_value = "0")]
     pub history_retention_months: u32,
+    /// Reads fall back from the replica to the primary while the replica's replay lag
+    /// exceeds this many milliseconds (`/metrics`: `hub_postgres_replica_lag_seconds`).
+    #[arg(long, env = "HUB_DATABASE_REPLICA_MAX_LAG_MS", default_value = "5000")]
+    pub database_replica_max_lag_ms: u64,
+    /// What stands between Hub and PostgreSQL: `none` (direct, or a session-mode
+    /// pooler) or `transaction` (PgBouncer `pool_mode = transaction`: Hub then sends
+    /// unnamed statements only and keeps no session state).
+    #[arg(long, env = "HUB_DATABASE_POOLER", value_enum, default_value = "none")]
+    pub database_pooler: DatabasePooler,
+    /// Connections each PostgreSQL pool (primary, replica) of this process may open.
+    #[arg(long, env = "HUB_DATABASE_POOL_SIZE", default_value = "16",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub database_pool_size: u32,
     /// Fill an empty store with the demo dataset on start (file key only; the flag is
     /// `--no-demo`).
     #[arg(skip = true)]
@@ -172,6 +185,13 @@ pub enum LogFormat {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
+pub enum DatabasePooler {
+    None,
+    Transaction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
 pub enum NamingSetting {
     Hub,
     Odh,
@@ -195,6 +215,16 @@ struct Declaration {
 }
 
 impl Config {
+    /// The PostgreSQL settings beyond the primary's URL.
+    pub fn postgres_settings(&self) -> hub_store::PgSettings {
+        hub_store::PgSettings {
+            replica: self.database_replica.clone(),
+            replica_max_lag: std::time::Duration::from_millis(self.database_replica_max_lag_ms),
+            transaction_pooler: self.database_pooler == DatabasePooler::Transaction,
+            pool_size: self.database_pool_size as usize,
+        }
+    }
+
     /// The declared flags without their environment variables: what [`Default`] parses.
     fn declared_without_env() -> clap::Command {
         Declaration::command().mut_args(|arg| arg.env(None::<&'static str>))

@@ -91,13 +91,15 @@ fn open_store(config: &Config) -> anyhow::Result<Store> {
             );
         }
         let replica = config.database_replica.as_deref();
-        return Store::open_postgres(url, replica).with_context(|| match replica {
-            Some(r) => format!(
-                "opening PostgreSQL at {} (reads from {})",
-                redact(url),
-                redact(r)
-            ),
-            None => format!("opening PostgreSQL at {}", redact(url)),
+        return Store::open_postgres_with(url, &config.postgres_settings()).with_context(|| {
+            match replica {
+                Some(r) => format!(
+                    "opening PostgreSQL at {} (reads from {})",
+                    redact(url),
+                    redact(r)
+                ),
+                None => format!("opening PostgreSQL at {}", redact(url)),
+            }
         });
     }
     if config.database_replica.is_some() {

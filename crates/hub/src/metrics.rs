@@ -231,6 +231,36 @@ pub fn render_pools(pools: &[hub_store::PoolUsage]) -> String {
     out
 }
 
+/// The PostgreSQL read replica: its replay lag, whether it answers, whether it serves
+/// reads now (it does not while it lags past the bound or lacks this process's writes).
+pub fn render_replica(replica: &hub_store::ReplicaStatus) -> String {
+    let mut out = String::new();
+    let gauges = [
+        (
+            "hub_postgres_replica_lag_seconds",
+            "Replay lag of the read replica at its latest check.",
+            replica.lag_seconds,
+        ),
+        (
+            "hub_postgres_replica_reachable",
+            "1 when the read replica answered its latest check.",
+            f64::from(u8::from(replica.reachable)),
+        ),
+        (
+            "hub_postgres_replica_serving_reads",
+            "1 when reads go to the replica now, 0 while they fall back to the primary.",
+            f64::from(u8::from(replica.serving_reads)),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+        );
+    }
+    out
+}
+
 /// What `/metrics` reads: the router's counters and the store's pools.
 #[derive(Clone)]
 pub struct MetricsSource {
@@ -244,6 +274,9 @@ pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
     let mut text = source.metrics.render();
     text.push_str(&render_pools(&source.store.pool_usage()));
     text.push_str(&render_response_cache(&source.response_cache.stats()));
+    if let Some(replica) = source.store.replica_status() {
+        text.push_str(&render_replica(&replica));
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -292,6 +325,23 @@ mod tests {
             "hub_store_pool_connections_max{pool=\"sqlite_readers\"} 4",
             "hub_store_pool_connections_in_use{pool=\"sqlite_readers\"} 3",
             "hub_store_pool_waiting{pool=\"sqlite_readers\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
+
+    #[test]
+    fn the_replica_is_three_gauges() {
+        let text = render_replica(&hub_store::ReplicaStatus {
+            reachable: true,
+            lag_seconds: 1.25,
+            serving_reads: false,
+        });
+        for line in [
+            "# TYPE hub_postgres_replica_lag_seconds gauge",
+            "hub_postgres_replica_lag_seconds 1.25",
+            "hub_postgres_replica_reachable 1",
+            "hub_postgres_replica_serving_reads 0",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
         }

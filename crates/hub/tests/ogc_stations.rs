@@ -259,7 +259,8 @@ async fn cql2_filters_select_what_the_same_where_selects() {
         ),
         (
             "NOT (scode LIKE '%1' AND sactive = TRUE) OR scode = 'none'".to_string(),
-            "or(scode.nire.^.*1$,scode.eq.null,sactive.neq.true,sactive.eq.null,scode.eq.\"none\")".to_string(),
+            "or(scode.nire.^.*1$,scode.eq.null,sactive.neq.true,sactive.eq.null,scode.eq.\"none\")"
+                .to_string(),
         ),
         (
             "sorigin IS NOT NULL AND scode NOT LIKE '%2'".to_string(),

@@ -21,11 +21,10 @@
 
 use std::sync::Arc;
 
-use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Row;
 
-use super::PgBackend;
+use super::{PgBackend, Queries, Tx};
 use crate::auth::{
     client_exists, decide_rotation, forget_sessions_ended_before, retired_signing_keys,
     user_exists, AuthRepo, ClientRecord, NextRefresh, RefreshOutcome, RefreshPresentation,
@@ -58,7 +57,7 @@ fn conflict(e: tokio_postgres::Error, conflict: impl FnOnce() -> StoreError) -> 
     }
 }
 
-async fn roles_of<C: GenericClient>(conn: &C, sql: &str, key: &str) -> Result<Vec<String>> {
+async fn roles_of<C: Queries>(conn: &C, sql: &str, key: &str) -> Result<Vec<String>> {
     let stmt = conn.prepare_cached(sql).await?;
     Ok(conn
         .query(&stmt, &[&key])
@@ -68,7 +67,7 @@ async fn roles_of<C: GenericClient>(conn: &C, sql: &str, key: &str) -> Result<Ve
         .collect::<Result<_, _>>()?)
 }
 
-async fn user_row<C: GenericClient>(conn: &C, username: &str) -> Result<Option<UserRecord>> {
+async fn user_row<C: Queries>(conn: &C, username: &str) -> Result<Option<UserRecord>> {
     let stmt = conn
         .prepare_cached(
             "SELECT id, username, password_hash, created_at FROM auth_user WHERE username = $1",
@@ -95,7 +94,7 @@ async fn user_row<C: GenericClient>(conn: &C, username: &str) -> Result<Option<U
     }
 }
 
-async fn client_row<C: GenericClient>(conn: &C, client_id: &str) -> Result<Option<ClientRecord>> {
+async fn client_row<C: Queries>(conn: &C, client_id: &str) -> Result<Option<ClientRecord>> {
     let stmt = conn.prepare_cached("SELECT client_id, secret_hash, description, created_at FROM auth_client WHERE client_id = $1").await?;
     match conn.query_opt(&stmt, &[&client_id]).await? {
         Some(r) => {
@@ -120,7 +119,7 @@ async fn client_row<C: GenericClient>(conn: &C, client_id: &str) -> Result<Optio
 
 /// Inserts `user`, or with `replace` updates the user of that name keeping its id (the
 /// only use of replacing: SQLite's caller passes the old id back in), and sets its roles.
-async fn insert_user(tx: &Transaction<'_>, user: &UserRecord, replace: bool) -> Result<()> {
+async fn insert_user(tx: &Tx<'_>, user: &UserRecord, replace: bool) -> Result<()> {
     let sql = if replace {
         "INSERT INTO auth_user (id, username, password_hash, created_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (username) DO UPDATE SET password_hash = EXCLUDED.password_hash, created_at = EXCLUDED.created_at"
@@ -152,7 +151,7 @@ async fn insert_user(tx: &Transaction<'_>, user: &UserRecord, replace: bool) -> 
     .await
 }
 
-async fn insert_client(tx: &Transaction<'_>, client: &ClientRecord, replace: bool) -> Result<()> {
+async fn insert_client(tx: &Tx<'_>, client: &ClientRecord, replace: bool) -> Result<()> {
     let sql = if replace {
         "INSERT INTO auth_client (client_id, secret_hash, description, created_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, description = EXCLUDED.description, created_at = EXCLUDED.created_at"
@@ -184,7 +183,7 @@ async fn insert_client(tx: &Transaction<'_>, client: &ClientRecord, replace: boo
     .await
 }
 
-async fn grant(tx: &Transaction<'_>, sql: &str, key: &str, roles: &[String]) -> Result<()> {
+async fn grant(tx: &Tx<'_>, sql: &str, key: &str, roles: &[String]) -> Result<()> {
     if roles.is_empty() {
         return Ok(());
     }
@@ -195,7 +194,7 @@ async fn grant(tx: &Transaction<'_>, sql: &str, key: &str, roles: &[String]) -> 
     Ok(())
 }
 
-async fn insert_refresh<C: GenericClient>(conn: &C, r: &RefreshRecord) -> Result<()> {
+async fn insert_refresh<C: Queries>(conn: &C, r: &RefreshRecord) -> Result<()> {
     let stmt = conn
         .prepare_cached(
             "INSERT INTO auth_refresh_token (token_hash, family, username, client_id, scope, issued_at, expires_at, session_expires_at) \

@@ -9,13 +9,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deadpool_postgres::Transaction;
 use hub_query::content::{CompiledList, ContentQuery};
 use hub_query::Dialect;
 use serde_json::Value;
 
 use super::rawfilter::list_error;
-use super::{bind, refs, Conn, PgBackend};
+use super::{bind, refs, Conn, PgBackend, Queries, Tx};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
     compile, extent_of, extent_sql, parse_documents, unpaged, ContentPage, ContentRepo,
@@ -33,6 +32,8 @@ pub(crate) struct PgContent(pub(crate) Arc<PgBackend>);
 impl ContentRepo for PgContent {
     async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
         let (compiled, log) = compile(&query, Dialect::Postgres);
+        // Shared, not copied: a read that finds its server unavailable runs again.
+        let compiled = Arc::new(compiled);
         let page = self.0.read(move |conn| list_page(conn, compiled)).await;
         log.finish();
         page
@@ -53,12 +54,7 @@ impl ContentRepo for PgContent {
             };
             // One read-only snapshot: the count and the cursor see the same documents.
             let counted = async {
-                let tx = conn
-                    .build_transaction()
-                    .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                    .read_only(true)
-                    .start()
-                    .await?;
+                let tx = conn.snapshot().await?;
                 let count = tx
                     .prepare_cached(compiled.count.as_sql())
                     .await
@@ -265,7 +261,7 @@ impl ContentRepo for PgContent {
 }
 
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
-async fn list_page(conn: Conn, compiled: CompiledList) -> Result<ContentPage> {
+async fn list_page(conn: Conn, compiled: Arc<CompiledList>) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let params = bind(compiled.page.params());
     let page = super::prepare_bounded(&conn, compiled.page.as_sql())
@@ -369,7 +365,7 @@ async fn put_tracked(
 }
 
 /// Writes documents and their index rows (replacing existing ones) in the caller's transaction.
-async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result<()> {
+async fn write_indexed(tx: &Tx<'_>, docs: &[IndexedDocument]) -> Result<()> {
     if docs.is_empty() {
         return Ok(());
     }
@@ -481,7 +477,7 @@ async fn write_indexed(tx: &Transaction<'_>, docs: &[IndexedDocument]) -> Result
     Ok(())
 }
 
-async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
+async fn delete_side(tx: &Tx<'_>, entities: &[&str], keys: &[&str]) -> Result<()> {
     for table in [
         "content_language",
         "content_title",
@@ -499,7 +495,7 @@ async fn delete_side(tx: &Transaction<'_>, entities: &[&str], keys: &[&str]) -> 
 }
 
 /// Counts writes per entity type in the writing transaction (see the SQLite twin).
-async fn bump_revisions(tx: &Transaction<'_>, entities: &[&str]) -> Result<()> {
+async fn bump_revisions(tx: &Tx<'_>, entities: &[&str]) -> Result<()> {
     let stmt = tx
         .prepare_cached(
             "INSERT INTO content_revision (entity, revision) VALUES ($1, 1) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1",

@@ -9,7 +9,7 @@
 //! geometry columns kept from the coordinates, GIN indexes for tags, JSON containment
 //! and trigram search, and `jsonb` documents.
 
-use super::Conn;
+use super::{Conn, Queries};
 use crate::schema::{self, Change, Dialect, Part};
 use crate::{Result, StoreError};
 

@@ -13,6 +13,8 @@ mod bind;
 pub(crate) mod content;
 mod migrations;
 mod rawfilter;
+mod replica;
+mod session;
 pub(crate) mod timeseries;
 
 pub(crate) use content::PgContent;
@@ -29,13 +31,53 @@ pub(crate) use bind::{bind, refs};
 
 use crate::{Result, StoreError};
 
-/// A pooled connection.
-pub(crate) type Conn = deadpool_postgres::Object;
+pub(crate) use session::{Conn, Queries, Tx};
+use session::{StatementMode, TypeCache};
+
+pub use replica::ReplicaStatus;
+
+/// How Hub connects to PostgreSQL beyond the primary's URL (see `docs/deployment.md`).
+#[derive(Debug, Clone)]
+pub struct PgSettings {
+    /// URL of a read replica (streaming replication of the primary).
+    pub replica: Option<String>,
+    /// Reads fall back to the primary while the replica lags by more than this.
+    pub replica_max_lag: Duration,
+    /// The URLs lead through a transaction-mode pooler (PgBouncer `pool_mode =
+    /// transaction`): no named statements, no session state.
+    pub transaction_pooler: bool,
+    /// Connections per pool (primary, and replica) of this process.
+    pub pool_size: usize,
+}
+
+impl PgSettings {
+    /// The defaults, in the transaction-pooler mode when the tests are pointed at one
+    /// (`HUB_TEST_DATABASE_POOLER=transaction`, see [`crate::Store::open_for_tests`]).
+    pub fn for_tests() -> Self {
+        PgSettings {
+            transaction_pooler: std::env::var("HUB_TEST_DATABASE_POOLER")
+                .is_ok_and(|mode| mode.trim() == "transaction"),
+            ..PgSettings::default()
+        }
+    }
+}
+
+impl Default for PgSettings {
+    fn default() -> Self {
+        PgSettings {
+            replica: None,
+            replica_max_lag: Duration::from_secs(5),
+            transaction_pooler: false,
+            pool_size: POOL_SIZE,
+        }
+    }
+}
 
 pub(crate) struct PgBackend {
     runtime: RuntimeHolder,
     primary: Pool,
-    replica: Option<Pool>,
+    replica: Option<replica::Replica>,
+    mode: StatementMode,
     /// The `ts_history` partitions this process knows of (see `timeseries::partitions`).
     partitions: std::sync::Arc<timeseries::partitions::PartitionState>,
 }
@@ -73,20 +115,41 @@ impl PgBackend {
         };
         let mut pools = vec![usage("postgres_primary", &self.primary)];
         if let Some(replica) = &self.replica {
-            pools.push(usage("postgres_replica", replica));
+            pools.push(usage("postgres_replica", &replica.pool));
         }
         pools
     }
+
+    /// The replica's reachability and lag, when one is configured.
+    pub(crate) fn replica_status(&self) -> Option<ReplicaStatus> {
+        self.replica.as_ref().map(|r| r.status())
+    }
+}
+
+/// The pools a read tries, in order (see [`PgBackend::read_route`]).
+struct ReadRoute {
+    first: Pool,
+    then: Option<Pool>,
+    /// The replica's state when the replica is tried first.
+    replica_first: Option<std::sync::Arc<replica::ReplicaState>>,
+    mode: StatementMode,
 }
 
 /// Pool size per process: enough for the server's concurrency, small enough that a
 /// handful of processes stay under PostgreSQL's default `max_connections` (100).
 const POOL_SIZE: usize = 16;
 
-fn pool(url: &str, rt: &tokio::runtime::Runtime) -> Result<Pool> {
-    let config: tokio_postgres::Config = url
+/// Longest wait for a connection: a database that is down or restarting must turn into
+/// a quick 503, never a request that hangs.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
+    let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e: tokio_postgres::Error| StoreError::Config(format!("{}: {e}", redact(url))))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
     let manager = Manager::from_config(
         config,
         NoTls,
@@ -96,60 +159,116 @@ fn pool(url: &str, rt: &tokio::runtime::Runtime) -> Result<Pool> {
     );
     let _guard = rt.enter();
     Pool::builder(manager)
-        .max_size(POOL_SIZE)
+        .max_size(size.max(1))
         .runtime(deadpool_postgres::Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(30)))
-        .create_timeout(Some(Duration::from_secs(10)))
+        .wait_timeout(Some(CONNECT_TIMEOUT))
+        .create_timeout(Some(CONNECT_TIMEOUT))
+        .recycle_timeout(Some(CONNECT_TIMEOUT))
         .build()
         .map_err(|e| StoreError::Config(e.to_string()))
 }
 
 impl PgBackend {
-    /// Connects to `url` (and `replica_url` for reads, when given) and migrates the schema.
-    pub(crate) fn open(url: &str, replica_url: Option<&str>) -> Result<Self> {
+    /// Connects to `url` (and the replica for reads, when given) and migrates the schema.
+    pub(crate) fn open(url: &str, settings: &PgSettings) -> Result<Self> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("hub-postgres")
             .enable_all()
             .build()
             .map_err(|e| StoreError::Task(e.to_string()))?;
-        let primary = pool(url, &rt)?;
-        let replica = replica_url.map(|u| pool(u, &rt)).transpose()?;
+        let mode = if settings.transaction_pooler {
+            StatementMode::Unnamed(std::sync::Arc::new(TypeCache::default()))
+        } else {
+            StatementMode::Prepared
+        };
+        let primary = pool(url, settings.pool_size, &rt)?;
+        let replica = match &settings.replica {
+            Some(u) => Some(replica::Replica {
+                pool: pool(u, settings.pool_size, &rt)?,
+                max_lag: settings.replica_max_lag,
+                state: Default::default(),
+            }),
+            None => None,
+        };
         let backend = PgBackend {
             runtime: RuntimeHolder(Some(rt)),
             primary,
             replica,
+            mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
+        if let Some(r) = &backend.replica {
+            // Know the replica's position before the first read, then keep watching it.
+            let (pool, mode, state) = (r.pool.clone(), backend.mode.clone(), r.state.clone());
+            let first = backend.runtime.handle().spawn(async move {
+                replica::check(&pool, &mode, &state).await;
+                tokio::spawn(replica::watch(pool, mode, state));
+            });
+            futures::executor::block_on(first).map_err(|e| StoreError::Task(e.to_string()))?;
+        }
         Ok(backend)
     }
 
-    async fn run<T, F, Fut>(&self, pool: Pool, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(Conn) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T>> + Send + 'static,
-    {
-        self.runtime
-            .handle()
-            .spawn(async move {
-                let conn = pool.get().await.map_err(pool_error)?;
-                work(conn).await
-            })
-            .await
-            .map_err(|e| StoreError::Task(e.to_string()))?
+    /// Where a read goes now: the replica when it may serve it (see [`replica`]), else
+    /// the primary; and where it goes when that does not answer. A read meant for the
+    /// primary (the replica lags or lacks this process's latest write) is served by the
+    /// replica when the primary is restarting or failing over: possibly stale rather
+    /// than no answer at all.
+    fn read_route(&self) -> ReadRoute {
+        match &self.replica {
+            Some(r) if r.serves_reads() => ReadRoute {
+                first: r.pool.clone(),
+                then: Some(self.primary.clone()),
+                replica_first: Some(r.state.clone()),
+                mode: self.mode.clone(),
+            },
+            Some(r) => ReadRoute {
+                first: self.primary.clone(),
+                then: Some(r.pool.clone()),
+                replica_first: None,
+                mode: self.mode.clone(),
+            },
+            None => ReadRoute {
+                first: self.primary.clone(),
+                then: None,
+                replica_first: None,
+                mode: self.mode.clone(),
+            },
+        }
     }
 
-    /// Runs `work` with a connection from the read pool (the replica when configured).
+    /// Runs `work` with a connection from the read pool (the replica when it may
+    /// serve); a read that finds its server unavailable runs once more on the other.
     pub(crate) async fn read<T, F, Fut>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(Conn) -> Fut + Send + 'static,
+        F: FnOnce(Conn) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Result<T>> + Send + 'static,
     {
-        let pool = self.replica.as_ref().unwrap_or(&self.primary).clone();
-        self.run(pool, work).await
+        let route = self.read_route();
+        self.runtime
+            .handle()
+            .spawn(async move {
+                let again = work.clone();
+                let first = match route.first.get().await {
+                    Ok(object) => work(Conn::new(object, route.mode.clone())).await,
+                    Err(e) => Err(pool_error(e)),
+                };
+                match (first, route.then) {
+                    (Err(e), Some(then)) if e.is_unavailable() => {
+                        if let Some(state) = &route.replica_first {
+                            state.mark_unreachable();
+                        }
+                        let object = then.get().await.map_err(|_| e)?;
+                        again(Conn::new(object, route.mode)).await
+                    }
+                    (result, _) => result,
+                }
+            })
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
     /// Starts `work` with a connection from the read pool without waiting for it (a
@@ -159,11 +278,49 @@ impl PgBackend {
         F: FnOnce(Result<Conn>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let pool = self.replica.as_ref().unwrap_or(&self.primary).clone();
+        let route = self.read_route();
         self.runtime.handle().spawn(async move {
-            let conn = pool.get().await.map_err(pool_error);
-            work(conn).await
+            let conn = match (route.first.get().await, route.then) {
+                (Ok(object), _) => Ok(object),
+                (Err(e), Some(then)) => {
+                    if let Some(state) = &route.replica_first {
+                        state.mark_unreachable();
+                    }
+                    then.get().await.map_err(|_| pool_error(e))
+                }
+                (Err(e), None) => Err(pool_error(e)),
+            };
+            work(conn.map(|object| Conn::new(object, route.mode))).await
         });
+    }
+
+    /// `work` on a primary connection, then (with a replica) the primary's WAL position
+    /// noted for read-your-writes.
+    fn write_task<T, F, Fut>(&self, work: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(Conn) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T>> + Send + 'static,
+    {
+        let pool = self.primary.clone();
+        let mode = self.mode.clone();
+        let state = self.replica.as_ref().map(|r| r.state.clone());
+        async move {
+            let object = pool.get().await.map_err(pool_error)?;
+            let out = work(Conn::new(object, mode.clone())).await?;
+            if let Some(state) = state {
+                // The insert position is server-wide: any connection to the primary
+                // reports one at or past the write's commit. Should the primary vanish
+                // right after the commit, the position stays unknown and only this
+                // write's read-your-writes is not ensured (documented).
+                if let Ok(object) = pool.get().await {
+                    if let Some(lsn) = replica::primary_position(&Conn::new(object, mode)).await {
+                        state.wrote_at(lsn);
+                    }
+                }
+            }
+            Ok(out)
+        }
     }
 
     /// Runs `work` with a connection to the primary.
@@ -173,7 +330,11 @@ impl PgBackend {
         F: FnOnce(Conn) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T>> + Send + 'static,
     {
-        self.run(self.primary.clone(), work).await
+        self.runtime
+            .handle()
+            .spawn(self.write_task(work))
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
     /// Like [`PgBackend::write`], waiting on the calling thread (commands, bulk loads,
@@ -184,27 +345,21 @@ impl PgBackend {
         F: FnOnce(Conn) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T>> + Send + 'static,
     {
-        let pool = self.primary.clone();
-        let task = self.runtime.handle().spawn(async move {
-            let conn = pool.get().await.map_err(pool_error)?;
-            work(conn).await
-        });
+        let task = self.runtime.handle().spawn(self.write_task(work));
         futures::executor::block_on(task).map_err(|e| StoreError::Task(e.to_string()))?
     }
 }
 
-/// Prepared statements kept per pooled connection before the cache is emptied.
-const STATEMENT_CACHE_LIMIT: usize = 500;
-
 /// Prepares a compiled read query once per connection: its text varies only with the
 /// request's shape (values are bound), so repeated requests skip the parse round trip
-/// and PostgreSQL's parsing. Clients can vary shapes at will, so the cache is bounded.
+/// and PostgreSQL's parsing. Clients can vary shapes at will, so the cache is bounded
+/// (the unnamed mode bounds its own cache of parameter types).
 pub(crate) async fn prepare_bounded(
     conn: &Conn,
     sql: &str,
-) -> std::result::Result<tokio_postgres::Statement, tokio_postgres::Error> {
-    if conn.statement_cache.size() >= STATEMENT_CACHE_LIMIT {
-        conn.statement_cache.clear();
+) -> std::result::Result<session::Stmt, tokio_postgres::Error> {
+    if conn.cached_statements().size() >= session::STATEMENT_CACHE_LIMIT {
+        conn.cached_statements().clear();
     }
     conn.prepare_cached(sql).await
 }

@@ -9,14 +9,13 @@ use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::sync::Arc;
 
-use deadpool_postgres::Transaction;
 use hub_query::timeseries::CompiledTs;
 use tokio_postgres::types::{FromSql, Type};
 
 pub(crate) mod partitions;
 mod push;
 
-use super::{bind, refs, PgBackend};
+use super::{bind, refs, PgBackend, Queries, Tx};
 use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::{
@@ -94,7 +93,7 @@ fn query_error(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
-async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
+async fn station_id(tx: &Tx<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
     let stmt = tx
         .prepare_cached("SELECT id FROM ts_station WHERE stationtype = $1 AND stationcode = $2")
         .await?;
@@ -107,7 +106,7 @@ async fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Opt
 /// Upserts stations of one type (codes must be distinct) with their parents and
 /// metadata; returns code → (id, created).
 async fn upsert_stations(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     stype: &str,
     stations: &[&StationInput],
     now: i64,
@@ -567,6 +566,7 @@ mod tests {
     /// push: the insert falls back to ignoring conflicts, as SQLite's INSERT OR IGNORE does.
     #[test]
     fn push_survives_history_rows_newer_than_latest() {
+        use crate::postgres::Queries;
         if std::env::var("HUB_TEST_DATABASE")
             .map(|v| v.trim().is_empty())
             .unwrap_or(true)

@@ -19,7 +19,7 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use super::super::{Conn, PgBackend};
+use super::super::{Conn, PgBackend, Queries};
 use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy, Month};
 use crate::timeseries::RecordInput;
 use crate::Result;

@@ -1,5 +1,6 @@
 //! PostgreSQL tests of the `ts_history` partitions (run when `HUB_TEST_DATABASE` is set).
 
+use crate::postgres::session::Queries;
 use crate::timeseries::history::{self, HistoryPolicy, Month};
 use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
 use crate::{Backend, Store};
