@@ -51,4 +51,7 @@ pub struct ContentState {
     /// The deployment's spelling of documents (`--naming`); ODH-spelled requests get
     /// the ODH spelling regardless ([`hub_model::Naming::for_request`]).
     pub naming: hub_model::Naming,
+    /// List totals are exact up to this many matches, estimated and marked above
+    /// (`--exact-count-limit`; `None`: always exact).
+    pub count_limit: Option<u64>,
 }

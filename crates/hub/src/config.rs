@@ -120,6 +120,11 @@ pub struct Config {
     /// as on a full disk (503 + `Retry-After`) while reads go on.
     #[arg(long, env = "HUB_SQLITE_MAX_SIZE_MIB", default_value = "0")]
     pub sqlite_max_size_mib: u32,
+    /// Content list totals are counted exactly up to this many matches; above it the
+    /// count stops and `TotalResults` is an estimate, marked `TotalResultsEstimated`
+    /// and `Hub-Total-Estimated: true` (0 = always count every match).
+    #[arg(long, env = "HUB_EXACT_COUNT_LIMIT", default_value = "10000")]
+    pub exact_count_limit: u64,
     /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
     /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
     /// `odhactivitypoi`). A request through an ODH-spelled route or parameter
@@ -247,6 +252,11 @@ impl Config {
             .unwrap_or_else(|| format!("http://{}", self.listen))
             .trim_end_matches('/')
             .to_string()
+    }
+
+    /// The count limit of Content list totals (`None`: always exact).
+    pub fn count_limit(&self) -> Option<u64> {
+        (self.exact_count_limit > 0).then_some(self.exact_count_limit)
     }
 
     /// The embedded store's cache sizes.
