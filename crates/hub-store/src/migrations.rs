@@ -54,11 +54,6 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: FTS5 trigram index of folded titles for searchfilter",
         parts: schema::content::SQLITE_TITLE_TRIGRAMS,
     },
-    Change {
-        version: 10,
-        name: "content: index of sort keys by document key for filtered pages",
-        parts: schema::content::SQLITE_KEY_ORDER,
-    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

@@ -403,22 +403,6 @@ END;
 /// SQLite migration 9.
 pub(crate) const SQLITE_TITLE_TRIGRAMS: &[Part] = &[Part::Only(Dialect::Sqlite, TITLE_TRIGRAMS)];
 
-/// Filters that yield a set of keys (tags, search, ids) then sort it by `sort_key`: with
-/// this index the sort keys come from the index, not from each matching row of
-/// `content`, whose pages are mostly the documents (measured at demo scale 10, a tag
-/// filter of 11,900 matches: half the CPU). SQLite only: PostgreSQL's plans for these
-/// filters differ and its visibility map decides index-only scans.
-pub(crate) const CONTENT_KEY_ORDER: Index = Index {
-    name: "content_key_order",
-    table: "content",
-    using: None,
-    only: Some(Dialect::Sqlite),
-    columns: "entity, id_key, sort_key",
-};
-
-/// SQLite migration 10.
-pub(crate) const SQLITE_KEY_ORDER: &[Part] = &[Part::Index(&CONTENT_KEY_ORDER)];
-
 /// PostgreSQL migration 1: all of the above at once.
 pub(crate) const POSTGRES_DOCUMENTS: &[Part] = &[
     Part::Only(Dialect::Postgres, EXTENSIONS),
