@@ -94,10 +94,11 @@ names=()
 for backend in ${backends//,/ }; do
   for scale in $scales; do
     args=$(store_args "$backend" "$scale")
+    # The first start of a new build may migrate the kept stores (minutes at scale 10).
     # shellcheck disable=SC2086
     HUB_LOG=warn "$HUB_BIN" serve --no-demo --listen "127.0.0.1:$port" $args &
     server=$!
-    for _ in $(seq 1 600); do curl -fs "$base/health" >/dev/null && break; sleep 0.1; done
+    for _ in $(seq 1 3000); do curl -fs "$base/health" >/dev/null && break; sleep 0.1; done
     curl -fs "$base/health" >/dev/null || { echo "hub serve ($backend, scale $scale) did not come up" >&2; exit 1; }
     id=$(curl -fs "$base/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Items"][0]["Id"])')
     workloads=(
