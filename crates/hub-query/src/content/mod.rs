@@ -237,7 +237,9 @@ impl ContentQuery {
                 self.where_clause(&mut count);
                 count
                     .sql(" LIMIT ")
-                    .param(SqlValue::Int(limit.saturating_add(1).min(i64::MAX as u64) as i64))
+                    .param(SqlValue::Int(
+                        limit.saturating_add(1).min(i64::MAX as u64) as i64
+                    ))
                     .sql(") capped");
             }
         }
@@ -519,7 +521,9 @@ mod tests {
         for dialect in [Dialect::Sqlite, Dialect::Postgres] {
             let count = q.compile(dialect).count;
             assert!(
-                count.as_sql().starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM content c WHERE"),
+                count
+                    .as_sql()
+                    .starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM content c WHERE"),
                 "{}",
                 count.as_sql()
             );

@@ -306,8 +306,14 @@ async fn planned_rows(
     let explain = format!("EXPLAIN (FORMAT JSON) {}", rows.as_sql());
     let params = bind(rows.params());
     let statement = super::prepare_bounded(conn, &explain).await?;
-    let plan: serde_json::Value = conn.query_one(&statement, &refs(&params)).await?.try_get(0)?;
-    Ok(plan[0]["Plan"]["Plan Rows"].as_f64().unwrap_or(0.0).max(0.0) as u64)
+    let plan: serde_json::Value = conn
+        .query_one(&statement, &refs(&params))
+        .await?
+        .try_get(0)?;
+    Ok(plan[0]["Plan"]["Plan Rows"]
+        .as_f64()
+        .unwrap_or(0.0)
+        .max(0.0) as u64)
 }
 
 /// Runs a write on the backend's runtime while this thread reports its progress.

@@ -70,10 +70,43 @@ fn ids(body: &Value) -> Vec<String> {
 async fn searchfilter_finds_exactly_the_titles_containing_the_folded_term() {
     let app = app(&support::test_config());
     let terms = [
-        "a", "ü", "Ö", "ß", "hü", "ab", "AB", "hütte", "HÜTTE", "Hütte", "hutte", "città",
-        "CITTÀ", "citta", "straße", "STRASSE", "strasse", "große", "café", "CAFE", "cafe",
-        "50%", "%", "_h", "f_h", "\\", "\\ b", "σίσυ", "ΣΥΦΟΣ", "ΣΊΣΥΦΟΣ", "s-cafe", "S-ALM",
-        "t ö", "nothing at all", "\"quoted\"", "al*", "alm OR see",
+        "a",
+        "ü",
+        "Ö",
+        "ß",
+        "hü",
+        "ab",
+        "AB",
+        "hütte",
+        "HÜTTE",
+        "Hütte",
+        "hutte",
+        "città",
+        "CITTÀ",
+        "citta",
+        "straße",
+        "STRASSE",
+        "strasse",
+        "große",
+        "café",
+        "CAFE",
+        "cafe",
+        "50%",
+        "%",
+        "_h",
+        "f_h",
+        "\\",
+        "\\ b",
+        "σίσυ",
+        "ΣΥΦΟΣ",
+        "ΣΊΣΥΦΟΣ",
+        "s-cafe",
+        "S-ALM",
+        "t ö",
+        "nothing at all",
+        "\"quoted\"",
+        "al*",
+        "alm OR see",
     ];
     for term in terms {
         let folded = hub_model::language::fold(term);
@@ -113,7 +146,14 @@ async fn searchfilter_finds_exactly_the_titles_containing_the_folded_term() {
         .await
         .unwrap();
     store.delete("HubActivityPoi", "s-alm").await.unwrap();
-    let (_, body) = get(&app, &format!("/v1/HubActivityPoi?searchfilter={}", support::encode("almhütte"))).await;
+    let (_, body) = get(
+        &app,
+        &format!(
+            "/v1/HubActivityPoi?searchfilter={}",
+            support::encode("almhütte")
+        ),
+    )
+    .await;
     assert_eq!(ids(&body), ["s-new"]);
 }
 
@@ -141,7 +181,10 @@ async fn totals_above_the_limit_are_estimated_and_marked() {
     });
     let response = request(&capped, "/v1/HubActivityPoi?pagesize=3").await;
     assert_eq!(
-        response.headers().get("hub-total-estimated").map(|v| v.to_str().unwrap()),
+        response
+            .headers()
+            .get("hub-total-estimated")
+            .map(|v| v.to_str().unwrap()),
         Some("true")
     );
     let body: Value = serde_json::from_slice(&support::body_bytes(response).await).unwrap();
