@@ -134,8 +134,13 @@ for backend in ${backends//,/ }; do
   for name in "${names[@]}"; do
     printf '%-30s' "$name"
     for scale in $scales; do
-      printf '%14s %7.2f ms' "${rps["$backend|$scale|$name"]}" "${p50["$backend|$scale|$name"]}"
+      # No request finished within the run: no latency to show (raise --duration).
+      if [ -n "${p50["$backend|$scale|$name"]}" ]; then
+        printf '%14s %7.2f ms' "${rps["$backend|$scale|$name"]}" "${p50["$backend|$scale|$name"]}"
+      else
+        printf '%14s %10s' "${rps["$backend|$scale|$name"]:-0}" "none done"
+      fi
     done
-    awk -v a="${p50["$backend|$first|$name"]}" -v b="${p50["$backend|$last|$name"]}" 'BEGIN { printf "%9.1f×\n", (a > 0 ? b / a : 0) }'
+    awk -v a="${p50["$backend|$first|$name"]}" -v b="${p50["$backend|$last|$name"]}" 'BEGIN { if (a > 0 && b > 0) printf "%9.1f×\n", b / a; else print "        —" }'
   done
 done
