@@ -8,6 +8,7 @@
 //! | `content` | `entity`, `id_key` (lower-case id), `id`, `sort_key` (folded Shortname), `source` (lower case), `active`, `last_change` (normalised UTC text), `latitude`, `longitude`, `doc` (the JSON document), `docb` (its JSONB copy, read by `rawfilter`) |
 //! | `content_language` | `entity`, `id_key`, `lang` — one row per language of `HasLanguage` |
 //! | `content_title` | `entity`, `id_key`, `lang`, `folded` — one row per title field and language, case-folded |
+//! | `content_title_fts` | SQLite only: FTS5 trigram index of `content_title.folded`, rowid = `content_title`'s rowid (PostgreSQL: a `pg_trgm` index on the column) |
 //! | `content_tag` | `entity`, `id_key`, `tag` — lower-case tag ids, also as `source.id` |
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
