@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL 15 cluster in a temporary directory, listening on
 # loopback only, with trust authentication, and prints its URL on stdout.
-#   scripts/pg-throwaway.sh start DIR [PORT]   -> prints postgres://postgres@127.0.0.1:PORT/postgres
+#   scripts/pg-throwaway.sh start DIR [PORT]   (DIR may hold a cluster of an earlier run) -> prints postgres://postgres@127.0.0.1:PORT/postgres
 #   scripts/pg-throwaway.sh stop DIR
 # As root, the cluster runs as the `postgres` system user (initdb refuses root).
 # Exits non-zero with a reason on stderr when PostgreSQL or PostGIS is not installed.
@@ -26,8 +26,12 @@ case "$cmd" in
     port=${3:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
-    as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
-      || { cat "$dir/initdb.log" >&2; exit 1; }
+    # A directory kept from an earlier run (bench/scaling.sh reuses its loaded databases)
+    # starts as it is.
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+      as_owner "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+    fi
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
       -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }

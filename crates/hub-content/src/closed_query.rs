@@ -208,6 +208,7 @@ mod tests {
                 size: 10,
                 number: 1,
             },
+            count_limit: None,
         }
     }
 

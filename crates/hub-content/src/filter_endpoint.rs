@@ -117,6 +117,7 @@ pub async fn filter(
                 size: limit,
                 number: 1,
             },
+            count_limit: None,
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
         let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);

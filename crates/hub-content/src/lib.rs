@@ -54,4 +54,7 @@ pub struct ContentState {
     pub naming: hub_model::Naming,
     /// The answers kept for repeated requests (shared with the OGC items).
     pub cache: Arc<response_cache::ResponseCache>,
+    /// List totals are exact up to this many matches, estimated and marked above
+    /// (`--exact-count-limit`; `None`: always exact).
+    pub count_limit: Option<u64>,
 }

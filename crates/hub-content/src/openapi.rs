@@ -11,8 +11,14 @@ use utoipa::{OpenApi, ToSchema};
 #[allow(dead_code, non_snake_case)]
 #[derive(ToSchema)]
 pub struct EnvelopeDoc {
+    /// Number of matches; exact up to the server's exact-count limit (10,000 by default).
     TotalResults: u64,
     TotalPages: u64,
+    /// Present (true) only when the count stopped at the exact-count limit: `TotalResults`
+    /// is then an estimate of at least the limit + 1 (also sent as the header
+    /// `Hub-Total-Estimated: true`).
+    #[schema(required = false)]
+    TotalResultsEstimated: bool,
     CurrentPage: u32,
     /// Absolute URL of the previous page, repeating the query.
     PreviousPage: Option<String>,

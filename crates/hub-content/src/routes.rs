@@ -101,6 +101,7 @@ pub(crate) async fn list_datasets(
         previous_page: None,
         next_page: None,
         seed: None,
+        total_estimated: false,
     };
     Ok(json_response(envelope.render(&items)))
 }
@@ -170,6 +171,7 @@ pub(crate) async fn list_entities(
         filters,
         order: params.order.clone(),
         page: params.page,
+        count_limit: state.count_limit,
     };
     if params.whole_dataset {
         let docs = crate::whole::stream_visible(&*state.content, entity, query).await?;
@@ -196,13 +198,20 @@ pub(crate) async fn list_entities(
         previous_page: (number > 1 && number as u64 <= total_pages).then(|| link(number - 1)),
         next_page: ((number as u64) < total_pages).then(|| link(number + 1)),
         seed: params.seed.as_deref(),
+        total_estimated: page.total_estimated,
     };
     let items = page
         .docs
         .iter()
         .map(|d| shape_document(d, &params.projection))
         .collect::<Result<Vec<_>, _>>()?;
-    let response = json_response(envelope.render(&items));
+    let mut response = json_response(envelope.render(&items));
+    if page.total_estimated {
+        response.headers_mut().insert(
+            crate::shape::TOTAL_ESTIMATED_HEADER,
+            http::HeaderValue::from_static("true"),
+        );
+    }
     Ok(with_places(response, || {
         page.docs.iter().map(|d| Place::of(d)).collect()
     }))
@@ -230,6 +239,7 @@ async fn id_array(
                 size: CHUNK,
                 number,
             },
+            count_limit: None,
         };
         let page = crate::closed::list_visible(&*state.content, entity, query).await?;
         if page.total > MAX_ID_ARRAY {

@@ -82,6 +82,9 @@ fn remove_empty(value: &mut Value) {
     }
 }
 
+/// The header a list answers with when its `TotalResults` is an estimate.
+pub const TOTAL_ESTIMATED_HEADER: &str = "hub-total-estimated";
+
 /// The list envelope around already-serialised items.
 pub struct Envelope<'a> {
     pub total_results: u64,
@@ -90,6 +93,10 @@ pub struct Envelope<'a> {
     pub previous_page: Option<String>,
     pub next_page: Option<String>,
     pub seed: Option<&'a str>,
+    /// `TotalResults` (and so `TotalPages`) is an estimate: the count stopped at the
+    /// exact-count limit. Written as `"TotalResultsEstimated":true` after `TotalPages`;
+    /// absent when the total is exact, so exact envelopes keep the ODH shape.
+    pub total_estimated: bool,
 }
 
 impl Envelope<'_> {
@@ -97,9 +104,14 @@ impl Envelope<'_> {
         let capacity = items.iter().map(|i| i.len() + 1).sum::<usize>() + 256;
         let mut out = String::with_capacity(capacity);
         out.push_str(&format!(
-            "{{\"TotalResults\":{},\"TotalPages\":{},\"CurrentPage\":{},\"PreviousPage\":{},\"NextPage\":{},\"Seed\":{},\"Items\":[",
+            "{{\"TotalResults\":{},\"TotalPages\":{},{}\"CurrentPage\":{},\"PreviousPage\":{},\"NextPage\":{},\"Seed\":{},\"Items\":[",
             self.total_results,
             self.total_pages,
+            if self.total_estimated {
+                "\"TotalResultsEstimated\":true,"
+            } else {
+                ""
+            },
             self.current_page,
             json_string_or_null(self.previous_page.as_deref()),
             json_string_or_null(self.next_page.as_deref()),
@@ -219,6 +231,7 @@ mod tests {
             previous_page: None,
             next_page: Some("http://h/v1/A?q=\"x\"".into()),
             seed: None,
+            total_estimated: false,
         };
         assert_eq!(
             e.render(&["{}".into(), "1".into()]),

@@ -86,6 +86,7 @@ pub fn envelope_response(
         previous_page: None,
         next_page: None,
         seed: seed.as_deref(),
+        total_estimated: false,
     };
     // The envelope of no items, split where the items go.
     let empty = envelope.render(&[]);

@@ -188,6 +188,7 @@ async fn page(
             size: limit,
             number,
         },
+        count_limit: None,
     };
     let fetch = |number| hub_content::closed::list_visible(&*state.content, entity, query(number));
     let mut page = fetch(first).await.map_err(|e| e.to_problem())?;

@@ -268,6 +268,7 @@ async fn content_layer(
                 size: READ_PAGE,
                 number,
             },
+            count_limit: None,
         };
         let page = hub_content::closed::list_visible(&*state.content, entity, query)
             .await

@@ -49,6 +49,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: event date ranges written from Rust, not by triggers",
         parts: schema::content::SQLITE_EVENT_DATES_FROM_RUST,
     },
+    Change {
+        version: 9,
+        name: "content: FTS5 trigram index of folded titles for searchfilter",
+        parts: schema::content::SQLITE_TITLE_TRIGRAMS,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

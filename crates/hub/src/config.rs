@@ -152,6 +152,11 @@ pub struct Config {
     /// long a CDN or browser may reuse one without asking again.
     #[arg(long, env = "HUB_RESPONSE_MAX_AGE", default_value = "10")]
     pub response_max_age: u32,
+    /// Content list totals are counted exactly up to this many matches; above it the
+    /// count stops and `TotalResults` is an estimate, marked `TotalResultsEstimated`
+    /// and `Hub-Total-Estimated: true` (0 = always count every match).
+    #[arg(long, env = "HUB_EXACT_COUNT_LIMIT", default_value = "10000")]
+    pub exact_count_limit: u64,
     /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
     /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
     /// `odhactivitypoi`). A request through an ODH-spelled route or parameter
@@ -296,6 +301,11 @@ impl Config {
             .unwrap_or_else(|| format!("http://{}", self.listen))
             .trim_end_matches('/')
             .to_string()
+    }
+
+    /// The count limit of Content list totals (`None`: always exact).
+    pub fn count_limit(&self) -> Option<u64> {
+        (self.exact_count_limit > 0).then_some(self.exact_count_limit)
     }
 
     /// The embedded store's cache sizes.

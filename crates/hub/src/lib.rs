@@ -127,6 +127,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         base_url: config.content_base_url(),
         naming: config.naming.into(),
         cache: cache.clone(),
+        count_limit: config.count_limit(),
     });
     let utility = hub_content::utility::router(hub_content::utility::UtilityState {
         content: store.content(),
@@ -139,6 +140,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
         base_url: config.content_base_url(),
         naming: config.naming.into(),
         cache: cache.clone(),
+        count_limit: config.count_limit(),
     };
     let timeseries_config = hub_timeseries::TimeseriesConfig {
         base_url: format!("{}/v2", config.mobility_base_url()),

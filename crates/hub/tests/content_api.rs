@@ -454,5 +454,7 @@ async fn filter_values_outside_an_engines_range_are_never_server_errors() {
         }
     }
 }
+#[path = "content_api/totals_search.rs"]
+mod totals_search;
 #[path = "content_api/whole_dataset.rs"]
 mod whole_dataset;

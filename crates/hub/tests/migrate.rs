@@ -82,18 +82,28 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Row counts of every SQLite table (its own tables and `schema_version` aside).
+/// Row counts of every SQLite table (its own tables, `schema_version`, and virtual
+/// tables with their shadow tables — indexes, derived from the tables — aside).
 fn sqlite_counts(dir: &Path) -> Vec<(String, i64)> {
     let conn = rusqlite::Connection::open(dir.join("hub.sqlite3")).unwrap();
-    let names: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name <> 'schema_version' ORDER BY name")
+    let tables: Vec<(String, String)> = conn
+        .prepare("SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name <> 'schema_version' ORDER BY name")
         .unwrap()
-        .query_map([], |r| r.get(0))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
+    let virtual_tables: Vec<String> = tables
+        .iter()
+        .filter(|(_, sql)| sql.starts_with("CREATE VIRTUAL"))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let names = tables.into_iter().map(|(name, _)| name).filter(|name| {
+        !virtual_tables
+            .iter()
+            .any(|v| name == v || name.starts_with(&format!("{v}_")))
+    });
     names
-        .into_iter()
         .map(|n| {
             let count = conn
                 .query_row(&format!("SELECT count(*) FROM \"{n}\""), [], |r| r.get(0))

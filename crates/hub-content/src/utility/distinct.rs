@@ -225,6 +225,7 @@ pub(crate) async fn distinct(
             filters,
             order: order.unwrap_or(ContentOrder::Default),
             page: Page { size: 1, number: 1 },
+            count_limit: None,
         };
         // Every matching document, batch by batch, as the caller may see it (closed
         // parts hidden as on lists): only the distinct values are kept.

@@ -334,6 +334,7 @@ pub(crate) async fn find(
                 size: limit,
                 number: 1,
             },
+            count_limit: None,
         };
         // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
         let page = crate::closed::with_access(

@@ -183,6 +183,7 @@ pub(crate) async fn list(
         previous_page: (number > 1 && number as u64 <= total_pages).then(|| link(number - 1)),
         next_page: ((number as u64) < total_pages).then(|| link(number + 1)),
         seed: None,
+        total_estimated: false,
     };
     Ok(json_response(envelope.render(&items)))
 }

@@ -247,6 +247,7 @@ async fn answer(
         previous_page: None,
         next_page: None,
         seed: None,
+        total_estimated: false,
     };
     Ok(json_response(envelope.render(&items)))
 }

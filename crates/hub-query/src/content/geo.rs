@@ -184,14 +184,12 @@ pub(crate) fn compile_nearest(
         .sql(" OFFSET ")
         .param(SqlValue::Int(query.page.offset() as i64))
         .sql(") p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k");
-    let mut count = SqlBuilder::new(dialect);
-    count.sql("SELECT COUNT(*) FROM content c");
-    query.where_clause(&mut count);
     CompiledList {
         page,
-        count,
+        count: query.compile_count(dialect),
         page_has_total: false,
         checks,
+        count_limit: query.count_limit,
     }
 }
 
@@ -223,6 +221,7 @@ mod tests {
                 size: 10,
                 number: 1,
             },
+            count_limit: None,
         }
     }
 

@@ -8,6 +8,7 @@
 //! | `content` | `entity`, `id_key` (lower-case id), `id`, `sort_key` (folded Shortname), `source` (lower case), `active`, `last_change` (normalised UTC text), `latitude`, `longitude`, `doc` (the JSON document), `docb` (its JSONB copy, read by `rawfilter`) |
 //! | `content_language` | `entity`, `id_key`, `lang` — one row per language of `HasLanguage` |
 //! | `content_title` | `entity`, `id_key`, `lang`, `folded` — one row per title field and language, case-folded |
+//! | `content_title_fts` | SQLite only: FTS5 trigram index of `content_title.folded`, rowid = `content_title`'s rowid (PostgreSQL: a `pg_trgm` index on the column) |
 //! | `content_tag` | `entity`, `id_key`, `tag` — lower-case tag ids, also as `source.id` |
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
@@ -109,6 +110,46 @@ pub struct ContentQuery {
     pub filters: Vec<ContentFilter>,
     pub order: ContentOrder,
     pub page: Page,
+    /// Count at most this many matches exactly; `None` counts every match. A capped
+    /// count stops after `limit + 1` matches, so a list page never walks a whole large
+    /// collection for its `TotalResults` (see [`Total::settle`]).
+    pub count_limit: Option<u64>,
+}
+
+/// The total of a list: exact, or — when the count stopped at the query's
+/// `count_limit` — an estimate that is at least `limit + 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Total {
+    pub value: u64,
+    pub estimated: bool,
+}
+
+impl Total {
+    pub fn exact(value: u64) -> Self {
+        Total {
+            value,
+            estimated: false,
+        }
+    }
+
+    /// The one rule both backends apply to a count from [`CompiledList::count`]:
+    /// below or at `count_limit` it is exact; above, the count was cut short and the
+    /// total is the backend's `estimate` (PostgreSQL: the planner's row estimate;
+    /// SQLite has none) but never less than what was counted.
+    pub fn settle(counted: u64, count_limit: Option<u64>, estimate: Option<u64>) -> Self {
+        match count_limit {
+            Some(limit) if counted > limit => Total {
+                value: estimate.unwrap_or(0).max(counted),
+                estimated: true,
+            },
+            _ => Total::exact(counted),
+        }
+    }
+
+    /// True when a count of `counted` needs the backend's estimate (see [`Total::settle`]).
+    pub fn needs_estimate(counted: u64, count_limit: Option<u64>) -> bool {
+        count_limit.is_some_and(|limit| counted > limit)
+    }
 }
 
 /// The SQL for the page of documents and for the total count.
@@ -121,6 +162,8 @@ pub struct CompiledList {
     /// The checks both statements leave to the database (the same ids in both: they
     /// share one WHERE clause), to resolve a failed one to the client's parameter.
     pub checks: CheckTable,
+    /// The query's `count_limit`: what `count` stops at, for [`Total::settle`].
+    pub count_limit: Option<u64>,
 }
 
 impl ContentQuery {
@@ -139,6 +182,7 @@ impl ContentQuery {
                 count: self.compile_count(dialect),
                 page_has_total,
                 checks,
+                count_limit: self.count_limit,
             };
         }
         let mut page = SqlBuilder::new(dialect);
@@ -178,14 +222,38 @@ impl ContentQuery {
             count: self.compile_count(dialect),
             page_has_total: false,
             checks,
+            count_limit: self.count_limit,
         }
     }
 
-    fn compile_count(&self, dialect: Dialect) -> SqlBuilder {
+    pub(crate) fn compile_count(&self, dialect: Dialect) -> SqlBuilder {
         let mut count = SqlBuilder::new(dialect);
-        count.sql("SELECT COUNT(*) FROM content c");
-        self.where_clause(&mut count);
+        match self.count_limit {
+            None => {
+                count.sql("SELECT COUNT(*) FROM content c");
+                self.where_clause(&mut count);
+            }
+            Some(limit) => {
+                count.sql("SELECT COUNT(*) FROM (SELECT 1 FROM content c");
+                self.where_clause(&mut count);
+                count
+                    .sql(" LIMIT ")
+                    .param(SqlValue::Int(
+                        limit.saturating_add(1).min(i64::MAX as u64) as i64
+                    ))
+                    .sql(") capped");
+            }
+        }
         count
+    }
+
+    /// The statement whose planned row count is the estimate of an uncapped total
+    /// (PostgreSQL: `EXPLAIN (FORMAT JSON)` of it); same WHERE clause as the count.
+    pub fn compile_estimate(&self, dialect: Dialect) -> SqlBuilder {
+        let mut rows = SqlBuilder::new(dialect);
+        rows.sql("SELECT 1 FROM content c");
+        self.where_clause(&mut rows);
+        rows
     }
 
     /// For orders computed from indexed columns: find the page's keys first (from the
@@ -271,17 +339,7 @@ fn compile_filter(
             folded_term,
             id_key,
             languages,
-        } => {
-            q.sql("(EXISTS (SELECT 1 FROM content_title t WHERE t.entity = c.entity AND t.id_key = c.id_key");
-            if let Some(langs) = languages {
-                q.sql(" AND t.lang IN ").list(langs.iter().cloned());
-            }
-            q.sql(" AND t.folded LIKE ")
-                .text(format!("%{}%", escape_like(folded_term)))
-                .sql(" ESCAPE '\\') OR c.id_key = ")
-                .text(id_key.clone())
-                .sql(")");
-        }
+        } => compile_search(q, entity, folded_term, id_key, languages.as_deref()),
         ContentFilter::Raw { filter, parameter } => {
             rawfilter_sql::compile_rawfilter(q, filter, parameter, checks);
         }
@@ -304,6 +362,48 @@ fn compile_filter(
         ContentFilter::LocationIn(ids) => geo::compile_side_tags(q, "location", ids),
         ContentFilter::AreaIn(ids) => geo::compile_side_tags(q, "area", ids),
     }
+}
+
+/// Shortest term the SQLite trigram index answers (FTS5 `trigram` indexes 3-character
+/// sequences; a shorter term reads every title of the entity).
+pub const MIN_TRIGRAM_CHARS: usize = 3;
+
+/// `searchfilter`: the documents with a title (in `languages`, or any) containing the
+/// folded term, plus the one whose id is the term. The substring test is always the
+/// `LIKE` on `content_title.folded`; the index only narrows which titles it reads:
+/// on SQLite the FTS5 trigram table `content_title_fts` (candidates by rowid, a
+/// superset of the matches: its per-character case folding keeps every substring a
+/// substring), on PostgreSQL the `pg_trgm` GIN index on the same column, which the
+/// planner picks for the `LIKE` itself. Driven from the matching titles, not from
+/// every document of the entity.
+fn compile_search(
+    q: &mut SqlBuilder,
+    entity: &'static str,
+    folded_term: &str,
+    id_key: &str,
+    languages: Option<&[String]>,
+) {
+    q.sql("c.id_key IN (SELECT t.id_key FROM content_title t WHERE ");
+    if q.dialect == Dialect::Sqlite && folded_term.chars().count() >= MIN_TRIGRAM_CHARS {
+        q.sql("t.rowid IN (SELECT rowid FROM content_title_fts WHERE content_title_fts MATCH ")
+            .text(fts_phrase(folded_term))
+            .sql(") AND ");
+    }
+    q.sql("t.entity = ").text(entity);
+    if let Some(langs) = languages {
+        q.sql(" AND t.lang IN ").list(langs.iter().cloned());
+    }
+    q.sql(" AND t.folded LIKE ")
+        .text(format!("%{}%", escape_like(folded_term)))
+        .sql(" ESCAPE '\\' UNION ALL SELECT ")
+        .text(id_key.to_string())
+        .sql(")");
+}
+
+/// An FTS5 query matching `term` as one phrase: every character literal (a double
+/// quote doubled), so no FTS5 operator or column filter can come from the client.
+fn fts_phrase(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
 }
 
 /// Orders by the first `EventDate` begin among ranges not yet over at `now`; events
@@ -348,6 +448,7 @@ mod tests {
                 size: 10,
                 number: 3,
             },
+            count_limit: None,
         }
     }
 
@@ -368,13 +469,99 @@ mod tests {
         let compiled = q.compile(Dialect::Sqlite);
         let sql = compiled.page.as_sql();
         assert!(!sql.contains("drop"), "{sql}");
-        assert!(sql.ends_with("ORDER BY o, k LIMIT ?7 OFFSET ?8) p JOIN content c ON c.entity = ?9 AND c.id_key = p.k ORDER BY p.o, p.k"), "{sql}");
+        assert!(sql.ends_with("ORDER BY o, k LIMIT ?9 OFFSET ?10) p JOIN content c ON c.entity = ?11 AND c.id_key = p.k ORDER BY p.o, p.k"), "{sql}");
         assert_eq!(
-            compiled.page.params()[4],
+            compiled.page.params()[3],
+            SqlValue::Text("\"50%'; drop\"".into())
+        );
+        assert_eq!(
+            compiled.page.params()[6],
             SqlValue::Text("%50\\%'; drop%".into())
         );
-        assert_eq!(compiled.page.params()[7], SqlValue::Int(20));
+        assert_eq!(compiled.page.params()[9], SqlValue::Int(20));
         assert!(!compiled.count.as_sql().contains("LIMIT"));
+    }
+
+    fn search(term: &str) -> ContentQuery {
+        query(
+            vec![ContentFilter::Search {
+                folded_term: term.into(),
+                id_key: term.into(),
+                languages: None,
+            }],
+            ContentOrder::Default,
+        )
+    }
+
+    #[test]
+    fn search_reads_the_trigram_index_only_for_terms_it_can_answer() {
+        let with_index = |term: &str, dialect| {
+            search(term)
+                .compile(dialect)
+                .page
+                .as_sql()
+                .contains("content_title_fts MATCH")
+        };
+        assert!(with_index("hüt", Dialect::Sqlite));
+        assert!(!with_index("hü", Dialect::Sqlite));
+        assert!(!with_index("h", Dialect::Sqlite));
+        // PostgreSQL's planner picks the pg_trgm index for the LIKE itself.
+        assert!(!with_index("hütte", Dialect::Postgres));
+        // The phrase is bound with every quote doubled: no FTS5 syntax from the client.
+        let compiled = search("a\"b OR c").compile(Dialect::Sqlite);
+        assert!(compiled
+            .page
+            .params()
+            .contains(&SqlValue::Text("\"a\"\"b OR c\"".into())));
+    }
+
+    #[test]
+    fn capped_counts_stop_after_the_limit() {
+        let mut q = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+        q.count_limit = Some(100);
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let count = q.compile(dialect).count;
+            assert!(
+                count
+                    .as_sql()
+                    .starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM content c WHERE"),
+                "{}",
+                count.as_sql()
+            );
+            assert!(count.as_sql().ends_with(") capped"), "{}", count.as_sql());
+            assert_eq!(count.params().last(), Some(&SqlValue::Int(101)));
+        }
+    }
+
+    #[test]
+    fn totals_are_exact_up_to_the_limit_and_estimated_above() {
+        assert_eq!(Total::settle(100, Some(100), None), Total::exact(100));
+        assert_eq!(Total::settle(5_000, None, None), Total::exact(5_000));
+        // Past the limit: the estimate, but never less than what was counted.
+        assert_eq!(
+            Total::settle(101, Some(100), Some(40_000)),
+            Total {
+                value: 40_000,
+                estimated: true
+            }
+        );
+        assert_eq!(
+            Total::settle(101, Some(100), Some(3)),
+            Total {
+                value: 101,
+                estimated: true
+            }
+        );
+        assert_eq!(
+            Total::settle(101, Some(100), None),
+            Total {
+                value: 101,
+                estimated: true
+            }
+        );
+        assert!(Total::needs_estimate(101, Some(100)));
+        assert!(!Total::needs_estimate(100, Some(100)));
+        assert!(!Total::needs_estimate(u64::MAX, None));
     }
 
     #[test]

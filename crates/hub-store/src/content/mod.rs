@@ -21,6 +21,9 @@ use crate::{Result, StoreError};
 #[derive(Debug, Clone)]
 pub struct ContentPage {
     pub total: u64,
+    /// The count stopped at the query's `count_limit`: `total` is an estimate (at least
+    /// the limit + 1), not the exact number of matches.
+    pub total_estimated: bool,
     /// Documents as stored JSON text, in order.
     pub docs: Vec<String>,
 }
@@ -195,6 +198,8 @@ pub(crate) fn unpaged(mut query: ContentQuery) -> ContentQuery {
         size: u32::MAX,
         number: 1,
     };
+    // A stream's total is the number of documents that follow: always exact.
+    query.count_limit = None;
     query
 }
 

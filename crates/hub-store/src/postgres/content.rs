@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use hub_query::content::{CompiledList, ContentQuery};
+use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
 use serde_json::Value;
 
@@ -34,7 +34,10 @@ impl ContentRepo for PgContent {
         let (compiled, log) = compile(&query, Dialect::Postgres);
         // Shared, not copied: a read that finds its server unavailable runs again.
         let compiled = Arc::new(compiled);
-        let page = self.0.read(move |conn| list_page(conn, compiled)).await;
+        let page = self
+            .0
+            .read(move |conn| list_page(conn, compiled, query))
+            .await;
         log.finish();
         page
     }
@@ -261,7 +264,11 @@ impl ContentRepo for PgContent {
 }
 
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
-async fn list_page(conn: Conn, compiled: Arc<CompiledList>) -> Result<ContentPage> {
+async fn list_page(
+    conn: Conn,
+    compiled: Arc<CompiledList>,
+    query: ContentQuery,
+) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let params = bind(compiled.page.params());
     let page = super::prepare_bounded(&conn, compiled.page.as_sql())
@@ -272,27 +279,55 @@ async fn list_page(conn: Conn, compiled: Arc<CompiledList>) -> Result<ContentPag
     let mut docs = Vec::with_capacity(rows.len());
     for row in &rows {
         if compiled.page_has_total {
-            total = Some(row.try_get::<_, i64>(1)?);
+            total = Some(Total::exact(row.try_get::<_, i64>(1)? as u64));
         }
         docs.push(row.try_get::<_, String>(0)?);
     }
     let total = match total {
-        Some(n) => n,
+        Some(total) => total,
         None => {
             let params = bind(compiled.count.params());
             let count = super::prepare_bounded(&conn, compiled.count.as_sql())
                 .await
                 .map_err(fail)?;
-            conn.query_one(&count, &refs(&params))
+            let counted = conn
+                .query_one(&count, &refs(&params))
                 .await
                 .map_err(fail)?
-                .try_get(0)?
+                .try_get::<_, i64>(0)? as u64;
+            let estimate = if Total::needs_estimate(counted, compiled.count_limit) {
+                Some(planned_rows(&conn, &query).await.map_err(fail)?)
+            } else {
+                None
+            };
+            Total::settle(counted, compiled.count_limit, estimate)
         }
     };
     Ok(ContentPage {
-        total: total as u64,
+        total: total.value,
+        total_estimated: total.estimated,
         docs,
     })
+}
+
+/// The planner's estimate of the number of matches of `query` (`EXPLAIN (FORMAT JSON)`
+/// of its uncapped row statement: no row is read).
+async fn planned_rows(
+    conn: &Conn,
+    query: &ContentQuery,
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    let rows = query.compile_estimate(Dialect::Postgres);
+    let explain = format!("EXPLAIN (FORMAT JSON) {}", rows.as_sql());
+    let params = bind(rows.params());
+    let statement = super::prepare_bounded(conn, &explain).await?;
+    let plan: serde_json::Value = conn
+        .query_one(&statement, &refs(&params))
+        .await?
+        .try_get(0)?;
+    Ok(plan[0]["Plan"]["Plan Rows"]
+        .as_f64()
+        .unwrap_or(0.0)
+        .max(0.0) as u64)
 }
 
 /// Runs a write on the backend's runtime while this thread reports its progress.

@@ -380,6 +380,29 @@ pub(crate) const SQLITE_EVENT_DATES_FROM_RUST: &[Part] = &[Part::Only(
     "DROP TRIGGER IF EXISTS content_date_insert;\nDROP TRIGGER IF EXISTS content_date_update;\nDROP TRIGGER IF EXISTS content_date_delete;\n",
 )];
 
+/// Migration 9: `searchfilter` at scale. An FTS5 trigram index over the folded titles
+/// (external content: the text stays in `content_title` only), kept by triggers so
+/// every write path agrees; the search narrows its `LIKE` to the rowids the index
+/// names (see `hub_query::content`). PostgreSQL has had the same in `pg_trgm` since
+/// its first migration.
+const TITLE_TRIGRAMS: &str = r#"
+CREATE VIRTUAL TABLE content_title_fts USING fts5(folded, content = 'content_title', content_rowid = 'rowid', tokenize = 'trigram');
+INSERT INTO content_title_fts (content_title_fts) VALUES ('rebuild');
+CREATE TRIGGER content_title_fts_insert AFTER INSERT ON content_title BEGIN
+    INSERT INTO content_title_fts (rowid, folded) VALUES (NEW.rowid, NEW.folded);
+END;
+CREATE TRIGGER content_title_fts_delete AFTER DELETE ON content_title BEGIN
+    INSERT INTO content_title_fts (content_title_fts, rowid, folded) VALUES ('delete', OLD.rowid, OLD.folded);
+END;
+CREATE TRIGGER content_title_fts_update AFTER UPDATE ON content_title BEGIN
+    INSERT INTO content_title_fts (content_title_fts, rowid, folded) VALUES ('delete', OLD.rowid, OLD.folded);
+    INSERT INTO content_title_fts (rowid, folded) VALUES (NEW.rowid, NEW.folded);
+END;
+"#;
+
+/// SQLite migration 9.
+pub(crate) const SQLITE_TITLE_TRIGRAMS: &[Part] = &[Part::Only(Dialect::Sqlite, TITLE_TRIGRAMS)];
+
 /// PostgreSQL migration 1: all of the above at once.
 pub(crate) const POSTGRES_DOCUMENTS: &[Part] = &[
     Part::Only(Dialect::Postgres, EXTENSIONS),

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use hub_query::content::ContentQuery;
+use hub_query::content::{ContentQuery, Total};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
@@ -233,13 +233,19 @@ fn list_page(
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let total = match total_in_page {
-        Some(n) => n,
-        None => conn
-            .prepare_cached(compiled.count.as_sql())?
-            .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?,
+        Some(n) => Total::exact(n as u64),
+        None => {
+            let counted: i64 = conn
+                .prepare_cached(compiled.count.as_sql())?
+                .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
+            // SQLite keeps no statistics that estimate a filtered count cheaply: past
+            // the limit the total is the lower bound the capped count reached.
+            Total::settle(counted as u64, compiled.count_limit, None)
+        }
     };
     Ok(ContentPage {
-        total: total as u64,
+        total: total.value,
+        total_estimated: total.estimated,
         docs,
     })
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Growth with data size: the same release `hub serve` on demo scale 1 and on scale 10
+# (≈ 23,500 and ≈ 235,000 documents), loopback only, driven by wrk (-t2 -c8) per
+# workload; prints req/s and p50 on both scales and the growth factor
+# (p50 at scale 10 / p50 at scale 1). Servers run one after the other, never together.
+#
+# Usage: bench/scaling.sh [--duration SECONDS] [--scales "1 10"]
+# Environment:
+#   BACKENDS=sqlite,postgres   also PostgreSQL (a throwaway cluster, scripts/pg-throwaway.sh)
+#   SCALING_DATA=DIR           keep the demo stores (and the cluster) in DIR and reuse them on
+#                              the next run: the scale-10 load takes minutes, a rerun seconds
+#   HUB_BIN=PATH               serve with this binary instead of building target/release/hub
+#                              (for before/after figures over the same stores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=5
+scales="1 10"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration=$2; shift 2 ;;
+    --scales) scales=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+backends=${BACKENDS:-sqlite}
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+if [ -z "${HUB_BIN:-}" ]; then
+  CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1} cargo build --release -q -p hub
+  HUB_BIN=./target/release/hub
+fi
+
+if [ -n "${SCALING_DATA:-}" ]; then
+  work=$SCALING_DATA
+  mkdir -p "$work"
+  keep=1
+else
+  work=$(mktemp -d)
+  keep=0
+fi
+port=18090
+base="http://127.0.0.1:$port"
+server=""
+pg_dir=""
+cleanup() {
+  [ -n "$server" ] && { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; }
+  [ -n "$pg_dir" ] && scripts/pg-throwaway.sh stop "$pg_dir"
+  [ "$keep" = 1 ] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+pg_url=""
+if [[ ",$backends," == *",postgres,"* ]]; then
+  command -v psql >/dev/null || { echo "psql is missing: apt-get install -y postgresql-client" >&2; exit 1; }
+  # Outside a private temporary directory: the cluster runs as the postgres user when we are root.
+  pg_dir="$work/pg"
+  [ "$keep" = 1 ] || pg_dir=$(mktemp -d)
+  pg_url=$(scripts/pg-throwaway.sh start "$pg_dir")
+fi
+
+# Loads the demo at $2 into backend $1 once (a marker file says it is complete) and
+# prints the store arguments for `hub serve`.
+store_args() {
+  local backend=$1 scale=$2
+  if [ "$backend" = sqlite ]; then
+    if [ ! -f "$work/sqlite-$scale.loaded" ]; then
+      rm -rf "$work/sqlite-$scale"
+      local t=$SECONDS
+      HUB_LOG=warn "$HUB_BIN" demo --data "$work/sqlite-$scale" --scale "$scale" >/dev/null
+      echo "  (sqlite scale $scale demo loaded in $((SECONDS - t)) s)" >&2
+      touch "$work/sqlite-$scale.loaded"
+    fi
+    echo "--data $work/sqlite-$scale"
+  else
+    local db="hub_scale_$scale" url="${pg_url%/*}/hub_scale_$scale"
+    if [ ! -f "$pg_dir/hub_scale_$scale.loaded" ]; then
+      psql "$pg_url" -X -q -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db TEMPLATE template0 ENCODING 'UTF8'"
+      local t=$SECONDS
+      HUB_LOG=warn "$HUB_BIN" demo --database "$url" --scale "$scale" >/dev/null
+      echo "  (postgres scale $scale demo loaded in $((SECONDS - t)) s)" >&2
+      touch "$pg_dir/hub_scale_$scale.loaded"
+    fi
+    echo "--database $url"
+  fi
+}
+
+# wrk's latency figures in milliseconds.
+to_ms() {
+  awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v}'
+}
+
+declare -A rps p50
+names=()
+for backend in ${backends//,/ }; do
+  for scale in $scales; do
+    args=$(store_args "$backend" "$scale")
+    # The first start of a new build may migrate the kept stores (minutes at scale 10).
+    # shellcheck disable=SC2086
+    HUB_LOG=warn "$HUB_BIN" serve --no-demo --listen "127.0.0.1:$port" $args &
+    server=$!
+    for _ in $(seq 1 3000); do curl -fs "$base/health" >/dev/null && break; sleep 0.1; done
+    curl -fs "$base/health" >/dev/null || { echo "hub serve ($backend, scale $scale) did not come up" >&2; exit 1; }
+    id=$(curl -fs "$base/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Items"][0]["Id"])')
+    workloads=(
+      "single GET|/v1/HubActivityPoi/$id"
+      "list page 1|/v1/HubActivityPoi?pagesize=10"
+      "searchfilter=hütte|/v1/HubActivityPoi?searchfilter=h%C3%BCtte"
+      "tagfilter=and(hiking,summer)|/v1/HubActivityPoi?tagfilter=and(hiking,summer)"
+      "radius 10 km|/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&radius=10000"
+      "rawfilter 3 clauses|/v1/HubActivityPoi?rawfilter=and(gt(GpsInfo.0.Altitude,500),like(Detail.de.Title,'a'),isnotnull(ContactInfos.de.City))"
+    )
+    names=()
+    for w in "${workloads[@]}"; do
+      name=${w%%|*}
+      names+=("$name")
+      # A short warm-up so both scales start from a warm cache.
+      wrk -t1 -c1 -d1s --timeout 60s "$base${w#*|}" >/dev/null
+      out=$(wrk -t2 -c8 -d"${duration}s" --timeout 60s --latency "$base${w#*|}")
+      rps["$backend|$scale|$name"]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+      p50["$backend|$scale|$name"]=$(awk '$1=="50%" {print $2}' <<<"$out" | to_ms)
+    done
+    kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  done
+done
+
+read -r -a sc <<<"$scales"
+first=${sc[0]}; last=${sc[${#sc[@]}-1]}
+echo "wrk -t2 -c8, ${duration}s per workload after a 1 s warm-up; $(nproc) cores; $HUB_BIN"
+for backend in ${backends//,/ }; do
+  echo
+  printf '%-30s' "$backend"
+  for scale in $scales; do printf '%24s' "scale $scale: req/s, p50"; done
+  printf '%10s\n' "growth"
+  for name in "${names[@]}"; do
+    printf '%-30s' "$name"
+    for scale in $scales; do
+      # No request finished within the run: no latency to show (raise --duration).
+      if [ -n "${p50["$backend|$scale|$name"]}" ]; then
+        printf '%14s %7.2f ms' "${rps["$backend|$scale|$name"]}" "${p50["$backend|$scale|$name"]}"
+      else
+        printf '%14s %10s' "${rps["$backend|$scale|$name"]:-0}" "none done"
+      fi
+    done
+    awk -v a="${p50["$backend|$first|$name"]}" -v b="${p50["$backend|$last|$name"]}" 'BEGIN { if (a > 0 && b > 0) printf "%9.1f×\n", b / a; else print "        —" }'
+  done
+done

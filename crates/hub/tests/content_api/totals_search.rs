@@ -1,0 +1,209 @@
+//! Growth with data size (issue 18), as a client sees it: list totals are exact up to
+//! `--exact-count-limit` and estimated and marked above it; `searchfilter` (answered
+//! through a trigram index) finds exactly the documents whose folded titles contain the
+//! folded term, or whose id is the term — checked against that rule computed here over
+//! a table of terms (1, 2 and 3+ characters, accents, umlauts, ß, case, LIKE
+//! metacharacters). Both backends.
+
+use serde_json::{json, Value};
+
+use super::support::{self, get, request, TestApp};
+use hub::Config;
+
+/// Titles chosen for the search table; ids are the keys.
+const TITLES: &[(&str, &[(&str, &str)])] = &[
+    ("s-alm", &[("de", "Almhütte Ötztal"), ("en", "Alpine hut")]),
+    ("s-city", &[("it", "Rifugio Città di Bolzano")]),
+    ("s-street", &[("de", "Große Straße am See")]),
+    ("s-cafe", &[("de", "CAFÉ Noir"), ("en", "Cafe noir")]),
+    ("s-short", &[("en", "Ab")]),
+    ("s-meta", &[("en", "50% off_Hütte \\ back")]),
+    ("s-greek", &[("en", "ΣΊΣΥΦΟΣ")]),
+    ("s-hutte", &[("de", "Hutte ohne Umlaut")]),
+];
+
+fn doc(id: &str, titles: &[(&str, &str)]) -> Value {
+    let detail: serde_json::Map<String, Value> = titles
+        .iter()
+        .map(|(lang, title)| (lang.to_string(), json!({ "Title": title })))
+        .collect();
+    json!({
+        "Id": id,
+        "_Meta": {"Id": id, "Type": "hubactivitypoi", "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+        "Shortname": id,
+        "Active": true,
+        "HasLanguage": titles.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+        "Detail": detail,
+    })
+}
+
+/// A router over the search documents, with `config`.
+fn app(config: &Config) -> TestApp {
+    let (store, dir) = support::backend();
+    let docs: Vec<(&'static str, Value)> = TITLES
+        .iter()
+        .map(|(id, titles)| ("HubActivityPoi", doc(id, titles)))
+        .collect();
+    store
+        .content()
+        .put_batch_blocking(&docs, &mut |_| {})
+        .expect("loading the search documents");
+    TestApp {
+        router: hub::router(store.clone(), config),
+        store,
+        _dir: dir,
+    }
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = body["Items"]
+        .as_array()
+        .expect("Items")
+        .iter()
+        .map(|i| i["Id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn searchfilter_finds_exactly_the_titles_containing_the_folded_term() {
+    let app = app(&support::test_config());
+    let terms = [
+        "a",
+        "ü",
+        "Ö",
+        "ß",
+        "hü",
+        "ab",
+        "AB",
+        "hütte",
+        "HÜTTE",
+        "Hütte",
+        "hutte",
+        "città",
+        "CITTÀ",
+        "citta",
+        "straße",
+        "STRASSE",
+        "strasse",
+        "große",
+        "café",
+        "CAFE",
+        "cafe",
+        "50%",
+        "%",
+        "_h",
+        "f_h",
+        "\\",
+        "\\ b",
+        "σίσυ",
+        "ΣΥΦΟΣ",
+        "ΣΊΣΥΦΟΣ",
+        "s-cafe",
+        "S-ALM",
+        "t ö",
+        "nothing at all",
+        "\"quoted\"",
+        "al*",
+        "alm OR see",
+    ];
+    for term in terms {
+        let folded = hub_model::language::fold(term);
+        let mut expected: Vec<String> = TITLES
+            .iter()
+            .filter(|(id, titles)| {
+                *id == term.to_lowercase()
+                    || titles
+                        .iter()
+                        .any(|(_, t)| hub_model::language::fold(t).contains(&folded))
+            })
+            .map(|(id, _)| id.to_string())
+            .collect();
+        expected.sort();
+        let (status, body) = get(
+            &app,
+            &format!(
+                "/v1/HubActivityPoi?pagesize=100&searchfilter={}",
+                support::encode(term)
+            ),
+        )
+        .await;
+        assert_eq!(status, 200, "searchfilter={term}: {body}");
+        assert_eq!(ids(&body), expected, "searchfilter={term}");
+        assert_eq!(body["TotalResults"], expected.len(), "searchfilter={term}");
+    }
+    // A document written after the load is found, and one deleted is gone (the index
+    // follows every write path).
+    let store = app.store.content();
+    store
+        .put(
+            "HubActivityPoi",
+            doc("s-new", &[("de", "Neue Almhütte")]),
+            "2024-02-01T00:00:00Z".into(),
+            false,
+        )
+        .await
+        .unwrap();
+    store.delete("HubActivityPoi", "s-alm").await.unwrap();
+    let (_, body) = get(
+        &app,
+        &format!(
+            "/v1/HubActivityPoi?searchfilter={}",
+            support::encode("almhütte")
+        ),
+    )
+    .await;
+    assert_eq!(ids(&body), ["s-new"]);
+}
+
+#[tokio::test]
+async fn totals_above_the_limit_are_estimated_and_marked() {
+    let all = TITLES.len() as u64;
+    // At the limit: exact, no marker (the envelope keeps the ODH shape).
+    let exact = app(&Config {
+        exact_count_limit: all,
+        ..support::test_config()
+    });
+    let response = request(&exact, "/v1/HubActivityPoi?pagesize=3").await;
+    assert!(response.headers().get("hub-total-estimated").is_none());
+    let body: Value = serde_json::from_slice(&support::body_bytes(response).await).unwrap();
+    assert_eq!(body["TotalResults"], all);
+    assert_eq!(body["TotalPages"], all.div_ceil(3));
+    assert!(body.get("TotalResultsEstimated").is_none(), "{body}");
+
+    // Below: the count stops after limit + 1 matches; the total is an estimate of at
+    // least that, marked in the body and in a header, and the pages still work.
+    let limit = 3;
+    let capped = app(&Config {
+        exact_count_limit: limit,
+        ..support::test_config()
+    });
+    let response = request(&capped, "/v1/HubActivityPoi?pagesize=3").await;
+    assert_eq!(
+        response
+            .headers()
+            .get("hub-total-estimated")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
+    let body: Value = serde_json::from_slice(&support::body_bytes(response).await).unwrap();
+    assert_eq!(body["TotalResultsEstimated"], true, "{body}");
+    let total = body["TotalResults"].as_u64().expect("a number");
+    assert!(total > limit, "{body}");
+    assert_eq!(body["TotalPages"], total.div_ceil(3));
+    assert_eq!(body["Items"].as_array().unwrap().len(), 3);
+    assert!(body["NextPage"].is_string(), "{body}");
+    // The last page is where it always was.
+    let (_, last) = get(&capped, "/v1/HubActivityPoi?pagesize=3&pagenumber=3").await;
+    assert_eq!(last["Items"].as_array().unwrap().len(), 2, "{last}");
+
+    // 0 = always exact.
+    let unlimited = app(&Config {
+        exact_count_limit: 0,
+        ..support::test_config()
+    });
+    let (_, body) = get(&unlimited, "/v1/HubActivityPoi?pagesize=3").await;
+    assert_eq!(body["TotalResults"], all);
+    assert!(body.get("TotalResultsEstimated").is_none(), "{body}");
+}
