@@ -112,6 +112,20 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
             }
             s
         }
-        None => e.to_string(),
+        None => {
+            // Connection errors keep their cause in the source chain (a TLS handshake
+            // says only "error performing TLS handshake"); the cause is what helps.
+            let mut s = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                let cause_text = cause.to_string();
+                if !s.contains(&cause_text) {
+                    s.push_str(": ");
+                    s.push_str(&cause_text);
+                }
+                source = cause.source();
+            }
+            s
+        }
     }
 }

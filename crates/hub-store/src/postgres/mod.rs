@@ -16,6 +16,7 @@ mod rawfilter;
 mod replica;
 mod session;
 pub(crate) mod timeseries;
+mod tls;
 
 pub(crate) use content::PgContent;
 
@@ -25,7 +26,6 @@ use std::future::Future;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
 
 pub(crate) use bind::{bind, refs};
 
@@ -143,16 +143,29 @@ const POOL_SIZE: usize = 16;
 /// a quick 503, never a request that hangs.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
-    let mut config: tokio_postgres::Config = url
+/// Parses `url` into tokio-postgres' configuration and the TLS connector its
+/// `sslmode` / `sslrootcert` ask for (see [`tls`]).
+fn connection_config(url: &str) -> Result<(tokio_postgres::Config, tls::TlsConnector)> {
+    let bad = |e: String| StoreError::Config(format!("{}: {e}", redact(url)));
+    let (rest, params) = tls::split_tls_params(url).map_err(bad)?;
+    let mut config: tokio_postgres::Config = rest
         .parse()
-        .map_err(|e: tokio_postgres::Error| StoreError::Config(format!("{}: {e}", redact(url))))?;
+        .map_err(|e: tokio_postgres::Error| bad(e.to_string()))?;
+    if rest.starts_with("postgres://") || rest.starts_with("postgresql://") {
+        config.ssl_mode(params.wire_mode());
+    }
+    let connector = tls::TlsConnector::new(&params).map_err(bad)?;
+    Ok((config, connector))
+}
+
+fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
+    let (mut config, connector) = connection_config(url)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
     let manager = Manager::from_config(
         config,
-        NoTls,
+        connector,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -392,11 +405,9 @@ pub fn create_database(admin_url: &str, name: &str, replace: bool) -> Result<Str
             "not a plain database name: {name:?}"
         )));
     }
-    let admin: tokio_postgres::Config = admin_url
-        .parse()
-        .map_err(|e: tokio_postgres::Error| StoreError::Config(e.to_string()))?;
+    let (admin, connector) = connection_config(admin_url)?;
     let run = async {
-        let (client, connection) = admin.connect(NoTls).await?;
+        let (client, connection) = admin.connect(connector).await?;
         let driver = tokio::spawn(connection);
         if replace {
             // The name was checked to be a plain identifier above.
