@@ -13,11 +13,12 @@
 //! and PgBouncer, and is skipped with a reason when they are missing unless
 //! `HUB_REQUIRE_TOOLS=1` or `HUB_REQUIRE_POSTGRES=1`.
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -136,68 +137,12 @@ fn with_database(url: &str, name: &str) -> String {
     hub_store::postgres::url_with_database(url, name)
 }
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `hub` with the given `HUB_*` settings.
-fn hub(env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hub"));
-    cmd.env_remove("HUB_DATA").env("HUB_LOG", "warn");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd
-}
+use support::processes::{hub, json_of, spawn_serve, Server};
 
 fn serve(env: &[(&str, &str)]) -> Server {
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let child = hub(env)
-        .args([
-            "serve",
-            "--no-demo",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(["--auth-url", "http://hub.test"])
-        .args(["--content-base-url", "http://hub.test"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("starting hub serve");
-    let mut server = Server { child, base };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(r) = ureq::get(&format!("{}/health", server.base)).call() {
-            if r.status() == 200 {
-                return server;
-            }
-        }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("hub serve exited early with {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "hub serve did not become healthy"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut server = spawn_serve(env, &[]);
+    server.wait_healthy();
+    server
 }
 
 /// An editor account made with the CLI, and a token for it from `server`.
@@ -228,13 +173,6 @@ fn editor_token(env: &[(&str, &str)], server: &Server) -> String {
     .map(json_of)
     .expect("password grant");
     token["access_token"].as_str().expect("a token").to_string()
-}
-
-fn json_of(r: ureq::Response) -> Value {
-    r.into_string()
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or(Value::Null)
 }
 
 fn article(id: &str) -> Value {

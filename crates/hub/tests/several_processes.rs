@@ -17,91 +17,32 @@
 //! stay coherent across processes for this test to pass.
 //! Needs `HUB_TEST_DATABASE` (the admin URL of a PostgreSQL server); skipped without.
 
+mod support;
+
 use std::io::Write;
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use support::processes::{self, json_of, spawn_serve, Server, PUBLIC_BASE};
 
 fn hub(database: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hub"));
-    cmd.env_remove("HUB_DATA")
-        .env("HUB_DATABASE", database)
-        .env("HUB_LOG", "warn");
-    cmd
+    processes::hub(&[("HUB_DATABASE", database)])
 }
 
-const ISSUER_BASE: &str = "http://hub.test";
+const ISSUER_BASE: &str = PUBLIC_BASE;
 
 fn serve(database: &str) -> Server {
     serve_with(database, &[])
 }
 
 fn serve_with(database: &str, extra: &[&str]) -> Server {
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let child = hub(database)
-        .args([
-            "serve",
-            "--no-demo",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(extra)
-        .args(["--auth-url", ISSUER_BASE, "--content-base-url", ISSUER_BASE])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("starting hub serve");
-    Server { child, base }
+    spawn_serve(&[("HUB_DATABASE", database)], extra)
 }
 
 fn wait_healthy(server: &mut Server) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(r) = ureq::get(&format!("{}/health", server.base)).call() {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("hub serve exited early with {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not become healthy",
-            server.base
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn json_of(r: ureq::Response) -> Value {
-    r.into_string()
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or(Value::Null)
+    server.wait_healthy()
 }
 
 fn answer(what: &str, result: Result<ureq::Response, ureq::Error>) -> (u16, Value) {

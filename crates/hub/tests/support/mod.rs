@@ -2,6 +2,8 @@
 //! helpers, and the hand-made content fixtures.
 #![allow(dead_code)]
 
+pub mod processes;
+
 use std::sync::OnceLock;
 
 use axum::body::Body;
