@@ -11,6 +11,8 @@
 //! and openssl, and is skipped with a reason when they are missing unless
 //! `HUB_REQUIRE_TOOLS=1` or `HUB_REQUIRE_POSTGRES=1`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,19 +22,20 @@ use http::Request;
 use http_body_util::BodyExt;
 use hub_store::Store;
 use serde_json::Value;
+use support::scripted::{self, Scripted};
 use tower::ServiceExt;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-throwaway.sh");
 
-/// A throwaway TLS-only server in `root/pg`; stopped when dropped.
+/// A throwaway TLS-only server; stopped when dropped.
 struct TlsServer {
-    root: tempfile::TempDir,
+    server: Scripted,
     port: String,
 }
 
 impl TlsServer {
     fn dir(&self) -> PathBuf {
-        self.root.path().join("pg")
+        self.server.dir()
     }
 
     fn ca(&self) -> PathBuf {
@@ -63,52 +66,16 @@ impl TlsServer {
     }
 }
 
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .args([SCRIPT, "stop"])
-            .arg(self.dir())
-            .status();
-    }
-}
-
-fn required() -> bool {
-    ["HUB_REQUIRE_TOOLS", "HUB_REQUIRE_POSTGRES"]
-        .iter()
-        .any(|v| std::env::var(v).is_ok_and(|v| v == "1"))
-}
-
 /// Starts the server, or says why it cannot (skip), or fails when tools are required.
 fn tls_server() -> Option<TlsServer> {
-    if std::env::var("HUB_TEST_DATABASE").map_or(true, |u| u.trim().is_empty()) {
-        eprintln!("skipped: runs in the PostgreSQL pass (HUB_TEST_DATABASE is not set)");
-        return None;
-    }
-    let root = tempfile::tempdir().unwrap();
-    // The server may run as the `postgres` user, which must reach the directory.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new("bash")
-        .args([SCRIPT, "start-tls"])
-        .arg(root.path().join("pg"))
-        .output()
-        .expect("bash runs");
-    let reason = String::from_utf8_lossy(&out.stderr).to_string();
-    match out.status.code() {
-        Some(0) => {}
-        Some(3) if !required() => {
-            eprintln!("skipped: {}", reason.trim());
-            return None;
-        }
-        _ => panic!("pg-throwaway.sh start-tls failed: {reason}"),
-    }
-    let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let (server, printed) = scripted::start(SCRIPT, "start-tls")?;
+    let url = printed.trim().to_string();
     let port = url
         .rsplit_once(':')
         .and_then(|(_, rest)| rest.split_once('/'))
         .map(|(port, _)| port.to_string())
         .expect("the script prints a URL with a port");
-    Some(TlsServer { root, port })
+    Some(TlsServer { server, port })
 }
 
 /// A CA the server's certificate is not signed by.
@@ -282,7 +249,7 @@ fn hub_talks_to_postgresql_over_tls_as_sslmode_asks() {
     drop(verified);
 
     // verify-full with another CA: no hang, a certificate error.
-    let other = other_ca(server.root.path());
+    let other = other_ca(server.server.root());
     refused(
         &server.url(
             "localhost",

@@ -27,15 +27,15 @@ use serde_json::{json, Value};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-topology.sh");
 
-/// A running topology in `root/t`; stopped (everything the script started) when dropped.
+/// A running topology; stopped (everything the script started) when dropped.
 struct Topology {
-    root: tempfile::TempDir,
+    servers: Scripted,
     urls: HashMap<String, String>,
 }
 
 impl Topology {
     fn dir(&self) -> PathBuf {
-        self.root.path().join("t")
+        self.servers.dir()
     }
 
     fn url(&self, key: &str) -> &str {
@@ -50,12 +50,7 @@ impl Topology {
     }
 
     fn run(&self, command: &str) {
-        let status = Command::new("bash")
-            .args([SCRIPT, command])
-            .arg(self.dir())
-            .status()
-            .unwrap();
-        assert!(status.success(), "pg-topology.sh {command} failed");
+        self.servers.run(command)
     }
 
     /// A statement on one server of the topology (`primary` or `replica`), through psql.
@@ -81,50 +76,14 @@ impl Topology {
     }
 }
 
-impl Drop for Topology {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .args([SCRIPT, "stop"])
-            .arg(self.dir())
-            .status();
-    }
-}
-
-fn required() -> bool {
-    ["HUB_REQUIRE_TOOLS", "HUB_REQUIRE_POSTGRES"]
-        .iter()
-        .any(|v| std::env::var(v).is_ok_and(|v| v == "1"))
-}
-
 /// Starts a topology, or says why it cannot (skip), or fails when tools are required.
 fn topology() -> Option<Topology> {
-    if std::env::var("HUB_TEST_DATABASE").map_or(true, |u| u.trim().is_empty()) {
-        eprintln!("skipped: runs in the PostgreSQL pass (HUB_TEST_DATABASE is not set)");
-        return None;
-    }
-    let root = tempfile::tempdir().unwrap();
-    // The servers may run as the `postgres` user, which must reach the directory.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (servers, printed) = scripted::start(SCRIPT, "start")?;
     let mut topology = Topology {
-        root,
+        servers,
         urls: HashMap::new(),
     };
-    let out = Command::new("bash")
-        .args([SCRIPT, "start"])
-        .arg(topology.dir())
-        .output()
-        .expect("bash runs");
-    let reason = String::from_utf8_lossy(&out.stderr).to_string();
-    match out.status.code() {
-        Some(0) => {}
-        Some(3) if !required() => {
-            eprintln!("skipped: {}", reason.trim());
-            return None;
-        }
-        _ => panic!("pg-topology.sh start failed: {reason}"),
-    }
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in printed.lines() {
         if let Some((key, url)) = line.split_once('=') {
             topology.urls.insert(key.to_string(), url.to_string());
         }
@@ -138,6 +97,7 @@ fn with_database(url: &str, name: &str) -> String {
 }
 
 use support::processes::{hub, json_of, spawn_serve, Server};
+use support::scripted::{self, Scripted};
 
 fn serve(env: &[(&str, &str)]) -> Server {
     let mut server = spawn_serve(env, &[]);

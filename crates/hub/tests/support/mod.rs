@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod processes;
+pub mod scripted;
 
 use std::sync::OnceLock;
 
