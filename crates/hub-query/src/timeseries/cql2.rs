@@ -20,16 +20,28 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 
-use super::parser::{Clause, Node, Operand, Typed, Value, Where};
+use super::parser::{Clause, Node, Operand, Typed, Value, Where, MAX_WHERE_CLAUSES};
 use crate::content::rawfilter::{
     CompareOp, JsonPath, Literal, PathSegment, RawFilter, RawFilterError,
 };
 
 /// The `where` with the same meaning as a parsed CQL2 filter.
+/// The `where` parser's clause limit holds for rewritten filters too (each clause
+/// becomes SQL, and SQLite's expression depth is bounded).
 pub fn where_from_filter(filter: &RawFilter) -> Result<Where, RawFilterError> {
-    Ok(Where {
+    let rewritten = Where {
         items: vec![node(filter, false)?],
-    })
+    };
+    let count = super::filter::clauses(&rewritten).len();
+    if count > MAX_WHERE_CLAUSES {
+        return Err(RawFilterError {
+            position: 1,
+            message: format!(
+                "the filter has {count} conditions on stations (negations count twice); at most {MAX_WHERE_CLAUSES}"
+            ),
+        });
+    }
+    Ok(rewritten)
 }
 
 fn node(filter: &RawFilter, negated: bool) -> Result<Node, RawFilterError> {
@@ -262,6 +274,22 @@ mod tests {
             let expected = parse_where(twin).unwrap();
             assert_eq!(shape(&translated.items), shape(&expected.items), "{cql2}");
         }
+    }
+
+    #[test]
+    fn a_filter_past_the_where_clause_limit_is_refused() {
+        let many = (0..=MAX_WHERE_CLAUSES)
+            .map(|i| format!("scode = 'c{i}'"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let parsed = parse_cql2(&many).unwrap().filter.unwrap();
+        let error = where_from_filter(&parsed).unwrap_err();
+        assert!(error.message.contains("at most 200"), "{}", error.message);
+        let fits = (0..MAX_WHERE_CLAUSES)
+            .map(|i| format!("scode = 'c{i}'"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        assert!(where_from_filter(&parse_cql2(&fits).unwrap().filter.unwrap()).is_ok());
     }
 
     #[test]
