@@ -3,6 +3,11 @@
 # (≈ 23,500 and ≈ 235,000 documents), loopback only, driven by wrk (-t2 -c8) per
 # workload; prints req/s and p50 on both scales and the growth factor
 # (p50 at scale 10 / p50 at scale 1). Servers run one after the other, never together.
+# The response cache is off (`--response-cache-bytes 0`): the figures are the cost of
+# answering, not of replaying an answer. Per scale it also prints the time from start to
+# the first answer of a restarted server over the kept store, each workload's first
+# request (before any warm-up: nothing of it kept yet, e.g. no list total), and the
+# server's resident memory after the run (VmRSS, and its peak VmHWM).
 #
 # Usage: bench/scaling.sh [--duration SECONDS] [--scales "1 10"]
 # Environment:
@@ -89,17 +94,23 @@ to_ms() {
   awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v}'
 }
 
-declare -A rps p50
+declare -A rps p50 first_ms startup rss
 names=()
 for backend in ${backends//,/ }; do
   for scale in $scales; do
     args=$(store_args "$backend" "$scale")
-    # The first start of a new build may migrate the kept stores (minutes at scale 10).
-    # shellcheck disable=SC2086
-    HUB_LOG=warn "$HUB_BIN" serve --no-demo --listen "127.0.0.1:$port" $args &
-    server=$!
-    for _ in $(seq 1 3000); do curl -fs "$base/health" >/dev/null && break; sleep 0.1; done
-    curl -fs "$base/health" >/dev/null || { echo "hub serve ($backend, scale $scale) did not come up" >&2; exit 1; }
+    # The first start of a new build may migrate the kept stores (minutes at scale 10);
+    # the second start is the one timed.
+    for start in first timed; do
+      t0=$(date +%s%N)
+      # shellcheck disable=SC2086
+      HUB_LOG=warn "$HUB_BIN" serve --no-demo --response-cache-bytes 0 --listen "127.0.0.1:$port" $args &
+      server=$!
+      for _ in $(seq 1 30000); do curl -fs "$base/health" >/dev/null && break; sleep 0.01; done
+      curl -fs "$base/v1/HubActivityPoi?pagesize=1" >/dev/null || { echo "hub serve ($backend, scale $scale) did not come up" >&2; exit 1; }
+      startup["$backend|$scale"]=$(( ($(date +%s%N) - t0) / 1000000 ))
+      [ "$start" = timed ] || { kill "$server"; wait "$server" 2>/dev/null || true; }
+    done
     id=$(curl -fs "$base/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Items"][0]["Id"])')
     workloads=(
       "single GET|/v1/HubActivityPoi/$id"
@@ -107,18 +118,21 @@ for backend in ${backends//,/ }; do
       "searchfilter=hütte|/v1/HubActivityPoi?searchfilter=h%C3%BCtte"
       "tagfilter=and(hiking,summer)|/v1/HubActivityPoi?tagfilter=and(hiking,summer)"
       "radius 10 km|/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&radius=10000"
+      "polygon ~12 km²|/v1/HubActivityPoi?polygon=POLYGON((11.33%2046.48,11.38%2046.48,11.38%2046.51,11.33%2046.51,11.33%2046.48))"
       "rawfilter 3 clauses|/v1/HubActivityPoi?rawfilter=and(gt(GpsInfo.0.Altitude,500),like(Detail.de.Title,'a'),isnotnull(ContactInfos.de.City))"
     )
     names=()
     for w in "${workloads[@]}"; do
       name=${w%%|*}
       names+=("$name")
+      first_ms["$backend|$scale|$name"]=$(curl -s -o /dev/null -w '%{time_total}' "$base${w#*|}" | awk '{printf "%.1f", $1 * 1000}')
       # A short warm-up so both scales start from a warm cache.
       wrk -t1 -c1 -d1s --timeout 60s "$base${w#*|}" >/dev/null
       out=$(wrk -t2 -c8 -d"${duration}s" --timeout 60s --latency "$base${w#*|}")
       rps["$backend|$scale|$name"]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
       p50["$backend|$scale|$name"]=$(awk '$1=="50%" {print $2}' <<<"$out" | to_ms)
     done
+    rss["$backend|$scale"]=$(awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {printf "%d MB (peak %d MB)", r/1024, h/1024}' "/proc/$server/status")
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
   done
 done
@@ -143,4 +157,18 @@ for backend in ${backends//,/ }; do
     done
     awk -v a="${p50["$backend|$first|$name"]}" -v b="${p50["$backend|$last|$name"]}" 'BEGIN { if (a > 0 && b > 0) printf "%9.1f×\n", b / a; else print "        —" }'
   done
+  printf '%-30s' "first request, ms"
+  for scale in $scales; do printf '%24s' "scale $scale"; done
+  echo
+  for name in "${names[@]}"; do
+    printf '%-30s' "  $name"
+    for scale in $scales; do printf '%24s' "${first_ms["$backend|$scale|$name"]}"; done
+    echo
+  done
+  printf '%-30s' "restart to first answer"
+  for scale in $scales; do printf '%21s ms' "${startup["$backend|$scale"]}"; done
+  echo
+  printf '%-30s' "server memory after the run"
+  for scale in $scales; do printf '%24s' "${rss["$backend|$scale"]}"; done
+  echo
 done

@@ -61,6 +61,8 @@ pub struct PoolUsage {
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<Backend>,
+    /// List totals shared by every content repository of this store.
+    counts: Arc<content::count_cache::CountCache>,
 }
 
 /// The backends are shared with the repositories `Store` hands out.
@@ -81,6 +83,7 @@ impl Store {
             backend: Arc::new(Backend::Sqlite(Arc::new(sqlite::SqliteBackend::open(
                 dir, tuning,
             )?))),
+            counts: Arc::default(),
         })
     }
 
@@ -103,6 +106,7 @@ impl Store {
             backend: Arc::new(Backend::Postgres(Arc::new(postgres::PgBackend::open(
                 url, settings,
             )?))),
+            counts: Arc::default(),
         })
     }
 
@@ -195,8 +199,14 @@ impl Store {
     /// The content documents.
     pub fn content(&self) -> Arc<dyn ContentRepo> {
         match &*self.backend {
-            Backend::Sqlite(b) => Arc::new(sqlite::SqliteContent(b.clone())),
-            Backend::Postgres(b) => Arc::new(postgres::PgContent(b.clone())),
+            Backend::Sqlite(b) => Arc::new(sqlite::SqliteContent {
+                backend: b.clone(),
+                counts: self.counts.clone(),
+            }),
+            Backend::Postgres(b) => Arc::new(postgres::PgContent {
+                backend: b.clone(),
+                counts: self.counts.clone(),
+            }),
         }
     }
 }

@@ -423,6 +423,8 @@ async fn unknown_top_level_paths_are_404_problems() {
 }
 #[path = "content_api/closed_channels.rs"]
 mod closed_channels;
+#[path = "content_api/filtered_pages.rs"]
+mod filtered_pages;
 #[path = "content_api/filters_formats.rs"]
 mod filters_formats;
 #[path = "content_api/geo_utility.rs"]

@@ -190,6 +190,7 @@ pub(crate) fn compile_nearest(
         page_has_total: false,
         checks,
         count_limit: query.count_limit,
+        walk: None,
     }
 }
 

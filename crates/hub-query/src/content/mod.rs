@@ -22,6 +22,7 @@ pub mod rawfilter;
 mod rawfilter_pg;
 pub mod rawfilter_sql;
 pub mod tagfilter;
+mod walk;
 
 use checks::CheckTable;
 use rawfilter::{RawFilter, SortKey};
@@ -164,7 +165,11 @@ pub struct CompiledList {
     pub checks: CheckTable,
     /// The query's `count_limit`: what `count` stops at, for [`Total::settle`].
     pub count_limit: Option<u64>,
+    /// A cheaper first try at the page (see [`Walk`]); when it falls short, `page` runs.
+    pub walk: Option<Walk>,
 }
+
+pub use walk::Walk;
 
 impl ContentQuery {
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
@@ -183,6 +188,7 @@ impl ContentQuery {
                 page_has_total,
                 checks,
                 count_limit: self.count_limit,
+                walk: walk::compile(self, dialect),
             };
         }
         let mut page = SqlBuilder::new(dialect);
@@ -223,6 +229,7 @@ impl ContentQuery {
             page_has_total: false,
             checks,
             count_limit: self.count_limit,
+            walk: None,
         }
     }
 
@@ -291,20 +298,38 @@ impl ContentQuery {
     /// Appends the WHERE clause; returns the checks it leaves to the database. The
     /// clause is deterministic, so every statement of one query gets the same ids.
     pub(crate) fn where_clause(&self, q: &mut SqlBuilder) -> CheckTable {
+        self.where_clause_as(q, Form::Set)
+    }
+
+    /// [`ContentQuery::where_clause`] with the side-table filters in `form`.
+    pub(crate) fn where_clause_as(&self, q: &mut SqlBuilder, form: Form) -> CheckTable {
         let mut checks = CheckTable::default();
         q.sql(" WHERE c.entity = ").text(self.entity);
         for filter in &self.filters {
             q.sql(" AND ");
-            compile_filter(q, filter, self.entity, &mut checks);
+            compile_filter(q, filter, self.entity, form, &mut checks);
         }
         checks
     }
+}
+
+/// How a filter over a side table (tags, titles, event dates) is written. Both forms
+/// select the same documents; they differ in which plan they leave the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// `c.id_key IN (SELECT …)`: the matching keys as a set, read once from the side
+    /// table's index — the plan when the matches drive the query (counts, sorts).
+    Set,
+    /// `EXISTS (SELECT … WHERE … = c.id_key)`: one index probe per document — the plan
+    /// when an ordered walk of the documents stops after a page ([`Walk`]).
+    Probe,
 }
 
 fn compile_filter(
     q: &mut SqlBuilder,
     filter: &ContentFilter,
     entity: &'static str,
+    form: Form,
     checks: &mut CheckTable,
 ) {
     match filter {
@@ -339,16 +364,27 @@ fn compile_filter(
             folded_term,
             id_key,
             languages,
-        } => compile_search(q, entity, folded_term, id_key, languages.as_deref()),
+        } => match form {
+            Form::Set => compile_search(q, entity, folded_term, id_key, languages.as_deref()),
+            Form::Probe => walk::probe_search(q, entity, folded_term, id_key, languages.as_deref()),
+        },
         ContentFilter::Raw { filter, parameter } => {
             rawfilter_sql::compile_rawfilter(q, filter, parameter, checks);
         }
-        ContentFilter::Tags { kind, filter } => {
-            filter.compile(q, entity, kind);
-        }
+        ContentFilter::Tags { kind, filter } => match form {
+            Form::Set => filter.compile(q, entity, kind),
+            Form::Probe => filter.compile_probe(q, entity, kind),
+        },
         ContentFilter::DateOverlap { begin, end } => {
-            q.sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ")
-                .text(entity);
+            match form {
+                Form::Set => q
+                    .sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ")
+                    .text(entity),
+                Form::Probe => q
+                    .sql("EXISTS (SELECT 1 FROM content_date d WHERE d.entity = ")
+                    .text(entity)
+                    .sql(" AND d.id_key = c.id_key"),
+            };
             if let Some(begin) = begin {
                 q.sql(" AND d.date_end >= ").text(begin.clone());
             }

@@ -175,6 +175,41 @@ impl TagFilter {
         }
         q.sql(")");
     }
+
+    /// The same documents as [`TagFilter::compile`], tested per document: one primary-key
+    /// probe of `content_tag` per tag of an `and` group, one per `or` group.
+    pub fn compile_probe(&self, q: &mut SqlBuilder, entity: &str, kind: &str) {
+        q.sql("(");
+        let mut first = true;
+        for group in &self.groups {
+            let mut tags = group.tags.clone();
+            tags.sort();
+            tags.dedup();
+            let probes: Vec<Vec<String>> = if group.all {
+                tags.into_iter().map(|t| vec![t]).collect()
+            } else {
+                vec![tags]
+            };
+            for probe in probes {
+                if !first {
+                    q.sql(" AND ");
+                }
+                first = false;
+                q.sql("EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ")
+                    .text(entity)
+                    .sql(" AND t.kind = ")
+                    .text(kind)
+                    .sql(" AND t.tag IN ")
+                    .list(probe)
+                    .sql(" AND t.id_key = c.id_key)");
+            }
+        }
+        if first {
+            // No group (the parser never gives one): the same as `compile`'s `()`.
+            q.sql("1 = 1");
+        }
+        q.sql(")");
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries, Tx};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
+use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::{
     compile, extent_of, extent_sql, parse_documents, unpaged, ContentPage, ContentRepo,
     DocumentStream, Extent, PutOutcome,
@@ -26,7 +27,10 @@ use crate::{IndexedDocument, Result, StoreError};
 const CHUNK: usize = 500;
 
 /// The content repository of a PostgreSQL store.
-pub(crate) struct PgContent(pub(crate) Arc<PgBackend>);
+pub(crate) struct PgContent {
+    pub(crate) backend: Arc<PgBackend>,
+    pub(crate) counts: Arc<CountCache>,
+}
 
 #[async_trait]
 impl ContentRepo for PgContent {
@@ -34,9 +38,10 @@ impl ContentRepo for PgContent {
         let (compiled, log) = compile(&query, Dialect::Postgres);
         // Shared, not copied: a read that finds its server unavailable runs again.
         let compiled = Arc::new(compiled);
+        let counts = self.counts.clone();
         let page = self
-            .0
-            .read(move |conn| list_page(conn, compiled, query))
+            .backend
+            .read(move |conn| list_page(conn, compiled, query, counts))
             .await;
         log.finish();
         page
@@ -46,7 +51,7 @@ impl ContentRepo for PgContent {
         let (compiled, log) = compile(&unpaged(query), Dialect::Postgres);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
-        self.0.spawn_read(move |conn| async move {
+        self.backend.spawn_read(move |conn| async move {
             let fail = |e| list_error(&compiled.checks, e);
             let mut conn = match conn {
                 Ok(conn) => conn,
@@ -106,7 +111,7 @@ impl ContentRepo for PgContent {
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
         let id_key = id.to_lowercase();
-        self.0
+        self.backend
             .read(move |conn| async move {
                 let stmt = conn
                     .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
@@ -121,7 +126,7 @@ impl ContentRepo for PgContent {
 
     async fn all(&self, entity: &'static str) -> Result<Vec<Value>> {
         let docs = self
-            .0
+            .backend
             .read(move |conn| async move {
                 let stmt = conn
                     .prepare_cached("SELECT doc FROM content WHERE entity = $1 ORDER BY id_key")
@@ -138,7 +143,7 @@ impl ContentRepo for PgContent {
     }
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
-        self.0
+        self.backend
             .read(move |conn| async move {
                 let stmt = conn
                     .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
@@ -153,7 +158,7 @@ impl ContentRepo for PgContent {
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {
-        self.0
+        self.backend
             .read(move |conn| async move {
                 let stmt = conn.prepare_cached(&extent_sql("$1")).await?;
                 let row = conn.query_one(&stmt, &[&entity]).await?;
@@ -166,7 +171,7 @@ impl ContentRepo for PgContent {
     }
 
     async fn counts(&self) -> Result<Vec<(String, u64)>> {
-        self.0
+        self.backend
             .read(|conn| async move {
                 let stmt = conn
                     .prepare_cached(
@@ -191,7 +196,7 @@ impl ContentRepo for PgContent {
         create_only: bool,
     ) -> Result<PutOutcome> {
         let mut out = self
-            .0
+            .backend
             .write(move |conn| put_tracked(conn, vec![(entity, doc)], now, create_only, None))
             .await?;
         Ok(out.pop().expect("one document in, one outcome out"))
@@ -204,14 +209,14 @@ impl ContentRepo for PgContent {
         progress: &mut dyn FnMut(u64),
     ) -> Result<Vec<PutOutcome>> {
         let now = now.to_string();
-        with_progress(&self.0, progress, move |conn, tx| {
+        with_progress(&self.backend, progress, move |conn, tx| {
             put_tracked(conn, docs, now, false, Some(tx))
         })
     }
 
     async fn delete(&self, entity: &'static str, id: &str) -> Result<bool> {
         let id_key = id.to_lowercase();
-        self.0
+        self.backend
             .write(move |mut conn| async move {
                 let tx = conn.transaction().await?;
                 delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
@@ -240,7 +245,7 @@ impl ContentRepo for PgContent {
             .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
             .collect::<Result<Vec<_>>>()?;
         let n = docs.len() as u64;
-        with_progress(&self.0, progress, move |mut conn, progress| async move {
+        with_progress(&self.backend, progress, move |mut conn, progress| async move {
             let tx = conn.transaction().await?;
             let mut done = 0u64;
             for chunk in docs.chunks(CHUNK) {
@@ -268,46 +273,86 @@ async fn list_page(
     conn: Conn,
     compiled: Arc<CompiledList>,
     query: ContentQuery,
+    counts: Arc<CountCache>,
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
-    let params = bind(compiled.page.params());
-    let page = super::prepare_bounded(&conn, compiled.page.as_sql())
+    if let Some(walk) = &compiled.walk {
+        let (docs, _) = page_docs(&conn, &walk.page, false).await.map_err(fail)?;
+        if docs.len() as u64 >= walk.size {
+            let total = count(&conn, &compiled, &query, &counts).await?;
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
+        }
+    }
+    let (docs, total) = page_docs(&conn, &compiled.page, compiled.page_has_total)
         .await
         .map_err(fail)?;
-    let rows = conn.query(&page, &refs(&params)).await.map_err(fail)?;
-    let mut total = None;
-    let mut docs = Vec::with_capacity(rows.len());
-    for row in &rows {
-        if compiled.page_has_total {
-            total = Some(Total::exact(row.try_get::<_, i64>(1)? as u64));
-        }
-        docs.push(row.try_get::<_, String>(0)?);
-    }
     let total = match total {
-        Some(total) => total,
-        None => {
-            let params = bind(compiled.count.params());
-            let count = super::prepare_bounded(&conn, compiled.count.as_sql())
-                .await
-                .map_err(fail)?;
-            let counted = conn
-                .query_one(&count, &refs(&params))
-                .await
-                .map_err(fail)?
-                .try_get::<_, i64>(0)? as u64;
-            let estimate = if Total::needs_estimate(counted, compiled.count_limit) {
-                Some(planned_rows(&conn, &query).await.map_err(fail)?)
-            } else {
-                None
-            };
-            Total::settle(counted, compiled.count_limit, estimate)
-        }
+        Some(n) => Total::exact(n),
+        None => count(&conn, &compiled, &query, &counts).await?,
     };
     Ok(ContentPage {
         total: total.value,
         total_estimated: total.estimated,
         docs,
     })
+}
+
+/// The documents `page` selects, and the total its second column carries when
+/// `has_total`.
+async fn page_docs(
+    conn: &Conn,
+    page: &hub_query::SqlBuilder,
+    has_total: bool,
+) -> std::result::Result<(Vec<String>, Option<u64>), tokio_postgres::Error> {
+    let params = bind(page.params());
+    let stmt = super::prepare_bounded(conn, page.as_sql()).await?;
+    let rows = conn.query(&stmt, &refs(&params)).await?;
+    let mut total = None;
+    let mut docs = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if has_total {
+            total = Some(row.try_get::<_, i64>(1)? as u64);
+        }
+        docs.push(row.try_get::<_, String>(0)?);
+    }
+    Ok((docs, total))
+}
+
+/// The list's total from its count statement (and the planner's estimate past the
+/// limit), kept in `counts` until the next write.
+async fn count(
+    conn: &Conn,
+    compiled: &CompiledList,
+    query: &ContentQuery,
+    counts: &CountCache,
+) -> Result<Total> {
+    let fail = |e| list_error(&compiled.checks, e);
+    let stamp_stmt = super::prepare_bounded(conn, STAMP_SQL).await?;
+    let stamp: i64 = conn.query_one(&stamp_stmt, &[]).await?.try_get(0)?;
+    if let Some(total) = counts.get(&compiled.count, stamp) {
+        return Ok(total);
+    }
+    let params = bind(compiled.count.params());
+    let count = super::prepare_bounded(conn, compiled.count.as_sql())
+        .await
+        .map_err(fail)?;
+    let counted = conn
+        .query_one(&count, &refs(&params))
+        .await
+        .map_err(fail)?
+        .try_get::<_, i64>(0)? as u64;
+    let estimate = if Total::needs_estimate(counted, compiled.count_limit) {
+        Some(planned_rows(conn, query).await.map_err(fail)?)
+    } else {
+        None
+    };
+    let total = Total::settle(counted, compiled.count_limit, estimate);
+    counts.put(&compiled.count, stamp, total);
+    Ok(total)
 }
 
 /// The planner's estimate of the number of matches of `query` (`EXPLAIN (FORMAT JSON)`

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::{bind, SqliteBackend};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
+use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::{
     compile, extent_of, extent_sql, failed_check_error, parse_documents, unpaged, ContentPage,
     ContentRepo, DocumentStream, Extent, PutOutcome,
@@ -23,17 +24,21 @@ use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
 
 /// The content repository of a SQLite store.
-pub(crate) struct SqliteContent(pub(crate) Arc<SqliteBackend>);
+pub(crate) struct SqliteContent {
+    pub(crate) backend: Arc<SqliteBackend>,
+    pub(crate) counts: Arc<CountCache>,
+}
 
 #[async_trait]
 impl ContentRepo for SqliteContent {
     async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
         let (compiled, log) = compile(&query, Dialect::Sqlite);
+        let counts = self.counts.clone();
         let page = self
-            .0
+            .backend
             .read(move |conn| {
                 take_failed_check();
-                list_page(conn, &compiled).map_err(|e| match take_failed_check() {
+                list_page(conn, &compiled, &counts).map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
                     None => e,
                 })
@@ -47,7 +52,7 @@ impl ContentRepo for SqliteContent {
         let (compiled, log) = compile(&unpaged(query), Dialect::Sqlite);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
-        self.0.spawn_read(move |conn| {
+        self.backend.spawn_read(move |conn| {
             let fail = |e: crate::StoreError| match take_failed_check() {
                 Some(failed) => failed_check_error(&compiled.checks, failed),
                 None => e,
@@ -96,7 +101,7 @@ impl ContentRepo for SqliteContent {
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
         let id_key = id.to_lowercase();
-        self.0
+        self.backend
             .read(move |conn| {
                 Ok(conn
                     .prepare_cached("SELECT doc FROM content WHERE entity = ?1 AND id_key = ?2")?
@@ -108,7 +113,7 @@ impl ContentRepo for SqliteContent {
 
     async fn all(&self, entity: &'static str) -> Result<Vec<Value>> {
         let docs = self
-            .0
+            .backend
             .read(move |conn| {
                 let mut stmt = conn
                     .prepare_cached("SELECT doc FROM content WHERE entity = ?1 ORDER BY id_key")?;
@@ -121,7 +126,7 @@ impl ContentRepo for SqliteContent {
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
         // Read on every response-cache hit: inline, not through the blocking pool.
-        self.0.read_quick(|conn| {
+        self.backend.read_quick(|conn| {
             Ok(conn
                 .prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?
                 .query_row([entity], |r| r.get(0))
@@ -131,7 +136,7 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {
-        self.0
+        self.backend
             .read(move |conn| {
                 Ok(conn
                     .prepare_cached(&extent_sql("?1"))?
@@ -146,7 +151,7 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn counts(&self) -> Result<Vec<(String, u64)>> {
-        self.0
+        self.backend
             .read(|conn| {
                 let mut stmt = conn.prepare_cached(
                     "SELECT entity, COUNT(*) FROM content GROUP BY entity ORDER BY entity",
@@ -167,7 +172,7 @@ impl ContentRepo for SqliteContent {
         create_only: bool,
     ) -> Result<PutOutcome> {
         let mut out = self
-            .0
+            .backend
             .write(move |conn| {
                 put_tracked(conn, vec![(entity, doc)], &now, create_only, &mut |_| {})
             })
@@ -181,13 +186,13 @@ impl ContentRepo for SqliteContent {
         now: &str,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Vec<PutOutcome>> {
-        self.0
+        self.backend
             .write_blocking(|conn| put_tracked(conn, docs, now, false, progress))
     }
 
     async fn delete(&self, entity: &'static str, id: &str) -> Result<bool> {
         let id_key = id.to_lowercase();
-        self.0
+        self.backend
             .write(move |conn| {
                 let tx = conn.transaction()?;
                 delete_side(&tx, entity, &id_key)?;
@@ -213,7 +218,7 @@ impl ContentRepo for SqliteContent {
             .iter()
             .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
             .collect::<Result<Vec<_>>>()?;
-        self.0
+        self.backend
             .write_blocking(|conn| put_batch(conn, &indexed, progress))
     }
 }
@@ -221,33 +226,69 @@ impl ContentRepo for SqliteContent {
 fn list_page(
     conn: &Connection,
     compiled: &hub_query::content::CompiledList,
+    counts: &CountCache,
 ) -> Result<ContentPage> {
-    let mut stmt = conn.prepare_cached(compiled.page.as_sql())?;
-    let mut total_in_page = None;
-    let docs = stmt
-        .query_map(bind(compiled.page.params()).as_slice(), |r| {
-            if compiled.page_has_total {
-                total_in_page = Some(r.get::<_, i64>(1)?);
-            }
-            r.get::<_, String>(0)
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let total = match total_in_page {
-        Some(n) => Total::exact(n as u64),
-        None => {
-            let counted: i64 = conn
-                .prepare_cached(compiled.count.as_sql())?
-                .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
-            // SQLite keeps no statistics that estimate a filtered count cheaply: past
-            // the limit the total is the lower bound the capped count reached.
-            Total::settle(counted as u64, compiled.count_limit, None)
+    if let Some(walk) = &compiled.walk {
+        let docs = page_docs(conn, &walk.page, false)?.0;
+        if docs.len() as u64 >= walk.size {
+            let total = count(conn, compiled, counts)?;
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
         }
+    }
+    let (docs, total_in_page) = page_docs(conn, &compiled.page, compiled.page_has_total)?;
+    let total = match total_in_page {
+        Some(n) => Total::exact(n),
+        None => count(conn, compiled, counts)?,
     };
     Ok(ContentPage {
         total: total.value,
         total_estimated: total.estimated,
         docs,
     })
+}
+
+/// The documents `page` selects, and the total its second column carries when
+/// `has_total`.
+fn page_docs(
+    conn: &Connection,
+    page: &hub_query::SqlBuilder,
+    has_total: bool,
+) -> Result<(Vec<String>, Option<u64>)> {
+    let mut stmt = conn.prepare_cached(page.as_sql())?;
+    let mut total = None;
+    let docs = stmt
+        .query_map(bind(page.params()).as_slice(), |r| {
+            if has_total {
+                total = Some(r.get::<_, i64>(1)? as u64);
+            }
+            r.get::<_, String>(0)
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((docs, total))
+}
+
+/// The list's total from its count statement, kept in `counts` until the next write.
+fn count(
+    conn: &Connection,
+    compiled: &hub_query::content::CompiledList,
+    counts: &CountCache,
+) -> Result<Total> {
+    let stamp: i64 = conn.prepare_cached(STAMP_SQL)?.query_row([], |r| r.get(0))?;
+    if let Some(total) = counts.get(&compiled.count, stamp) {
+        return Ok(total);
+    }
+    let counted: i64 = conn
+        .prepare_cached(compiled.count.as_sql())?
+        .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
+    // SQLite keeps no statistics that estimate a filtered count cheaply: past the limit
+    // the total is the lower bound the capped count reached.
+    let total = Total::settle(counted as u64, compiled.count_limit, None);
+    counts.put(&compiled.count, stamp, total);
+    Ok(total)
 }
 
 /// Upserts `docs` in one transaction as `plan_put` decides. An error leaves the store

@@ -1,0 +1,208 @@
+//! Filtered pages in the default order, found by walking the order index.
+//!
+//! A filtered page sorted by Shortname used to read every match, sort them and keep ten:
+//! a cost that grows with the number of matches (a tag carried by a fifth of 70,000
+//! documents is 14,000 sort-key reads for a page of ten). The documents are already in
+//! that order in the `(entity, sort_key, id_key)` index, so the first page of a filter
+//! that matches often is found by walking the index from the start and testing each
+//! document ([`Form::Probe`]: one index probe per side-table filter) until the page is
+//! full — a cost that grows with the page, not with the data.
+//!
+//! A filter that matches rarely would walk far, so the walk is bounded: it looks only at
+//! the first [`Walk::rows`] documents in order (those whose sort key is at most the sort
+//! key of the `rows`-th document, a prefix of the order, so what it finds is exactly
+//! the start of the full answer). When that prefix holds fewer matches than the page
+//! needs, the store runs the ordinary page statement instead (matches first, sorted),
+//! which is cheap precisely because the matches are then few.
+//!
+//! Owns: the walk statement and its bound. Must not: decide totals (the separate count
+//! statement and [`super::Total::settle`] do).
+
+use super::{compile_filter, ContentOrder, ContentQuery, Form};
+use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
+
+/// Documents the walk may look at per document of the page's end (`offset + size`):
+/// enough for filters matching at least 1 % of the documents.
+const ROWS_PER_PAGE_ROW: u64 = 100;
+/// Bounds on the walk's length: short pages still get a useful prefix, deep pages do not
+/// walk a large part of the collection before falling back.
+const MIN_ROWS: u64 = 1_000;
+const MAX_ROWS: u64 = 20_000;
+
+/// The walk statement of a filtered default-order page.
+#[derive(Debug)]
+pub struct Walk {
+    /// Selects the page's documents (one column, the stored text) from the first
+    /// [`Walk::rows`] documents in order. Fewer than [`Walk::size`] rows means the prefix
+    /// did not hold the page (or the collection is shorter than the prefix): run the
+    /// ordinary page statement instead.
+    pub page: SqlBuilder,
+    /// The page size: a walk that returned this many rows answered the page.
+    pub size: u64,
+    /// How many documents (in order) the walk looks at.
+    pub rows: u64,
+}
+
+/// The number of documents a walk for a page ending at `page_end` looks at, or `None`
+/// when the page lies too deep for a walk to pay off.
+pub(crate) fn walk_rows(page_end: u64) -> Option<u64> {
+    let rows = page_end.saturating_mul(ROWS_PER_PAGE_ROW).max(MIN_ROWS);
+    (rows <= MAX_ROWS).then_some(rows)
+}
+
+/// The walk for `query`, when it is a filtered page in the default order.
+pub(crate) fn compile(query: &ContentQuery, dialect: Dialect) -> Option<Walk> {
+    if query.order != ContentOrder::Default || query.filters.is_empty() {
+        return None;
+    }
+    let size = u64::from(query.page.size);
+    let offset = query.page.offset();
+    let rows = walk_rows(offset.saturating_add(size))?;
+    // SQLite's planner has no statistics here and would drive the walk from a side
+    // table; name the order index. PostgreSQL plans it from its statistics.
+    let order_index = match dialect {
+        Dialect::Sqlite => " INDEXED BY content_order",
+        Dialect::Postgres => "",
+    };
+    let mut page = SqlBuilder::new(dialect);
+    page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c")
+        .sql(order_index);
+    let mut checks = super::CheckTable::default();
+    page.sql(" WHERE c.entity = ").text(query.entity);
+    page.sql(" AND c.sort_key <= (SELECT b.sort_key FROM content b")
+        .sql(order_index)
+        .sql(" WHERE b.entity = ")
+        .text(query.entity)
+        .sql(" ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ")
+        .param(SqlValue::Int(rows as i64 - 1))
+        .sql(")");
+    for filter in &query.filters {
+        page.sql(" AND ");
+        compile_filter(&mut page, filter, query.entity, Form::Probe, &mut checks);
+    }
+    page.sql(" ORDER BY o, k LIMIT ")
+        .param(SqlValue::Int(size as i64))
+        .sql(" OFFSET ")
+        .param(SqlValue::Int(offset as i64))
+        .sql(") p JOIN content c ON c.entity = ")
+        .text(query.entity)
+        .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
+    Some(Walk { page, size, rows })
+}
+
+/// `searchfilter` per document: a title (in `languages`, or any) containing the folded
+/// term, or the id equal to it — the same documents as `compile_search`'s set.
+pub(crate) fn probe_search(
+    q: &mut SqlBuilder,
+    entity: &'static str,
+    folded_term: &str,
+    id_key: &str,
+    languages: Option<&[String]>,
+) {
+    q.sql("(EXISTS (SELECT 1 FROM content_title t WHERE t.entity = ")
+        .text(entity)
+        .sql(" AND t.id_key = c.id_key");
+    if let Some(langs) = languages {
+        q.sql(" AND t.lang IN ").list(langs.iter().cloned());
+    }
+    q.sql(" AND t.folded LIKE ")
+        .text(format!("%{}%", escape_like(folded_term)))
+        .sql(" ESCAPE '\\') OR c.id_key = ")
+        .text(id_key.to_string())
+        .sql(")");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{tagfilter, ContentFilter, Page};
+
+    fn query(filters: Vec<ContentFilter>, order: ContentOrder, number: u32) -> ContentQuery {
+        ContentQuery {
+            entity: "HubActivityPoi",
+            filters,
+            order,
+            page: Page { size: 10, number },
+            count_limit: Some(10_000),
+        }
+    }
+
+    fn tags(text: &str) -> ContentFilter {
+        ContentFilter::Tags {
+            kind: "tag",
+            filter: tagfilter::parse_tagfilter(text).unwrap(),
+        }
+    }
+
+    #[test]
+    fn walks_only_filtered_default_order_pages_that_are_not_too_deep() {
+        let cases: [(Vec<ContentFilter>, ContentOrder, u32, Option<u64>); 6] = [
+            (vec![tags("and(a,b)")], ContentOrder::Default, 1, Some(1_000)),
+            (vec![tags("a")], ContentOrder::Default, 20, Some(20_000)),
+            (vec![tags("a")], ContentOrder::Default, 21, None),
+            (vec![], ContentOrder::Default, 1, None),
+            (vec![tags("a")], ContentOrder::Seed("1".into()), 1, None),
+            (
+                vec![tags("a")],
+                ContentOrder::Raw(vec![]),
+                1,
+                None,
+            ),
+        ];
+        for (filters, order, number, rows) in cases {
+            let q = query(filters, order.clone(), number);
+            let walk = q.compile(Dialect::Sqlite).walk;
+            assert_eq!(walk.as_ref().map(|w| w.rows), rows, "{order:?} page {number}");
+            if let Some(walk) = walk {
+                assert_eq!(walk.size, 10);
+            }
+        }
+    }
+
+    #[test]
+    fn the_walk_reads_a_bounded_prefix_of_the_order_index() {
+        let q = query(vec![tags("and(hiking,summer)")], ContentOrder::Default, 2);
+        let sqlite = q.compile(Dialect::Sqlite).walk.unwrap();
+        let sql = sqlite.page.as_sql();
+        assert!(
+            sql.starts_with("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c INDEXED BY content_order WHERE c.entity = ?1 AND c.sort_key <= (SELECT b.sort_key FROM content b INDEXED BY content_order WHERE b.entity = ?2 ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ?3)"),
+            "{sql}"
+        );
+        assert_eq!(sqlite.page.params()[2], SqlValue::Int(1_999));
+        // One primary-key probe per tag of an `and` group, values bound.
+        assert_eq!(sql.matches("EXISTS (SELECT 1 FROM content_tag t").count(), 2);
+        assert!(sqlite.page.params().contains(&SqlValue::Text("hiking".into())));
+        assert!(sql.ends_with("ORDER BY p.o, p.k"), "{sql}");
+        let pg = q.compile(Dialect::Postgres).walk.unwrap();
+        assert!(!pg.page.as_sql().contains("INDEXED BY"), "{}", pg.page.as_sql());
+        assert!(pg.page.as_sql().contains("OFFSET $3)"), "{}", pg.page.as_sql());
+    }
+
+    #[test]
+    fn probed_search_tests_titles_per_document_with_the_term_bound() {
+        let q = query(
+            vec![ContentFilter::Search {
+                folded_term: "50%'; drop".into(),
+                id_key: "50%'; drop".into(),
+                languages: Some(vec!["de".into()]),
+            }],
+            ContentOrder::Default,
+            1,
+        );
+        let walk = q.compile(Dialect::Sqlite).walk.unwrap();
+        let sql = walk.page.as_sql();
+        assert!(!sql.contains("drop"), "{sql}");
+        assert!(!sql.contains("content_title_fts"), "{sql}");
+        assert!(sql.contains("AND t.id_key = c.id_key AND t.lang IN (?5) AND t.folded LIKE ?6 ESCAPE '\\') OR c.id_key = ?7)"), "{sql}");
+        assert_eq!(walk.page.params()[5], SqlValue::Text("%50\\%'; drop%".into()));
+    }
+
+    #[test]
+    fn walk_bounds_grow_with_the_page_end() {
+        assert_eq!(walk_rows(10), Some(1_000));
+        assert_eq!(walk_rows(50), Some(5_000));
+        assert_eq!(walk_rows(200), Some(20_000));
+        assert_eq!(walk_rows(201), None);
+        assert_eq!(walk_rows(u64::MAX), None);
+    }
+}

@@ -1,0 +1,146 @@
+//! Filtered pages in the default order (issue 18): a filter that matches often is
+//! answered by walking the order index until the page is full, one that matches rarely
+//! by sorting its matches; totals are kept until the next write. Whichever way a page
+//! is found, a client sees the same pages and totals as the rule computed here over
+//! the documents: every match once, in Shortname order, and a total that follows
+//! writes at once. Both backends.
+
+use serde_json::{json, Value};
+
+use super::support::{self, get, TestApp};
+
+/// Documents in the collection: more than the shortest walk looks at (1,000), so the
+/// walk's bound exists and both ways of finding a page are taken.
+const DOCS: usize = 2_400;
+
+/// Tags and titles by number: `dense` on every third document, `sparse` on five,
+/// `even` on every second; the title "Almhütte" on every fourth, "Rifugio Solo" on one.
+fn tags_of(i: usize) -> Vec<&'static str> {
+    let mut tags = Vec::new();
+    if i % 3 == 0 {
+        tags.push("dense");
+    }
+    if i % 500 == 7 {
+        tags.push("sparse");
+    }
+    if i % 2 == 0 {
+        tags.push("even");
+    }
+    tags
+}
+
+fn title_of(i: usize) -> String {
+    match i {
+        _ if i == 1_234 => "Rifugio Solo".to_string(),
+        _ if i % 4 == 0 => format!("Almhütte {i}"),
+        _ => format!("Haus {i}"),
+    }
+}
+
+fn doc(i: usize) -> Value {
+    let id = format!("fp-{i:05}");
+    json!({
+        "Id": id,
+        "_Meta": {"Id": id, "Type": "hubactivitypoi", "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+        // Shortnames in reverse number order, so the order is not the id order.
+        "Shortname": format!("name {:05}", DOCS - i),
+        "Active": true,
+        "HasLanguage": ["de"],
+        "Detail": {"de": {"Title": title_of(i)}},
+        "Tags": tags_of(i).iter().map(|t| json!({"Id": t, "Source": "idm"})).collect::<Vec<_>>(),
+    })
+}
+
+fn app() -> TestApp {
+    let (store, dir) = support::backend();
+    let docs: Vec<(&'static str, Value)> =
+        (0..DOCS).map(|i| ("HubActivityPoi", doc(i))).collect();
+    store
+        .content()
+        .put_batch_blocking(&docs, &mut |_| {})
+        .expect("loading the documents");
+    TestApp {
+        router: hub::router(store.clone(), &support::test_config()),
+        store,
+        _dir: dir,
+    }
+}
+
+/// The ids of documents `0..n` that `matches` accepts, in Shortname order.
+fn expected(n: usize, matches: impl Fn(usize) -> bool) -> Vec<String> {
+    let mut numbers: Vec<usize> = (0..n).filter(|&i| matches(i)).collect();
+    // Shortname "name {DOCS - i}": larger numbers first.
+    numbers.sort_by_key(|&i| DOCS - i);
+    numbers.into_iter().map(|i| format!("fp-{i:05}")).collect()
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    body["Items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no Items: {body}"))
+        .iter()
+        .map(|d| d["Id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
+    let app = app();
+    type Rule = fn(usize) -> bool;
+    let filters: [(&str, Rule); 6] = [
+        ("tagfilter=dense", |i| i % 3 == 0),
+        ("tagfilter=and(dense,even)", |i| i % 6 == 0),
+        ("tagfilter=sparse", |i| i % 500 == 7),
+        ("tagfilter=or(sparse,dense)", |i| i % 3 == 0 || i % 500 == 7),
+        ("searchfilter=almh%C3%BCtte", |i| i % 4 == 0 && i != 1_234),
+        ("searchfilter=rifugio%20solo", |i| i == 1_234),
+    ];
+    for (filter, rule) in filters {
+        let all = expected(DOCS, rule);
+        // Page 1 (walked when the filter matches often), page 3, a page deep enough
+        // that no walk is tried, the last page and one past it.
+        let last = all.len().div_ceil(10).max(1);
+        for number in [1, 3, 25, last, last + 1] {
+            let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
+            let (status, body) = get(&app, &uri).await;
+            assert_eq!(status, 200, "{uri}: {body}");
+            let start = ((number - 1) * 10).min(all.len());
+            let end = (start + 10).min(all.len());
+            assert_eq!(ids(&body), all[start..end], "{uri}");
+            assert_eq!(body["TotalResults"], all.len(), "{uri}");
+            assert!(body.get("TotalResultsEstimated").is_none(), "{uri}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn totals_and_pages_follow_writes_at_once() {
+    let app = app();
+    let uri = "/v1/HubActivityPoi?tagfilter=dense&pagesize=10&pagenumber=2";
+    let (_, before) = get(&app, uri).await;
+    let dense = expected(DOCS, |i| i % 3 == 0);
+    assert_eq!(before["TotalResults"], dense.len());
+
+    // A new match that sorts first: the total grows by one and page 2 shifts by one.
+    let mut first = doc(3);
+    first["Id"] = json!("fp-new");
+    first["_Meta"]["Id"] = json!("fp-new");
+    first["Shortname"] = json!("aaa first");
+    app.store
+        .content()
+        .put("HubActivityPoi", first, "2024-02-01T00:00:00".into(), false)
+        .await
+        .unwrap();
+    let (_, after) = get(&app, uri).await;
+    assert_eq!(after["TotalResults"], dense.len() + 1, "{after}");
+    assert_eq!(ids(&after)[0], dense[9], "{after}");
+
+    // Deleting it and another match: one fewer than at the start.
+    for id in ["fp-new", "fp-00003"] {
+        assert!(app.store.content().delete("HubActivityPoi", id).await.unwrap());
+    }
+    let (_, deleted) = get(&app, uri).await;
+    assert_eq!(deleted["TotalResults"], dense.len() - 1, "{deleted}");
+    let remaining: Vec<String> = dense.into_iter().filter(|id| id != "fp-00003").collect();
+    assert_eq!(ids(&deleted), remaining[10..20], "{deleted}");
+}
