@@ -13,7 +13,8 @@ use hub_geo::relate::{radius_bbox, Relation};
 use hub_geo::wkt::to_wkt;
 use hub_geo::{Geometry, Srid};
 
-use super::{CompiledList, ContentQuery};
+use super::checks::CheckTable;
+use super::{CompiledList, ContentFilter, ContentQuery, PageAttempt};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Positions within `metres` of a centre.
@@ -174,6 +175,39 @@ pub(crate) fn compile_nearest(
     latitude: f64,
     longitude: f64,
 ) -> CompiledList {
+    let (page, checks) = nearest_page(query, dialect, latitude, longitude);
+    let attempts = rings(query, latitude, longitude)
+        .into_iter()
+        .map(|metres| {
+            let mut ring = query.clone();
+            ring.filters.push(ContentFilter::Radius(GeoCircle {
+                latitude,
+                longitude,
+                metres,
+            }));
+            PageAttempt {
+                page: nearest_page(&ring, dialect, latitude, longitude).0,
+                size: u64::from(query.page.size),
+            }
+        })
+        .collect();
+    CompiledList {
+        page,
+        count: query.compile_count(dialect),
+        page_has_total: false,
+        checks,
+        count_limit: query.count_limit,
+        attempts,
+    }
+}
+
+/// The page of `query` nearest first: every match's distance, sorted.
+fn nearest_page(
+    query: &ContentQuery,
+    dialect: Dialect,
+    latitude: f64,
+    longitude: f64,
+) -> (SqlBuilder, CheckTable) {
     let mut page = SqlBuilder::new(dialect);
     page.sql("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, ");
     compile_distance_order(&mut page, latitude, longitude);
@@ -184,14 +218,29 @@ pub(crate) fn compile_nearest(
         .sql(" OFFSET ")
         .param(SqlValue::Int(query.page.offset() as i64))
         .sql(") p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k");
-    CompiledList {
-        page,
-        count: query.compile_count(dialect),
-        page_has_total: false,
-        checks,
-        count_limit: query.count_limit,
-        walk: None,
-    }
+    (page, checks)
+}
+
+/// Radii of the smaller circles tried before the query's own (nearest first: every
+/// match within a smaller circle comes before every match outside it, so a full page
+/// from one is the page). Sorting every match of a 10 km radius costs in proportion to
+/// how many there are; a circle a quarter or a sixteenth as wide holds 1/16 or 1/256 of
+/// them where the density is even. Only with a radius filter around the order's centre;
+/// circles under 100 m are not worth a statement.
+fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
+    let radius = query.filters.iter().find_map(|f| match f {
+        ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude => {
+            Some(c.metres)
+        }
+        _ => None,
+    });
+    let Some(radius) = radius else {
+        return Vec::new();
+    };
+    [radius / 16.0, radius / 4.0]
+        .into_iter()
+        .filter(|r| *r >= 100.0)
+        .collect()
 }
 
 /// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
@@ -308,5 +357,53 @@ mod tests {
         );
         let sql = q.compile(Dialect::Sqlite).page.as_sql().to_string();
         assert!(sql.contains("t.kind = ?2 AND t.tag IN (?3, ?4)"), "{sql}");
+    }
+
+    #[test]
+    fn nearest_pages_try_smaller_circles_around_the_centre_first() {
+        let circle = |metres| GeoCircle {
+            latitude: 46.5,
+            longitude: 11.3,
+            metres,
+        };
+        let order = ContentOrder::Distance {
+            latitude: 46.5,
+            longitude: 11.3,
+        };
+        let radii = |filters| {
+            query(filters, order.clone())
+                .compile(Dialect::Sqlite)
+                .attempts
+                .iter()
+                .map(|a| {
+                    // The ring's radius is the last number bound before LIMIT.
+                    let p = a.page.params();
+                    assert_eq!(a.size, 10);
+                    match &p[p.len() - 3] {
+                        SqlValue::Real(r) => *r,
+                        other => panic!("{other:?}"),
+                    }
+                })
+                .collect::<Vec<f64>>()
+        };
+        assert_eq!(
+            radii(vec![ContentFilter::Radius(circle(10_000.0))]),
+            [625.0, 2_500.0]
+        );
+        // Under 100 m a ring is not worth a statement.
+        assert_eq!(radii(vec![ContentFilter::Radius(circle(1_000.0))]), [250.0]);
+        assert!(radii(vec![ContentFilter::Radius(circle(300.0))]).is_empty());
+        // A circle around another centre is a filter, not the order's radius.
+        let elsewhere = GeoCircle {
+            latitude: 47.0,
+            ..circle(10_000.0)
+        };
+        assert!(radii(vec![ContentFilter::Radius(elsewhere)]).is_empty());
+        // The ring keeps every filter of the query and adds its circle.
+        let q = query(vec![ContentFilter::Radius(circle(10_000.0))], order.clone());
+        let compiled = q.compile(Dialect::Sqlite);
+        let ring = compiled.attempts[0].page.as_sql();
+        assert_eq!(ring.matches("hub_geo_distance").count(), 3, "{ring}");
+        assert!(ring.ends_with("ORDER BY p.d, p.k"), "{ring}");
     }
 }

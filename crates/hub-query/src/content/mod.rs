@@ -165,11 +165,12 @@ pub struct CompiledList {
     pub checks: CheckTable,
     /// The query's `count_limit`: what `count` stops at, for [`Total::settle`].
     pub count_limit: Option<u64>,
-    /// A cheaper first try at the page (see [`Walk`]); when it falls short, `page` runs.
-    pub walk: Option<Walk>,
+    /// Cheaper statements for the page, tried in order before `page` (see
+    /// [`PageAttempt`]); the first that returns a full page answers it.
+    pub attempts: Vec<PageAttempt>,
 }
 
-pub use walk::Walk;
+pub use walk::PageAttempt;
 
 impl ContentQuery {
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
@@ -188,7 +189,7 @@ impl ContentQuery {
                 page_has_total,
                 checks,
                 count_limit: self.count_limit,
-                walk: walk::compile(self, dialect),
+                attempts: walk::compile(self, dialect).into_iter().collect(),
             };
         }
         let mut page = SqlBuilder::new(dialect);
@@ -229,7 +230,7 @@ impl ContentQuery {
             page_has_total: false,
             checks,
             count_limit: self.count_limit,
-            walk: None,
+            attempts: Vec::new(),
         }
     }
 
@@ -321,7 +322,7 @@ pub(crate) enum Form {
     /// table's index — the plan when the matches drive the query (counts, sorts).
     Set,
     /// `EXISTS (SELECT … WHERE … = c.id_key)`: one index probe per document — the plan
-    /// when an ordered walk of the documents stops after a page ([`Walk`]).
+    /// when an ordered walk of the documents stops after a page (`walk`).
     Probe,
 }
 
@@ -391,7 +392,13 @@ fn compile_filter(
             if let Some(end) = end {
                 q.sql(" AND d.date_begin < ").text(end.clone());
             }
-            q.sql(")");
+            match form {
+                Form::Set => q.sql(")"),
+                Form::Probe => {
+                    walk::close_probe(q);
+                    q
+                }
+            };
         }
         ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
         ContentFilter::Area(area) => geo::compile_area(q, area),

@@ -201,7 +201,8 @@ impl TagFilter {
                     .text(kind)
                     .sql(" AND t.tag IN ")
                     .list(probe)
-                    .sql(" AND t.id_key = c.id_key)");
+                    .sql(" AND t.id_key = c.id_key");
+                super::walk::close_probe(q);
             }
         }
         if first {

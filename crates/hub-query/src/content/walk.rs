@@ -9,7 +9,7 @@
 //! full — a cost that grows with the page, not with the data.
 //!
 //! A filter that matches rarely would walk far, so the walk is bounded: it looks only at
-//! the first [`Walk::rows`] documents in order (those whose sort key is at most the sort
+//! the first [`walk_rows`] documents in order (those whose sort key is at most the sort
 //! key of the `rows`-th document, a prefix of the order, so what it finds is exactly
 //! the start of the full answer). When that prefix holds fewer matches than the page
 //! needs, the store runs the ordinary page statement instead (matches first, sorted),
@@ -29,18 +29,17 @@ const ROWS_PER_PAGE_ROW: u64 = 100;
 const MIN_ROWS: u64 = 1_000;
 const MAX_ROWS: u64 = 20_000;
 
-/// The walk statement of a filtered default-order page.
+/// A cheaper statement for a page that answers it only when the data allows: it
+/// selects the page's documents (one column, the stored text) from a prefix of the
+/// query's order — the first documents of a walk ([`compile`]), the matches nearest
+/// the centre (`geo::compile_nearest`'s rings). A full page from a prefix is the page;
+/// fewer than [`PageAttempt::size`] rows means the prefix did not hold it, and the
+/// next attempt, finally the ordinary page statement, runs instead.
 #[derive(Debug)]
-pub struct Walk {
-    /// Selects the page's documents (one column, the stored text) from the first
-    /// [`Walk::rows`] documents in order. Fewer than [`Walk::size`] rows means the prefix
-    /// did not hold the page (or the collection is shorter than the prefix): run the
-    /// ordinary page statement instead.
+pub struct PageAttempt {
     pub page: SqlBuilder,
-    /// The page size: a walk that returned this many rows answered the page.
+    /// The page size: an attempt that returned this many rows answered the page.
     pub size: u64,
-    /// How many documents (in order) the walk looks at.
-    pub rows: u64,
 }
 
 /// The number of documents a walk for a page ending at `page_end` looks at, or `None`
@@ -51,7 +50,7 @@ pub(crate) fn walk_rows(page_end: u64) -> Option<u64> {
 }
 
 /// The walk for `query`, when it is a filtered page in the default order.
-pub(crate) fn compile(query: &ContentQuery, dialect: Dialect) -> Option<Walk> {
+pub(crate) fn compile(query: &ContentQuery, dialect: Dialect) -> Option<PageAttempt> {
     if query.order != ContentOrder::Default || query.filters.is_empty() {
         return None;
     }
@@ -87,7 +86,17 @@ pub(crate) fn compile(query: &ContentQuery, dialect: Dialect) -> Option<Walk> {
         .sql(") p JOIN content c ON c.entity = ")
         .text(query.entity)
         .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
-    Some(Walk { page, size, rows })
+    Some(PageAttempt { page, size })
+}
+
+/// Closes a [`Form::Probe`] subquery. On PostgreSQL `OFFSET 0` keeps the planner from
+/// turning `EXISTS` into a semi-join, which would read every match of the side table
+/// first — the cost the walk exists to avoid; SQLite runs `EXISTS` per row anyway.
+pub(crate) fn close_probe(q: &mut SqlBuilder) {
+    if q.dialect == Dialect::Postgres {
+        q.sql(" OFFSET 0");
+    }
+    q.sql(")");
 }
 
 /// `searchfilter` per document: a title (in `languages`, or any) containing the folded
@@ -107,9 +116,9 @@ pub(crate) fn probe_search(
     }
     q.sql(" AND t.folded LIKE ")
         .text(format!("%{}%", escape_like(folded_term)))
-        .sql(" ESCAPE '\\') OR c.id_key = ")
-        .text(id_key.to_string())
-        .sql(")");
+        .sql(" ESCAPE '\\'");
+    close_probe(q);
+    q.sql(" OR c.id_key = ").text(id_key.to_string()).sql(")");
 }
 
 #[cfg(test)]
@@ -137,32 +146,36 @@ mod tests {
     #[test]
     fn walks_only_filtered_default_order_pages_that_are_not_too_deep() {
         let cases: [(Vec<ContentFilter>, ContentOrder, u32, Option<u64>); 6] = [
-            (vec![tags("and(a,b)")], ContentOrder::Default, 1, Some(1_000)),
+            (
+                vec![tags("and(a,b)")],
+                ContentOrder::Default,
+                1,
+                Some(1_000),
+            ),
             (vec![tags("a")], ContentOrder::Default, 20, Some(20_000)),
             (vec![tags("a")], ContentOrder::Default, 21, None),
             (vec![], ContentOrder::Default, 1, None),
             (vec![tags("a")], ContentOrder::Seed("1".into()), 1, None),
-            (
-                vec![tags("a")],
-                ContentOrder::Raw(vec![]),
-                1,
-                None,
-            ),
+            (vec![tags("a")], ContentOrder::Raw(vec![]), 1, None),
         ];
         for (filters, order, number, rows) in cases {
             let q = query(filters, order.clone(), number);
-            let walk = q.compile(Dialect::Sqlite).walk;
-            assert_eq!(walk.as_ref().map(|w| w.rows), rows, "{order:?} page {number}");
-            if let Some(walk) = walk {
-                assert_eq!(walk.size, 10);
-            }
+            let attempts = q.compile(Dialect::Sqlite).attempts;
+            // The bound's OFFSET is the third parameter: rows - 1.
+            let walked = attempts.first().map(|w| w.page.params()[2].clone());
+            assert_eq!(
+                walked,
+                rows.map(|r| SqlValue::Int(r as i64 - 1)),
+                "{order:?} page {number}"
+            );
+            assert!(attempts.iter().all(|w| w.size == 10));
         }
     }
 
     #[test]
     fn the_walk_reads_a_bounded_prefix_of_the_order_index() {
         let q = query(vec![tags("and(hiking,summer)")], ContentOrder::Default, 2);
-        let sqlite = q.compile(Dialect::Sqlite).walk.unwrap();
+        let sqlite = q.compile(Dialect::Sqlite).attempts.remove(0);
         let sql = sqlite.page.as_sql();
         assert!(
             sql.starts_with("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c INDEXED BY content_order WHERE c.entity = ?1 AND c.sort_key <= (SELECT b.sort_key FROM content b INDEXED BY content_order WHERE b.entity = ?2 ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ?3)"),
@@ -170,12 +183,35 @@ mod tests {
         );
         assert_eq!(sqlite.page.params()[2], SqlValue::Int(1_999));
         // One primary-key probe per tag of an `and` group, values bound.
-        assert_eq!(sql.matches("EXISTS (SELECT 1 FROM content_tag t").count(), 2);
-        assert!(sqlite.page.params().contains(&SqlValue::Text("hiking".into())));
+        assert_eq!(
+            sql.matches("EXISTS (SELECT 1 FROM content_tag t").count(),
+            2
+        );
+        assert!(sqlite
+            .page
+            .params()
+            .contains(&SqlValue::Text("hiking".into())));
         assert!(sql.ends_with("ORDER BY p.o, p.k"), "{sql}");
-        let pg = q.compile(Dialect::Postgres).walk.unwrap();
-        assert!(!pg.page.as_sql().contains("INDEXED BY"), "{}", pg.page.as_sql());
-        assert!(pg.page.as_sql().contains("OFFSET $3)"), "{}", pg.page.as_sql());
+        let pg = q.compile(Dialect::Postgres).attempts.remove(0);
+        assert!(
+            !pg.page.as_sql().contains("INDEXED BY"),
+            "{}",
+            pg.page.as_sql()
+        );
+        assert!(
+            pg.page.as_sql().contains("OFFSET $3)"),
+            "{}",
+            pg.page.as_sql()
+        );
+        assert_eq!(
+            pg.page
+                .as_sql()
+                .matches("AND t.id_key = c.id_key OFFSET 0)")
+                .count(),
+            2,
+            "{}",
+            pg.page.as_sql()
+        );
     }
 
     #[test]
@@ -189,12 +225,15 @@ mod tests {
             ContentOrder::Default,
             1,
         );
-        let walk = q.compile(Dialect::Sqlite).walk.unwrap();
+        let walk = q.compile(Dialect::Sqlite).attempts.remove(0);
         let sql = walk.page.as_sql();
         assert!(!sql.contains("drop"), "{sql}");
         assert!(!sql.contains("content_title_fts"), "{sql}");
         assert!(sql.contains("AND t.id_key = c.id_key AND t.lang IN (?5) AND t.folded LIKE ?6 ESCAPE '\\') OR c.id_key = ?7)"), "{sql}");
-        assert_eq!(walk.page.params()[5], SqlValue::Text("%50\\%'; drop%".into()));
+        assert_eq!(
+            walk.page.params()[5],
+            SqlValue::Text("%50\\%'; drop%".into())
+        );
     }
 
     #[test]

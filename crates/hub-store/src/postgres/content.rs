@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries, Tx};
-use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
     compile, extent_of, extent_sql, parse_documents, unpaged, ContentPage, ContentRepo,
     DocumentStream, Extent, PutOutcome,
@@ -245,24 +245,28 @@ impl ContentRepo for PgContent {
             .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
             .collect::<Result<Vec<_>>>()?;
         let n = docs.len() as u64;
-        with_progress(&self.backend, progress, move |mut conn, progress| async move {
-            let tx = conn.transaction().await?;
-            let mut done = 0u64;
-            for chunk in docs.chunks(CHUNK) {
-                write_indexed(&tx, chunk).await?;
-                done += chunk.len() as u64;
-                let _ = progress.send(done);
-            }
-            bump_revisions(&tx, &revisions_to_bump(docs.iter().map(|d| d.entity))).await?;
-            tx.commit().await?;
-            if docs.len() >= 1000 {
-                conn.batch_execute(
+        with_progress(
+            &self.backend,
+            progress,
+            move |mut conn, progress| async move {
+                let tx = conn.transaction().await?;
+                let mut done = 0u64;
+                for chunk in docs.chunks(CHUNK) {
+                    write_indexed(&tx, chunk).await?;
+                    done += chunk.len() as u64;
+                    let _ = progress.send(done);
+                }
+                bump_revisions(&tx, &revisions_to_bump(docs.iter().map(|d| d.entity))).await?;
+                tx.commit().await?;
+                if docs.len() >= 1000 {
+                    conn.batch_execute(
                     "ANALYZE content, content_tag, content_title, content_language, content_date",
                 )
                 .await?;
-            }
-            Ok(())
-        })?;
+                }
+                Ok(())
+            },
+        )?;
         progress(n);
         Ok(())
     }
@@ -276,9 +280,9 @@ async fn list_page(
     counts: Arc<CountCache>,
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
-    if let Some(walk) = &compiled.walk {
-        let (docs, _) = page_docs(&conn, &walk.page, false).await.map_err(fail)?;
-        if docs.len() as u64 >= walk.size {
+    for attempt in &compiled.attempts {
+        let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
+        if docs.len() as u64 >= attempt.size {
             let total = count(&conn, &compiled, &query, &counts).await?;
             return Ok(ContentPage {
                 total: total.value,

@@ -14,8 +14,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{bind, SqliteBackend};
-use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
     compile, extent_of, extent_sql, failed_check_error, parse_documents, unpaged, ContentPage,
     ContentRepo, DocumentStream, Extent, PutOutcome,
@@ -228,9 +228,9 @@ fn list_page(
     compiled: &hub_query::content::CompiledList,
     counts: &CountCache,
 ) -> Result<ContentPage> {
-    if let Some(walk) = &compiled.walk {
-        let docs = page_docs(conn, &walk.page, false)?.0;
-        if docs.len() as u64 >= walk.size {
+    for attempt in &compiled.attempts {
+        let docs = page_docs(conn, &attempt.page, false)?.0;
+        if docs.len() as u64 >= attempt.size {
             let total = count(conn, compiled, counts)?;
             return Ok(ContentPage {
                 total: total.value,
@@ -277,7 +277,9 @@ fn count(
     compiled: &hub_query::content::CompiledList,
     counts: &CountCache,
 ) -> Result<Total> {
-    let stamp: i64 = conn.prepare_cached(STAMP_SQL)?.query_row([], |r| r.get(0))?;
+    let stamp: i64 = conn
+        .prepare_cached(STAMP_SQL)?
+        .query_row([], |r| r.get(0))?;
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
     }

@@ -1,9 +1,10 @@
-//! Filtered pages in the default order (issue 18): a filter that matches often is
+//! Filtered pages (issue 18): in the default order a filter that matches often is
 //! answered by walking the order index until the page is full, one that matches rarely
-//! by sorting its matches; totals are kept until the next write. Whichever way a page
-//! is found, a client sees the same pages and totals as the rule computed here over
-//! the documents: every match once, in Shortname order, and a total that follows
-//! writes at once. Both backends.
+//! by sorting its matches; a radius search nearest first tries smaller circles around
+//! the centre first; totals are kept until the next write. Whichever way a page is
+//! found, a client sees the same pages and totals as the rule computed here over the
+//! documents: every match once, in order, and a total that follows writes at once.
+//! Both backends.
 
 use serde_json::{json, Value};
 
@@ -48,13 +49,25 @@ fn doc(i: usize) -> Value {
         "HasLanguage": ["de"],
         "Detail": {"de": {"Title": title_of(i)}},
         "Tags": tags_of(i).iter().map(|t| json!({"Id": t, "Source": "idm"})).collect::<Vec<_>>(),
+        "GpsInfo": [{"Gpstype": "position", "Latitude": position(i).0, "Longitude": position(i).1}],
     })
 }
 
+/// A grid of 48 × 50 points about 220 m apart around [`CENTRE`], each moved by a few
+/// millimetres per number so no two lie at the same distance from the centre.
+fn position(i: usize) -> (f64, f64) {
+    let (row, column) = ((i / 50) as f64, (i % 50) as f64);
+    (
+        CENTRE.0 + (row - 24.0) * 0.002 + i as f64 * 1e-8,
+        CENTRE.1 + (column - 25.0) * 0.003 + i as f64 * 2e-8,
+    )
+}
+
+const CENTRE: (f64, f64) = (46.5, 11.3);
+
 fn app() -> TestApp {
     let (store, dir) = support::backend();
-    let docs: Vec<(&'static str, Value)> =
-        (0..DOCS).map(|i| ("HubActivityPoi", doc(i))).collect();
+    let docs: Vec<(&'static str, Value)> = (0..DOCS).map(|i| ("HubActivityPoi", doc(i))).collect();
     store
         .content()
         .put_batch_blocking(&docs, &mut |_| {})
@@ -137,10 +150,44 @@ async fn totals_and_pages_follow_writes_at_once() {
 
     // Deleting it and another match: one fewer than at the start.
     for id in ["fp-new", "fp-00003"] {
-        assert!(app.store.content().delete("HubActivityPoi", id).await.unwrap());
+        assert!(app
+            .store
+            .content()
+            .delete("HubActivityPoi", id)
+            .await
+            .unwrap());
     }
     let (_, deleted) = get(&app, uri).await;
     assert_eq!(deleted["TotalResults"], dense.len() - 1, "{deleted}");
     let remaining: Vec<String> = dense.into_iter().filter(|id| id != "fp-00003").collect();
     assert_eq!(ids(&deleted), remaining[10..20], "{deleted}");
+}
+
+#[tokio::test]
+async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
+    let app = app();
+    let distance = |i: usize| {
+        let (lat, lon) = position(i);
+        hub_query::content::geo::geodesic_distance_m(CENTRE.0, CENTRE.1, lat, lon)
+    };
+    for metres in [3_000.0, 600.0] {
+        let mut within: Vec<usize> = (0..DOCS).filter(|&i| distance(i) <= metres).collect();
+        within.sort_by(|&a, &b| distance(a).total_cmp(&distance(b)));
+        let all: Vec<String> = within.iter().map(|i| format!("fp-{i:05}")).collect();
+        let last = all.len().div_ceil(10);
+        // Page 1 and 2 come from a smaller circle where it holds them; deeper pages and
+        // the last from the whole radius.
+        for number in [1, 2, 5, last, last + 1] {
+            let uri = format!(
+                "/v1/HubActivityPoi?latitude={}&longitude={}&radius={metres}&pagesize=10&pagenumber={number}",
+                CENTRE.0, CENTRE.1
+            );
+            let (status, body) = get(&app, &uri).await;
+            assert_eq!(status, 200, "{uri}: {body}");
+            let start = ((number - 1) * 10).min(all.len());
+            let end = (start + 10).min(all.len());
+            assert_eq!(ids(&body), all[start..end], "{uri}");
+            assert_eq!(body["TotalResults"], all.len(), "{uri}");
+        }
+    }
 }
