@@ -15,6 +15,7 @@
 #   SCALING_DATA=DIR           keep the demo stores (and the cluster) in DIR and reuse them on
 #                              the next run: the scale-10 load takes minutes, a rerun seconds
 #   HUB_BIN=PATH               serve with this binary instead of building target/release/hub
+#   SCALING_PORT=N             loopback port of the servers (default 18090)
 #                              (for before/after figures over the same stores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,7 @@ else
   work=$(mktemp -d)
   keep=0
 fi
-port=18090
+port=${SCALING_PORT:-18090}
 base="http://127.0.0.1:$port"
 server=""
 pg_dir=""

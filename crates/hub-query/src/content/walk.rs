@@ -18,7 +18,7 @@
 //! Owns: the walk statement and its bound. Must not: decide totals (the separate count
 //! statement and [`super::Total::settle`] do).
 
-use super::{compile_filter, ContentOrder, ContentQuery, Form};
+use super::{compile_filter, ContentFilter, ContentOrder, ContentQuery, Form};
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
 /// Documents the walk may look at per document of the page's end (`offset + size`):
@@ -51,7 +51,10 @@ pub(crate) fn walk_rows(page_end: u64) -> Option<u64> {
 
 /// The walk for `query`, when it is a filtered page in the default order.
 pub(crate) fn compile(query: &ContentQuery, dialect: Dialect) -> Option<PageAttempt> {
-    if query.order != ContentOrder::Default || query.filters.is_empty() {
+    if query.order != ContentOrder::Default
+        || query.filters.is_empty()
+        || query.filters.iter().any(answered_by_an_index)
+    {
         return None;
     }
     let size = u64::from(query.page.size);
@@ -99,6 +102,16 @@ pub(crate) fn close_probe(q: &mut SqlBuilder) {
     q.sql(")");
 }
 
+/// Filters whose matches an index finds directly and that are usually narrow (an id
+/// list, a place on the map): their matches are few, so sorting them beats walking —
+/// and a walk would read each walked document's row for its position.
+fn answered_by_an_index(filter: &ContentFilter) -> bool {
+    matches!(
+        filter,
+        ContentFilter::IdIn(_) | ContentFilter::Radius(_) | ContentFilter::Area(_)
+    )
+}
+
 /// `searchfilter` per document: a title (in `languages`, or any) containing the folded
 /// term, or the id equal to it — the same documents as `compile_search`'s set.
 pub(crate) fn probe_search(
@@ -124,7 +137,8 @@ pub(crate) fn probe_search(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{tagfilter, ContentFilter, Page};
+    use crate::content::geo::GeoCircle;
+    use crate::content::{tagfilter, Page};
 
     fn query(filters: Vec<ContentFilter>, order: ContentOrder, number: u32) -> ContentQuery {
         ContentQuery {
@@ -145,7 +159,19 @@ mod tests {
 
     #[test]
     fn walks_only_filtered_default_order_pages_that_are_not_too_deep() {
-        let cases: [(Vec<ContentFilter>, ContentOrder, u32, Option<u64>); 6] = [
+        let circle = ContentFilter::Radius(GeoCircle {
+            latitude: 46.5,
+            longitude: 11.3,
+            metres: 1_000.0,
+        });
+        let cases: [(Vec<ContentFilter>, ContentOrder, u32, Option<u64>); 8] = [
+            (vec![tags("a"), circle], ContentOrder::Default, 1, None),
+            (
+                vec![ContentFilter::IdIn(vec!["x".into()])],
+                ContentOrder::Default,
+                1,
+                None,
+            ),
             (
                 vec![tags("and(a,b)")],
                 ContentOrder::Default,
