@@ -9,23 +9,30 @@
 # request (before any warm-up: nothing of it kept yet, e.g. no list total), and the
 # server's resident memory after the run (VmRSS, and its peak VmHWM).
 #
-# Usage: bench/scaling.sh [--duration SECONDS] [--scales "1 10"]
+# Usage: bench/scaling.sh [--duration SECONDS] [--scales "1 10"] [--rounds N]
+# With --rounds N every backend and scale is served N times in turn (1, 10, 1, 10, …) and
+# the medians are printed: on a shared machine a single run mostly measures the load of
+# the moment.
 # Environment:
 #   BACKENDS=sqlite,postgres   also PostgreSQL (a throwaway cluster, scripts/pg-throwaway.sh)
 #   SCALING_DATA=DIR           keep the demo stores (and the cluster) in DIR and reuse them on
 #                              the next run: the scale-10 load takes minutes, a rerun seconds
 #   HUB_BIN=PATH               serve with this binary instead of building target/release/hub
 #   SCALING_PORT=N             loopback port of the servers (default 18090)
+#   SCALING_PG_URL=URL         with BACKENDS=…postgres: an admin URL of a running cluster to
+#                              load into and read from (left running) instead of starting one
 #                              (for before/after figures over the same stores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=5
 scales="1 10"
+rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=$2; shift 2 ;;
     --scales) scales=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +57,7 @@ server=""
 pg_dir=""
 cleanup() {
   [ -n "$server" ] && { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; }
-  [ -n "$pg_dir" ] && scripts/pg-throwaway.sh stop "$pg_dir"
+  [ -n "$pg_dir" ] && [ -z "${SCALING_PG_URL:-}" ] && scripts/pg-throwaway.sh stop "$pg_dir"
   [ "$keep" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -59,9 +66,15 @@ pg_url=""
 if [[ ",$backends," == *",postgres,"* ]]; then
   command -v psql >/dev/null || { echo "psql is missing: apt-get install -y postgresql-client" >&2; exit 1; }
   # Outside a private temporary directory: the cluster runs as the postgres user when we are root.
-  pg_dir="$work/pg"
-  [ "$keep" = 1 ] || pg_dir=$(mktemp -d)
-  pg_url=$(scripts/pg-throwaway.sh start "$pg_dir")
+  if [ -n "${SCALING_PG_URL:-}" ]; then
+    pg_url=$SCALING_PG_URL
+    pg_dir="$work/pg"  # the loaded-database markers; the cluster is not ours to stop
+    mkdir -p "$pg_dir"
+  else
+    pg_dir="$work/pg"
+    [ "$keep" = 1 ] || pg_dir=$(mktemp -d)
+    pg_url=$(scripts/pg-throwaway.sh start "$pg_dir")
+  fi
 fi
 
 # Loads the demo at $2 into backend $1 once (a marker file says it is complete) and
@@ -95,8 +108,14 @@ to_ms() {
   awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v}'
 }
 
+# The median of the numbers given.
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2] + v[NR/2+1]) / 2}'
+}
+
 declare -A rps p50 first_ms startup rss
 names=()
+for round in $(seq 1 "$rounds"); do
 for backend in ${backends//,/ }; do
   for scale in $scales; do
     args=$(store_args "$backend" "$scale")
@@ -109,7 +128,7 @@ for backend in ${backends//,/ }; do
       server=$!
       for _ in $(seq 1 30000); do curl -fs "$base/health" >/dev/null && break; sleep 0.01; done
       curl -fs "$base/v1/HubActivityPoi?pagesize=1" >/dev/null || { echo "hub serve ($backend, scale $scale) did not come up" >&2; exit 1; }
-      startup["$backend|$scale"]=$(( ($(date +%s%N) - t0) / 1000000 ))
+      startup["$backend|$scale|$round"]=$(( ($(date +%s%N) - t0) / 1000000 ))
       [ "$start" = timed ] || { kill "$server"; wait "$server" 2>/dev/null || true; }
     done
     id=$(curl -fs "$base/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Items"][0]["Id"])')
@@ -126,21 +145,38 @@ for backend in ${backends//,/ }; do
     for w in "${workloads[@]}"; do
       name=${w%%|*}
       names+=("$name")
-      first_ms["$backend|$scale|$name"]=$(curl -s -o /dev/null -w '%{time_total}' "$base${w#*|}" | awk '{printf "%.1f", $1 * 1000}')
+      first_ms["$backend|$scale|$name|$round"]=$(curl -s -o /dev/null -w '%{time_total}' "$base${w#*|}" | awk '{printf "%.1f", $1 * 1000}')
       # A short warm-up so both scales start from a warm cache.
       wrk -t1 -c1 -d1s --timeout 60s "$base${w#*|}" >/dev/null
       out=$(wrk -t2 -c8 -d"${duration}s" --timeout 60s --latency "$base${w#*|}")
-      rps["$backend|$scale|$name"]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-      p50["$backend|$scale|$name"]=$(awk '$1=="50%" {print $2}' <<<"$out" | to_ms)
+      rps["$backend|$scale|$name|$round"]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+      p50["$backend|$scale|$name|$round"]=$(awk '$1=="50%" {print $2}' <<<"$out" | to_ms)
     done
     rss["$backend|$scale"]=$(awk '/^VmRSS/ {r=$2} /^VmHWM/ {h=$2} END {printf "%d MB (peak %d MB)", r/1024, h/1024}' "/proc/$server/status")
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
   done
 done
+done
+
+# Medians over the rounds (a workload with no request done in a round counts as none).
+for backend in ${backends//,/ }; do
+  for scale in $scales; do
+    values=(); for r in $(seq 1 "$rounds"); do values+=("${startup["$backend|$scale|$r"]}"); done
+    startup["$backend|$scale"]=$(median "${values[@]}")
+    for name in "${names[@]}"; do
+      for metric in rps p50 first_ms; do
+        declare -n table=$metric
+        values=(); for r in $(seq 1 "$rounds"); do [ -n "${table["$backend|$scale|$name|$r"]:-}" ] && values+=("${table["$backend|$scale|$name|$r"]}"); done
+        [ ${#values[@]} -gt 0 ] && table["$backend|$scale|$name"]=$(median "${values[@]}")
+        unset -n table
+      done
+    done
+  done
+done
 
 read -r -a sc <<<"$scales"
 first=${sc[0]}; last=${sc[${#sc[@]}-1]}
-echo "wrk -t2 -c8, ${duration}s per workload after a 1 s warm-up; $(nproc) cores; $HUB_BIN"
+echo "wrk -t2 -c8, ${duration}s per workload after a 1 s warm-up; medians of $rounds round(s); $(nproc) cores; $HUB_BIN"
 for backend in ${backends//,/ }; do
   echo
   printf '%-30s' "$backend"
