@@ -6,6 +6,9 @@
 # 5xx count and the server's RSS; at the end the RSS at start, peak and end. A healthy
 # run has zero 5xx and an RSS that stops growing.
 # Usage: bench/soak.sh [--minutes N] [--connections N] [--slice SECONDS] [-- SERVE-FLAGS…]
+# SOAK_DATA=DIR serves an existing data directory (e.g. a scale-10 store kept by
+# bench/scaling.sh) instead of a fresh scale-1 demo; the server may write to it (use a
+# copy of a shared store). HUB_BIN=PATH serves with another build (no cargo build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +26,20 @@ while [ $# -gt 0 ]; do
 done
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 
-cargo build --release -q -p hub
+hub=${HUB_BIN:-./target/release/hub}
+[ -n "${HUB_BIN:-}" ] || cargo build --release -q -p hub
 work=$(mktemp -d)
-port=18090
+port=${SOAK_PORT:-18090}
 base="http://127.0.0.1:$port"
-./target/release/hub demo --data "$work/data" >/dev/null
-HUB_LOG=warn ./target/release/hub serve --data "$work/data" --listen "127.0.0.1:$port" "$@" &
+if [ -n "${SOAK_DATA:-}" ]; then
+  data=$SOAK_DATA
+  serve_data=(--no-demo --data "$data")
+else
+  data=$work/data
+  "$hub" demo --data "$data" >/dev/null
+  serve_data=(--data "$data")
+fi
+HUB_LOG=warn "$hub" serve "${serve_data[@]}" --listen "127.0.0.1:$port" "$@" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do curl -fs "$base/health" >/dev/null && break; sleep 0.1; done

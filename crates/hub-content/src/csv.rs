@@ -158,6 +158,84 @@ impl Sheet {
     }
 }
 
+/// [`render`] one row at a time, for lists too long to hold (`pagesize=-1`): each
+/// document becomes its line for the columns known so far. Columns only ever join at the
+/// end (first-seen order), so a line written when there were `k` columns is the final
+/// line but for `columns() - k` empty fields at its end, which [`line_end`] adds once the
+/// last row has set the header. Lines plus their endings equal [`render`]'s rows.
+#[derive(Default)]
+pub(crate) struct RowWriter {
+    sheet: Sheet,
+    line: Vec<Option<(usize, usize)>>,
+}
+
+impl RowWriter {
+    /// Flattens one document's JSON text and appends its fields (no line end) to `out`;
+    /// the number of columns the line has.
+    pub(crate) fn write_row(
+        &mut self,
+        json: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, serde_json::Error> {
+        let sheet = &mut self.sheet;
+        sheet.text.clear();
+        sheet.cells.clear();
+        sheet.row_ends.clear();
+        let mut prefix = String::new();
+        let mut de = serde_json::Deserializer::from_str(json);
+        Node {
+            sheet: &mut *sheet,
+            prefix: &mut prefix,
+        }
+        .deserialize(&mut de)?;
+        de.end()?;
+        sheet.row_ends.push(sheet.cells.len());
+        let columns = sheet.columns.len();
+        self.line.clear();
+        self.line.resize(columns, None);
+        for &(i, start, end) in &sheet.cells {
+            self.line[i] = Some((start, end));
+        }
+        let mut field = String::new();
+        for (i, cell) in self.line.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if let Some((start, end)) = *cell {
+                field.clear();
+                push_field(&mut field, &sheet.text[start..end]);
+                out.extend_from_slice(field.as_bytes());
+            }
+        }
+        Ok(columns)
+    }
+
+    /// Columns seen so far.
+    pub(crate) fn columns(&self) -> usize {
+        self.sheet.columns.len()
+    }
+
+    /// The header line (with its line end) of every column seen.
+    pub(crate) fn header(&self) -> String {
+        let mut out = String::new();
+        for (i, c) in self.sheet.columns.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_field(&mut out, c);
+        }
+        out.push_str("\r\n");
+        out
+    }
+}
+
+/// What follows a line written with `had` of `columns` columns: its missing fields at
+/// the end, then the line end.
+pub(crate) fn line_end(out: &mut Vec<u8>, had: usize, columns: usize) {
+    out.extend(std::iter::repeat_n(b',', columns.saturating_sub(had)));
+    out.extend_from_slice(b"\r\n");
+}
+
 fn push_number(text: &mut String, n: Number) {
     let _ = write!(text, "{n}");
 }
@@ -504,6 +582,33 @@ mod tests {
              a,\"Hütte, \"\"alt\"\"\",x|y,,,,,\r\n\
              b,,,,true,\"line\nbreak\",\"{\"\"L\"\":1}\",\r\n"
         );
+    }
+
+    #[test]
+    fn rows_written_one_at_a_time_match_rendering_the_page() {
+        let docs = [
+            json!({"Id": "a", "Detail": {"de": {"Title": "Hütte, \"alt\""}}, "Tags": ["x", "y"], "N": null}),
+            json!({"Id": "b", "Active": true, "Detail": {"it": {"Title": "line\nbreak"}}, "G": [{"L": 1}], "E": {}}),
+            json!({"Id": "c"}),
+            json!({"Z": 1.5, "Id": "d", "a": {"b": [1, [2]]}}),
+            json!({}),
+        ];
+        let mut writer = RowWriter::default();
+        let mut lines = Vec::new();
+        for doc in &docs {
+            let mut line = Vec::new();
+            let had = writer.write_row(&doc.to_string(), &mut line).unwrap();
+            lines.push((had, line));
+        }
+        let mut out = writer.header().into_bytes();
+        for (had, line) in lines {
+            out.extend_from_slice(&line);
+            line_end(&mut out, had, writer.columns());
+        }
+        let page = json!({"Items": docs});
+        assert_eq!(String::from_utf8(out).unwrap(), render(&page));
+        assert!(writer.write_row("{\"Id\": ", &mut Vec::new()).is_err());
+        assert!(writer.write_row("{} x", &mut Vec::new()).is_err());
     }
 
     #[test]

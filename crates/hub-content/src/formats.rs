@@ -95,6 +95,10 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     };
     let path = request.uri().path().to_string();
     let self_url = format!("{}{}", state.base_url, request.uri());
+    // The list handler streams CSV itself for `pagesize=-1` (it cannot be converted from
+    // a streamed JSON body without holding it).
+    let mut request = request;
+    request.extensions_mut().insert(format);
     let mut response = if format == Format::GeoJson {
         crate::geojson::scope(next.run(request)).await
     } else {
@@ -118,7 +122,7 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     {
         return Problem::invalid_parameter(
             "pagesize",
-            "pagesize=-1 (every document, streamed) is answered as JSON only; read CSV, JSON-LD or GeoJSON page by page (pagesize up to 1000)",
+            "pagesize=-1 (every document, streamed) is answered as JSON or CSV only; read JSON-LD or GeoJSON page by page (pagesize up to 1000)",
         )
         .into_response();
     }

@@ -13,6 +13,7 @@
 pub mod closed;
 pub mod closed_query;
 mod csv;
+mod csv_stream;
 pub mod deprecated;
 pub mod entity_filters;
 pub mod error;

@@ -12,6 +12,7 @@ use hub_store::ContentRepo;
 use serde_json::json;
 
 use crate::error::ContentError;
+use crate::formats::Format;
 use crate::geojson::{Place, Places};
 use crate::list_query::ListQuery;
 use crate::params::{Projection, RawQuery};
@@ -112,8 +113,10 @@ async fn entity_path(
     uri: Uri,
     AxumRawQuery(query): AxumRawQuery,
     principal: Option<axum::Extension<hub_auth::Principal>>,
+    format: Option<axum::Extension<Format>>,
 ) -> Result<Response, ContentError> {
     let principal = principal.map(|axum::Extension(p)| p);
+    let format = format.map_or(Format::Json, |axum::Extension(f)| f);
     if path
         .trim_end_matches('/')
         .eq_ignore_ascii_case("deprecated")
@@ -132,7 +135,7 @@ async fn entity_path(
     crate::response_cache::cacheable();
     crate::closed::with_access(full, async {
         match id {
-            None => list_entities(state, entity, uri.path(), &query).await,
+            None => list_entities(state, entity, uri.path(), &query, format).await,
             Some(id) => get_entity(state, entity, id, &path, &query).await,
         }
     })
@@ -151,6 +154,7 @@ pub(crate) async fn list_entities(
     entity: &'static EntityType,
     path: &str,
     raw: &RawQuery,
+    format: Format,
 ) -> Result<Response, ContentError> {
     crate::odh_parameters::refuse_unsupported(entity, raw)?;
     let mut params = ListQuery::read(raw, entity).parse()?;
@@ -175,6 +179,9 @@ pub(crate) async fn list_entities(
     };
     if params.whole_dataset {
         let docs = crate::whole::stream_visible(&*state.content, entity, query).await?;
+        if format == Format::Csv {
+            return crate::csv_stream::csv_response(docs, params.projection).await;
+        }
         return Ok(crate::whole::envelope_response(
             docs,
             params.seed,

@@ -30,10 +30,12 @@ async fn hub_tags(
     State(state): State<ContentState>,
     uri: Uri,
     AxumRawQuery(query): AxumRawQuery,
+    format: Option<axum::Extension<crate::formats::Format>>,
 ) -> Result<Response, ContentError> {
     let tag = EntityType::by_name("Tag").expect("Tag is registered");
+    let format = format.map_or(crate::formats::Format::Json, |axum::Extension(f)| f);
     let raw = RawQuery::parse(query.as_deref());
-    let mut response = crate::routes::list_entities(state, tag, uri.path(), &raw).await?;
+    let mut response = crate::routes::list_entities(state, tag, uri.path(), &raw, format).await?;
     let headers = response.headers_mut();
     headers.insert("deprecation", HeaderValue::from_static("true"));
     headers.insert(

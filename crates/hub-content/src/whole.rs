@@ -67,7 +67,8 @@ pub async fn stream_visible(
 }
 
 /// Marks a response whose body is streamed: the format layer must not buffer it to
-/// convert it (CSV needs every row before its header; JSON-LD is built as one value).
+/// convert it (JSON-LD is built as one value; the CSV of a whole read is streamed by the
+/// list handler itself, `crate::csv_stream`) and the response cache must not keep it.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamedList;
 

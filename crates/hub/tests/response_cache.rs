@@ -414,6 +414,7 @@ async fn answers_that_depend_on_the_clock_or_chance_are_not_kept() {
         "/v1/Event?sort=upcoming&pagesize=3",
         "/v1/HubActivityPoi?seed=0&pagesize=3",
         "/v1/HubActivityPoi?pagesize=-1",
+        "/v1/HubActivityPoi?pagesize=-1&format=csv",
     ] {
         let misses = cache_metric(&app.first, "hub_response_cache_misses_total").await;
         let entries = cache_metric(&app.first, "hub_response_cache_entries").await;
