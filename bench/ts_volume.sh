@@ -13,7 +13,8 @@
 #                      throwaway cluster in TSVOL_DATA/pg (database `hub_volume` is made)
 #   TSVOL_ARGS="points=100 …"  a smaller set (keys of the example), e.g. to try the script
 #   HUB_BIN=PATH       serve with another binary (before/after figures over the same set)
-#   DURATION=10s       per request-rate workload (wrk -t2 -c8, after a 1 s warm-up)
+#   DURATION=10s       per request-rate workload (wrk -t2 -c8 after a 1 s warm-up, then
+#                      wrk -c1 for the latency of a request alone)
 #   INGEST_SECONDS=30  how long the ingestion-while-reading phase should last (about)
 # Prints per backend: the load (records, seconds, records/s; printed again from the kept
 # figures on later runs), req/s + p50 + p99 of latest for 1,000 stations and of one series
@@ -48,11 +49,14 @@ trap cleanup EXIT
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# wrk on one URL: "req/s p50 p99".
+# wrk on one URL, 8 connections then 1: "req/s p50 p99 | c1: p50".
 rate() {
+  local c8 c1
   wrk -t2 -c8 -d1s "$1" >/dev/null 2>&1 || true
-  wrk -t2 -c8 -d "$DURATION" --timeout 30s --latency "$1" |
-    awk '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} END {printf "%8.0f req/s  p50 %-9s p99 %s\n", r, p50, p99}'
+  c8=$(wrk -t2 -c8 -d "$DURATION" --timeout 30s --latency "$1" |
+    awk '/Requests\/sec/ {r=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} END {printf "%8.0f req/s  p50 %-9s p99 %-9s", r, p50, p99}')
+  c1=$(wrk -t1 -c1 -d "$DURATION" --timeout 30s --latency "$1" | awk '/^ +50%/ {print $2}')
+  echo "$c8 | one connection: p50 $c1"
 }
 
 # Streams URL three times: "rows  median seconds  rows/s" (rows counted in the body).

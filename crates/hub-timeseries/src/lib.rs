@@ -40,8 +40,8 @@ use serde::{Deserialize, Serialize};
 pub use demo::load_demo;
 pub use error::ApiError;
 pub use hub_query::timeseries::Route;
-pub use volume::{load_volume, VolumeOptions, VolumeSummary};
 pub use import::{import_file, import_value, ImportError, ImportSummary};
+pub use volume::{load_volume, VolumeOptions, VolumeSummary};
 
 /// Configuration of the Time Series API. Every field has a default; the defaults match
 /// the demo data (its closed series are the A22 traffic sensors and the meteo

@@ -232,7 +232,11 @@ mod tests {
         assert_eq!(o.series(), 5_000);
         assert_eq!(o.records(), 50_000_000);
         let (a, b) = o.span_ms();
-        assert!(b - a >= 365 * 86_400_000, "span {} days", (b - a) / 86_400_000);
+        assert!(
+            b - a >= 365 * 86_400_000,
+            "span {} days",
+            (b - a) / 86_400_000
+        );
         assert_eq!(o.type_names()[4], "global-radiation");
     }
 

@@ -65,10 +65,7 @@ async fn load_and_read(store: &Store) {
     .await;
     let rows = all["data"].as_array().unwrap();
     assert_eq!(rows.len(), 300);
-    let one: Vec<&Value> = rows
-        .iter()
-        .filter(|r| r["scode"] == "VOL00001")
-        .collect();
+    let one: Vec<&Value> = rows.iter().filter(|r| r["scode"] == "VOL00001").collect();
     assert_eq!(one.len(), 100);
     let times: Vec<&str> = one
         .iter()
