@@ -4,7 +4,8 @@
 //! (ingestion) endpoints: route dispatch by segment count, parameter parsing, closed-data
 //! rules per role, flat and tree response builders, GeoJSON of flat answers (and flat
 //! rows for the OGC station collections), the reference's error bodies, the OpenAPI
-//! description, imports from JSON files and the demo mobility data.
+//! description, imports from JSON files, the demo mobility data and the volume set
+//! (`volume`, many series over a year, for benchmarks).
 //!
 //! Owns: HTTP shapes of `/v2` and `/v2/json/...`. Must not: build SQL (that is
 //! `hub_query::timeseries`), touch connections (that is `hub_store`), or verify tokens
@@ -24,6 +25,7 @@ mod openapi;
 mod params;
 mod read;
 mod shape;
+pub mod volume;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -39,6 +41,7 @@ pub use demo::load_demo;
 pub use error::ApiError;
 pub use hub_query::timeseries::Route;
 pub use import::{import_file, import_value, ImportError, ImportSummary};
+pub use volume::{load_volume, VolumeOptions, VolumeSummary};
 
 /// Configuration of the Time Series API. Every field has a default; the defaults match
 /// the demo data (its closed series are the A22 traffic sensors and the meteo
