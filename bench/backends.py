@@ -8,15 +8,20 @@ a release `hub serve` on loopback, and per workload prints for both backends:
 * the median latency of sequential requests (one client, keep-alive),
 * the median time the store spent in the query (`hub_store::sql` debug log: SQL sent,
   rows received), so `latency - store time` is the API's own overhead,
-* for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE).
+* for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE),
+* for PostgreSQL, its own CPU per request under load: utime + stime of the server
+  processes serving the benchmark's database (/proc, sampled around each wrk run),
+  divided by the requests wrk counted (needs the server on this machine),
+* the PostgreSQL / SQLite throughput ratio per workload (issue 18: at least 0.8x).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
-                         [--baseline HUB_BINARY] [--repeat N]
+                         [--baseline HUB_BINARY] [--repeat N] [--cache-off]
 Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
 With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
 the same two stores, and every workload runs on all four in turn, so a change is compared
 before/after in one run on the same noisy machine; --repeat N interleaves N rounds and
-prints medians.
+prints medians. --cache-off serves with the response cache off (every request reaches
+the store; by default repeated requests are cache hits that cost one revision read).
 Needs wrk and psql.
 """
 import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
@@ -50,9 +55,38 @@ def wrk(port, path, conc, duration):
     out = subprocess.run(["wrk", "-t2", f"-c{conc}", f"-d{duration}s", "--latency", f"http://127.0.0.1:{port}{path}"],
                          check=True, capture_output=True, text=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, p50, int(non2xx.group(1)) if non2xx else 0
+    return rps, p50, int(non2xx.group(1)) if non2xx else 0, requests
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def backend_cpu(database):
+    """utime + stime (seconds) per PostgreSQL server process serving `database`, found by
+    its process title (`postgres: USER DATABASE HOST(PORT) STATE`)."""
+    cpu = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().replace(b"\0", b" ").decode(errors="replace").split()
+            if len(title) < 3 or title[0] != "postgres:" or title[2] != database:
+                continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        except OSError:
+            continue
+    return cpu
+
+
+def cpu_spent(before, after):
+    """CPU seconds between two `backend_cpu` samples (a process that appeared counts whole)."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
 
 
 def sequential(port, path, n):
@@ -165,6 +199,8 @@ def workloads(kind, base_port):
         ("radius 10 km", "/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&radius=10000"),
         ("WKT polygon", "/v1/HubActivityPoi?polygon=" + q("POLYGON((11.2 46.4,11.5 46.4,11.5 46.6,11.2 46.6,11.2 46.4))")),
         ("seed order, page 3", "/v1/Event?seed=7&pagenumber=3"),
+        ("deep page 300 of 10", "/v1/Accommodation?pagesize=10&pagenumber=300"),
+        ("OGC bbox page", "/ogc/collections/HubActivityPoi/items?bbox=11.3,46.4,11.5,46.6&limit=100"),
     ]
     timeseries = [
         ("TS latest, all ParkingStation", "/v2/flat/ParkingStation/free,occupied/latest?limit=-1"),
@@ -184,6 +220,7 @@ def main():
     ap.add_argument("--only", choices=["content", "timeseries"], default="all")
     ap.add_argument("--baseline", help="an earlier hub binary served side by side over the same stores")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per workload; medians are printed")
+    ap.add_argument("--cache-off", action="store_true", help="serve with the response cache off")
     args = ap.parse_args()
     for tool in ("wrk", "psql"):
         if not shutil.which(tool):
@@ -232,21 +269,28 @@ def main():
         for name, binary, store_args, port in instances:
             log = os.path.join(work, f"{name}.log")
             env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
-            p = subprocess.Popen([binary, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args],
+            cache = ["--response-cache-bytes", "0"] if args.cache_off else []
+            p = subprocess.Popen([binary, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args, *cache],
                                  env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
             procs.append(p)
             wait_healthy(port, p)
             servers[name] = (port, LogTail(log))
             databases[name] = store_args[1]
-        print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time\n")
-        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
+        print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time;"
+              f" response cache {'off' if args.cache_off else 'on'}\n")
+        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9} {'PG CPU/req':>11}"
         print(header)
         print("-" * len(header))
         for label, path in workloads(args.only, servers["sqlite"][0]):
             rounds = {name: [] for name in servers}
+            pg_cpu = {name: [] for name in servers}
             for _ in range(args.repeat):
                 for name, (port, _tail) in servers.items():
+                    database = urllib.parse.urlparse(databases[name]).path.lstrip("/") if name.endswith("postgres") else None
+                    before = backend_cpu(database) if database else None
                     rounds[name].append(wrk(port, path, 8, args.duration))
+                    if database:
+                        pg_cpu[name].append(cpu_spent(before, backend_cpu(database)) / max(rounds[name][-1][3], 1))
             for name, (port, tail) in servers.items():
                 rps = statistics.median(r[0] for r in rounds[name])
                 p50 = sorted(rounds[name], key=lambda r: r[0])[len(rounds[name]) // 2][1]
@@ -261,7 +305,14 @@ def main():
                 fmt = lambda v: f"{v:.2f} ms" if v is not None else "-"
                 share = f"{lat - store:.2f} ms" if store is not None else "-"
                 warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
-                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9}{warn}")
+                cpu = f"{statistics.median(pg_cpu[name]) * 1e6:.0f} us" if pg_cpu[name] else "-"
+                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9} {cpu:>11}{warn}")
+            ratios = []
+            for prefix in [p for p, _b in binaries]:
+                pg = statistics.median(r[0] for r in rounds[prefix + "postgres"])
+                lite = statistics.median(r[0] for r in rounds[prefix + "sqlite"])
+                ratios.append(f"{prefix or 'this '}{pg / lite:.2f}x")
+            print(f"{'':32} {'PG/SQLite':14} {', '.join(ratios)}")
             if args.baseline:
                 ratios = []
                 for backend in ("sqlite", "postgres"):

@@ -138,18 +138,14 @@ impl ContentRepo for PgContent {
     }
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
-        self.0
-            .read(move |conn| async move {
-                let stmt = conn
-                    .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
-                    .await?;
-                Ok(conn
-                    .query_opt(&stmt, &[&entity])
-                    .await?
-                    .map(|r| r.get(0))
-                    .unwrap_or(0))
-            })
-            .await
+        // One read of the whole (tiny) table answers every request waiting at the time,
+        // whichever entity it asks for: under load a cache hit shares its round trip.
+        let backend = &self.0;
+        let revisions = backend
+            .revisions
+            .get(|| backend.read(|conn| read_revisions(conn)))
+            .await?;
+        Ok(revisions.get(entity).copied().unwrap_or(0))
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {
@@ -263,6 +259,22 @@ impl ContentRepo for PgContent {
     }
 }
 
+/// Every entity's write revision (an entity never written is absent: revision 0).
+pub(crate) type Revisions = Arc<std::collections::HashMap<String, i64>>;
+
+async fn read_revisions(conn: Conn) -> Result<Revisions> {
+    let stmt = conn
+        .prepare_cached("SELECT entity, revision FROM content_revision")
+        .await?;
+    Ok(Arc::new(
+        conn.query(&stmt, &[])
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect(),
+    ))
+}
+
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
 async fn list_page(
     conn: Conn,
@@ -271,10 +283,29 @@ async fn list_page(
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let params = bind(compiled.page.params());
+    let page_refs = refs(&params);
     let page = super::prepare_bounded(&conn, compiled.page.as_sql())
         .await
         .map_err(fail)?;
-    let rows = conn.query(&page, &refs(&params)).await.map_err(fail)?;
+    let count_params = bind(compiled.count.params());
+    let count_refs = refs(&count_params);
+    let count_now = || async {
+        let count = super::prepare_bounded(&conn, compiled.count.as_sql())
+            .await
+            .map_err(fail)?;
+        let row = conn.query_one(&count, &count_refs).await.map_err(fail)?;
+        Ok::<_, StoreError>(row.try_get::<_, i64>(0)? as u64)
+    };
+    let (rows, counted) = if compiled.page_has_total {
+        (conn.query(&page, &page_refs).await.map_err(fail)?, None)
+    } else {
+        // The count is sent with the page: pipelined on the one connection, it travels
+        // in the page's round trip instead of one of its own (both statements are
+        // prepared once per connection, so nothing else waits for the server).
+        let page_rows = async { conn.query(&page, &page_refs).await.map_err(fail) };
+        let (rows, counted) = futures::try_join!(page_rows, count_now())?;
+        (rows, Some(counted))
+    };
     let mut total = None;
     let mut docs = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -286,15 +317,11 @@ async fn list_page(
     let total = match total {
         Some(total) => total,
         None => {
-            let params = bind(compiled.count.params());
-            let count = super::prepare_bounded(&conn, compiled.count.as_sql())
-                .await
-                .map_err(fail)?;
-            let counted = conn
-                .query_one(&count, &refs(&params))
-                .await
-                .map_err(fail)?
-                .try_get::<_, i64>(0)? as u64;
+            // An empty page that would have carried its total is counted now.
+            let counted = match counted {
+                Some(counted) => counted,
+                None => count_now().await?,
+            };
             let estimate = if Total::needs_estimate(counted, compiled.count_limit) {
                 Some(planned_rows(&conn, &query).await.map_err(fail)?)
             } else {

@@ -80,6 +80,9 @@ pub(crate) struct PgBackend {
     mode: StatementMode,
     /// The `ts_history` partitions this process knows of (see `timeseries::partitions`).
     partitions: std::sync::Arc<timeseries::partitions::PartitionState>,
+    /// Every entity's write revision, read once for all concurrent callers (the
+    /// response cache asks on every hit; see [`content`]).
+    revisions: crate::coalesce::Coalesced<content::Revisions>,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -210,6 +213,7 @@ impl PgBackend {
             replica,
             mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
+            revisions: Default::default(),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         if let Some(r) = &backend.replica {
