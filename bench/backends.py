@@ -12,7 +12,12 @@ a release `hub serve` on loopback, and per workload prints for both backends:
 * for PostgreSQL, its own CPU per request under load: utime + stime of the server
   processes serving the benchmark's database (/proc, sampled around each wrk run),
   divided by the requests wrk counted (needs the server on this machine),
-* the PostgreSQL / SQLite throughput ratio per workload (issue 18: at least 0.8x).
+* Hub's own CPU per request under load (the server process, the same way), so on a
+  box shared with other work the cost of a request can be compared where throughput
+  is noise: SQLite's cost is Hub's CPU, PostgreSQL's is Hub's plus the server's,
+* the PostgreSQL / SQLite throughput ratio per workload (issue 18: at least 0.8x), and
+  the ratio of CPU per request (SQLite / PostgreSQL, Hub + server: above 1 means a
+  PostgreSQL request costs less).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
                          [--baseline HUB_BINARY] [--repeat N] [--cache-off]
@@ -82,6 +87,13 @@ def backend_cpu(database):
         except OSError:
             continue
     return cpu
+
+
+def process_cpu(pid):
+    """utime + stime (seconds) of one process, its threads included."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def cpu_spent(before, after):
@@ -262,6 +274,7 @@ def main():
             stores[prefix] = (data, db)
         servers = {}
         databases = {}
+        pids = {}
         instances = [(prefix + name, binary, store_args, port + 10 * i)
                      for i, (prefix, binary) in enumerate(binaries)
                      for name, store_args, port in (("sqlite", ["--data", stores[prefix][0]], 18181),
@@ -275,20 +288,24 @@ def main():
             procs.append(p)
             wait_healthy(port, p)
             servers[name] = (port, LogTail(log))
+            pids[name] = p.pid
             databases[name] = store_args[1]
         print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time;"
               f" response cache {'off' if args.cache_off else 'on'}\n")
-        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9} {'PG CPU/req':>11}"
+        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9} {'Hub CPU/req':>12} {'PG CPU/req':>11}"
         print(header)
         print("-" * len(header))
         for label, path in workloads(args.only, servers["sqlite"][0]):
             rounds = {name: [] for name in servers}
             pg_cpu = {name: [] for name in servers}
+            hub_cpu = {name: [] for name in servers}
             for _ in range(args.repeat):
                 for name, (port, _tail) in servers.items():
                     database = urllib.parse.urlparse(databases[name]).path.lstrip("/") if name.endswith("postgres") else None
                     before = backend_cpu(database) if database else None
+                    hub_before = process_cpu(pids[name])
                     rounds[name].append(wrk(port, path, 8, args.duration))
+                    hub_cpu[name].append((process_cpu(pids[name]) - hub_before) / max(rounds[name][-1][3], 1))
                     if database:
                         pg_cpu[name].append(cpu_spent(before, backend_cpu(database)) / max(rounds[name][-1][3], 1))
             for name, (port, tail) in servers.items():
@@ -306,13 +323,16 @@ def main():
                 share = f"{lat - store:.2f} ms" if store is not None else "-"
                 warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
                 cpu = f"{statistics.median(pg_cpu[name]) * 1e6:.0f} us" if pg_cpu[name] else "-"
-                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9} {cpu:>11}{warn}")
+                own = f"{statistics.median(hub_cpu[name]) * 1e6:.0f} us"
+                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9} {own:>12} {cpu:>11}{warn}")
             ratios = []
             for prefix in [p for p, _b in binaries]:
                 pg = statistics.median(r[0] for r in rounds[prefix + "postgres"])
                 lite = statistics.median(r[0] for r in rounds[prefix + "sqlite"])
-                ratios.append(f"{prefix or 'this '}{pg / lite:.2f}x")
-            print(f"{'':32} {'PG/SQLite':14} {', '.join(ratios)}")
+                pg_cost = statistics.median(hub_cpu[prefix + "postgres"]) + (statistics.median(pg_cpu[prefix + "postgres"]) if pg_cpu[prefix + "postgres"] else 0)
+                lite_cost = statistics.median(hub_cpu[prefix + "sqlite"])
+                ratios.append(f"{prefix or 'this '}req/s {pg / lite:.2f}x, CPU {lite_cost / pg_cost:.2f}x" if pg_cost else f"{prefix or 'this '}req/s {pg / lite:.2f}x")
+            print(f"{'':32} {'PG/SQLite':14} {'; '.join(ratios)}")
             if args.baseline:
                 ratios = []
                 for backend in ("sqlite", "postgres"):

@@ -1,11 +1,11 @@
 //! Coalesced reads: concurrent callers of the same read share one round trip, without
 //! ever being answered by a read that started before they asked.
 //!
-//! At most one read runs at a time. A caller arriving while none runs leads: it runs the
-//! read itself. A caller arriving while one runs waits; when that read ends, its leader
-//! answers the callers that were waiting when it started and hands the lead to one of
-//! those that arrived meanwhile, whose read then answers all of them. So every answer
-//! comes from a read that started after the caller asked — what the response cache
+//! At most `readers` reads run at a time. A caller arriving while fewer run leads: it
+//! runs the read itself. A caller arriving while all run waits; when a read ends, its
+//! leader answers the callers that were waiting when it started and hands the lead to
+//! the oldest of those that arrived meanwhile, whose read then answers all of them. So
+//! every answer comes from a read that started after the caller asked — what the response cache
 //! needs to see a write committed through another process before the request arrived
 //! (a PostgreSQL statement sees every transaction committed before it started).
 //!
@@ -26,11 +26,14 @@ use crate::{Result, StoreError};
 /// One read shared by the callers waiting for it (see the module documentation).
 pub(crate) struct Coalesced<T> {
     state: Mutex<State<T>>,
+    /// Reads that may run at once: one shares the most, a second halves the wait of a
+    /// caller arriving just after a read started.
+    readers: usize,
 }
 
 struct State<T> {
-    /// A caller is running the read (or has been handed the lead and will).
-    leading: bool,
+    /// Callers running the read (or handed the lead, about to).
+    leading: usize,
     /// Callers waiting for a read that starts after they asked, oldest first.
     waiting: VecDeque<oneshot::Sender<Turn<T>>>,
 }
@@ -60,18 +63,18 @@ impl From<SharedError> for StoreError {
     }
 }
 
-impl<T> Default for Coalesced<T> {
-    fn default() -> Self {
+impl<T: Clone> Coalesced<T> {
+    /// At most `readers` (at least one) reads at a time.
+    pub(crate) fn new(readers: usize) -> Self {
         Coalesced {
             state: Mutex::new(State {
-                leading: false,
+                leading: 0,
                 waiting: VecDeque::new(),
             }),
+            readers: readers.max(1),
         }
     }
-}
 
-impl<T: Clone> Coalesced<T> {
     /// The result of `read`, run by this caller or by another one after this call began.
     pub(crate) async fn get<F, Fut>(&self, read: F) -> Result<T>
     where
@@ -81,12 +84,12 @@ impl<T: Clone> Coalesced<T> {
         loop {
             let queued = {
                 let mut state = self.lock();
-                if state.leading {
+                if state.leading >= self.readers {
                     let (tx, rx) = oneshot::channel();
                     state.waiting.push_back(tx);
                     Some(rx)
                 } else {
-                    state.leading = true;
+                    state.leading += 1;
                     None
                 }
             };
@@ -141,7 +144,7 @@ impl<T: Clone> Coalesced<T> {
                 return;
             }
         }
-        state.leading = false;
+        state.leading -= 1;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {

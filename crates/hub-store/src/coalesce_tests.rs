@@ -57,7 +57,7 @@ async fn settle() {
 
 #[tokio::test]
 async fn a_lone_caller_reads_at_once() {
-    let shared = Arc::new(Coalesced::default());
+    let shared = Arc::new(Coalesced::new(1));
     let source = Source::default();
     source.gate.add_permits(1);
     assert_eq!(shared.get(|| source.clone().read()).await.unwrap(), 1);
@@ -67,7 +67,7 @@ async fn a_lone_caller_reads_at_once() {
 
 #[tokio::test]
 async fn callers_arriving_during_a_read_share_the_next_one_never_the_running_one() {
-    let shared = Arc::new(Coalesced::default());
+    let shared = Arc::new(Coalesced::new(1));
     let source = Source::default();
     let first = caller(&shared, &source);
     settle().await;
@@ -90,7 +90,7 @@ async fn callers_arriving_during_a_read_share_the_next_one_never_the_running_one
 
 #[tokio::test]
 async fn a_failed_read_fails_every_caller_it_answers() {
-    let shared = Arc::new(Coalesced::default());
+    let shared = Arc::new(Coalesced::new(1));
     let source = Source {
         fail: true,
         ..Source::default()
@@ -110,7 +110,7 @@ async fn a_failed_read_fails_every_caller_it_answers() {
 
 #[tokio::test]
 async fn a_leader_that_goes_away_mid_read_leaves_no_one_stuck() {
-    let shared = Arc::new(Coalesced::default());
+    let shared = Arc::new(Coalesced::new(1));
     let source = Source::default();
     let leader = caller(&shared, &source);
     settle().await;
@@ -127,7 +127,7 @@ async fn a_leader_that_goes_away_mid_read_leaves_no_one_stuck() {
 
 #[tokio::test]
 async fn a_waiter_that_goes_away_passes_the_lead_on() {
-    let shared = Arc::new(Coalesced::default());
+    let shared = Arc::new(Coalesced::new(1));
     let source = Source::default();
     let leader = caller(&shared, &source);
     settle().await;
@@ -145,4 +145,32 @@ async fn a_waiter_that_goes_away_passes_the_lead_on() {
     // And the lead lapses afterwards: a new caller reads at once.
     source.gate.add_permits(1);
     assert_eq!(shared.get(|| source.clone().read()).await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn with_two_readers_a_second_caller_reads_at_once_and_a_third_waits() {
+    let shared = Arc::new(Coalesced::new(2));
+    let source = Source::default();
+    let first = caller(&shared, &source);
+    settle().await;
+    let second = caller(&shared, &source);
+    settle().await;
+    assert_eq!(source.started(), 2);
+    let third = caller(&shared, &source);
+    let fourth = caller(&shared, &source);
+    settle().await;
+    assert_eq!(source.started(), 2);
+    source.gate.add_permits(1);
+    settle().await;
+    // The first read to end hands the lead on: one read for both waiters.
+    assert_eq!(source.started(), 3);
+    source.gate.add_permits(2);
+    let mut answers = Vec::new();
+    for handle in [first, second, third, fourth] {
+        answers.push(handle.await.unwrap().unwrap());
+    }
+    answers.sort();
+    assert_eq!(answers[..2], [1, 2]);
+    assert_eq!(answers[2..], [3, 3]);
+    assert_eq!(source.started(), 3);
 }

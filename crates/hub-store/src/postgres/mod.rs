@@ -142,6 +142,9 @@ struct ReadRoute {
 /// handful of processes stay under PostgreSQL's default `max_connections` (100).
 const POOL_SIZE: usize = 16;
 
+/// Revision reads that may run at once (see [`crate::coalesce`]).
+const REVISION_READERS: usize = 2;
+
 /// Longest wait for a connection: a database that is down or restarting must turn into
 /// a quick 503, never a request that hangs.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -213,7 +216,7 @@ impl PgBackend {
             replica,
             mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
-            revisions: Default::default(),
+            revisions: crate::coalesce::Coalesced::new(REVISION_READERS),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         if let Some(r) = &backend.replica {
