@@ -143,7 +143,7 @@ impl ContentRepo for PgContent {
         let backend = &self.0;
         let revisions = backend
             .revisions
-            .get(|| backend.read(|conn| read_revisions(conn)))
+            .get(|| backend.read(read_revisions))
             .await?;
         Ok(revisions.get(entity).copied().unwrap_or(0))
     }
