@@ -29,7 +29,7 @@ prints medians. --cache-off serves with the response cache off (every request re
 the store; by default repeated requests are cache hits that cost one revision read).
 Needs wrk and psql.
 """
-import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, http.client, json, os, re, shutil, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
 from datetime import datetime, timedelta, timezone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -280,6 +280,17 @@ def main():
                      for name, store_args, port in (("sqlite", ["--data", stores[prefix][0]], 18181),
                                                     ("postgres", ["--database", stores[prefix][1]], 18182))]
         for name, binary, store_args, port in instances:
+            # Another session's server on the port would answer /health for ours and
+            # be measured in its place.
+            probe = socket.socket()
+            # Connections of an earlier run left in TIME_WAIT do not count; a listener does.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                sys.exit(f"port {port} is in use (another benchmark running?)")
+            finally:
+                probe.close()
             log = os.path.join(work, f"{name}.log")
             env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
             cache = ["--response-cache-bytes", "0"] if args.cache_off else []
