@@ -8,18 +8,28 @@ a release `hub serve` on loopback, and per workload prints for both backends:
 * the median latency of sequential requests (one client, keep-alive),
 * the median time the store spent in the query (`hub_store::sql` debug log: SQL sent,
   rows received), so `latency - store time` is the API's own overhead,
-* for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE).
+* for PostgreSQL, the server-side execution time of the same SQL (EXPLAIN ANALYZE),
+* for PostgreSQL, its own CPU per request under load: utime + stime of the server
+  processes serving the benchmark's database (/proc, sampled around each wrk run),
+  divided by the requests wrk counted (needs the server on this machine),
+* Hub's own CPU per request under load (the server process, the same way), so on a
+  box shared with other work the cost of a request can be compared where throughput
+  is noise: SQLite's cost is Hub's CPU, PostgreSQL's is Hub's plus the server's,
+* the PostgreSQL / SQLite throughput ratio per workload (issue 18: at least 0.8x), and
+  the ratio of CPU per request (SQLite / PostgreSQL, Hub + server: above 1 means a
+  PostgreSQL request costs less).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
-                         [--baseline HUB_BINARY] [--repeat N]
+                         [--baseline HUB_BINARY] [--repeat N] [--cache-off]
 Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
 With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
 the same two stores, and every workload runs on all four in turn, so a change is compared
 before/after in one run on the same noisy machine; --repeat N interleaves N rounds and
-prints medians.
+prints medians. --cache-off serves with the response cache off (every request reaches
+the store; by default repeated requests are cache hits that cost one revision read).
 Needs wrk and psql.
 """
-import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, http.client, json, os, re, shutil, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
 from datetime import datetime, timedelta, timezone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,9 +60,45 @@ def wrk(port, path, conc, duration):
     out = subprocess.run(["wrk", "-t2", f"-c{conc}", f"-d{duration}s", "--latency", f"http://127.0.0.1:{port}{path}"],
                          check=True, capture_output=True, text=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
     p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return rps, p50, int(non2xx.group(1)) if non2xx else 0
+    return rps, p50, int(non2xx.group(1)) if non2xx else 0, requests
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def backend_cpu(database):
+    """utime + stime (seconds) per PostgreSQL server process serving `database`, found by
+    its process title (`postgres: USER DATABASE HOST(PORT) STATE`)."""
+    cpu = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().replace(b"\0", b" ").decode(errors="replace").split()
+            if len(title) < 3 or title[0] != "postgres:" or title[2] != database:
+                continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        except OSError:
+            continue
+    return cpu
+
+
+def process_cpu(pid):
+    """utime + stime (seconds) of one process, its threads included."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_spent(before, after):
+    """CPU seconds between two `backend_cpu` samples (a process that appeared counts whole)."""
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())
 
 
 def sequential(port, path, n):
@@ -165,6 +211,8 @@ def workloads(kind, base_port):
         ("radius 10 km", "/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&radius=10000"),
         ("WKT polygon", "/v1/HubActivityPoi?polygon=" + q("POLYGON((11.2 46.4,11.5 46.4,11.5 46.6,11.2 46.6,11.2 46.4))")),
         ("seed order, page 3", "/v1/Event?seed=7&pagenumber=3"),
+        ("deep page 300 of 10", "/v1/Accommodation?pagesize=10&pagenumber=300"),
+        ("OGC bbox page", "/ogc/collections/HubActivityPoi/items?bbox=11.3,46.4,11.5,46.6&limit=100"),
     ]
     timeseries = [
         ("TS latest, all ParkingStation", "/v2/flat/ParkingStation/free,occupied/latest?limit=-1"),
@@ -184,6 +232,7 @@ def main():
     ap.add_argument("--only", choices=["content", "timeseries"], default="all")
     ap.add_argument("--baseline", help="an earlier hub binary served side by side over the same stores")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per workload; medians are printed")
+    ap.add_argument("--cache-off", action="store_true", help="serve with the response cache off")
     args = ap.parse_args()
     for tool in ("wrk", "psql"):
         if not shutil.which(tool):
@@ -225,28 +274,51 @@ def main():
             stores[prefix] = (data, db)
         servers = {}
         databases = {}
+        pids = {}
         instances = [(prefix + name, binary, store_args, port + 10 * i)
                      for i, (prefix, binary) in enumerate(binaries)
                      for name, store_args, port in (("sqlite", ["--data", stores[prefix][0]], 18181),
                                                     ("postgres", ["--database", stores[prefix][1]], 18182))]
         for name, binary, store_args, port in instances:
+            # Another session's server on the port would answer /health for ours and
+            # be measured in its place.
+            probe = socket.socket()
+            # Connections of an earlier run left in TIME_WAIT do not count; a listener does.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                sys.exit(f"port {port} is in use (another benchmark running?)")
+            finally:
+                probe.close()
             log = os.path.join(work, f"{name}.log")
             env = dict(os.environ, HUB_LOG="warn,hub_store::sql=debug")
-            p = subprocess.Popen([binary, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args],
+            cache = ["--response-cache-bytes", "0"] if args.cache_off else []
+            p = subprocess.Popen([binary, "serve", "--no-demo", "--log-format", "json", "--listen", f"127.0.0.1:{port}", *store_args, *cache],
                                  env=env, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
             procs.append(p)
             wait_healthy(port, p)
             servers[name] = (port, LogTail(log))
+            pids[name] = p.pid
             databases[name] = store_args[1]
-        print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time\n")
-        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9}"
+        print(f"{os.cpu_count()} cores; wrk -c8 for {args.duration}s; {args.sequential} sequential requests for latency and store time;"
+              f" response cache {'off' if args.cache_off else 'on'}\n")
+        header = f"{'workload':32} {'backend':14} {'req/s c=8':>10} {'p50 c=8':>9} {'latency c=1':>12} {'store':>8} {'API share':>10} {'EXPLAIN':>9} {'Hub CPU/req':>12} {'PG CPU/req':>11}"
         print(header)
         print("-" * len(header))
         for label, path in workloads(args.only, servers["sqlite"][0]):
             rounds = {name: [] for name in servers}
+            pg_cpu = {name: [] for name in servers}
+            hub_cpu = {name: [] for name in servers}
             for _ in range(args.repeat):
                 for name, (port, _tail) in servers.items():
+                    database = urllib.parse.urlparse(databases[name]).path.lstrip("/") if name.endswith("postgres") else None
+                    before = backend_cpu(database) if database else None
+                    hub_before = process_cpu(pids[name])
                     rounds[name].append(wrk(port, path, 8, args.duration))
+                    hub_cpu[name].append((process_cpu(pids[name]) - hub_before) / max(rounds[name][-1][3], 1))
+                    if database:
+                        pg_cpu[name].append(cpu_spent(before, backend_cpu(database)) / max(rounds[name][-1][3], 1))
             for name, (port, tail) in servers.items():
                 rps = statistics.median(r[0] for r in rounds[name])
                 p50 = sorted(rounds[name], key=lambda r: r[0])[len(rounds[name]) // 2][1]
@@ -261,7 +333,17 @@ def main():
                 fmt = lambda v: f"{v:.2f} ms" if v is not None else "-"
                 share = f"{lat - store:.2f} ms" if store is not None else "-"
                 warn = f"  ({non2xx} non-2xx, last {status})" if non2xx or status != 200 else ""
-                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9}{warn}")
+                cpu = f"{statistics.median(pg_cpu[name]) * 1e6:.0f} us" if pg_cpu[name] else "-"
+                own = f"{statistics.median(hub_cpu[name]) * 1e6:.0f} us"
+                print(f"{label:32} {name:14} {rps:10.0f} {p50:>9} {fmt(lat):>12} {fmt(store):>8} {share:>10} {fmt(explain):>9} {own:>12} {cpu:>11}{warn}")
+            ratios = []
+            for prefix in [p for p, _b in binaries]:
+                pg = statistics.median(r[0] for r in rounds[prefix + "postgres"])
+                lite = statistics.median(r[0] for r in rounds[prefix + "sqlite"])
+                pg_cost = statistics.median(hub_cpu[prefix + "postgres"]) + (statistics.median(pg_cpu[prefix + "postgres"]) if pg_cpu[prefix + "postgres"] else 0)
+                lite_cost = statistics.median(hub_cpu[prefix + "sqlite"])
+                ratios.append(f"{prefix or 'this '}req/s {pg / lite:.2f}x, CPU {lite_cost / pg_cost:.2f}x" if pg_cost else f"{prefix or 'this '}req/s {pg / lite:.2f}x")
+            print(f"{'':32} {'PG/SQLite':14} {'; '.join(ratios)}")
             if args.baseline:
                 ratios = []
                 for backend in ("sqlite", "postgres"):

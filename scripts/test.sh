@@ -56,4 +56,4 @@ if [ $status = 3 ]; then skip "$(cat "$topology/reason")"; fi
 [ $status = 0 ] || { cat "$topology/reason" >&2; exit 1; }
 pooler=$(echo "$urls" | sed -n 's/^POOLER_URL=//p')
 HUB_TEST_DATABASE=$pooler HUB_TEST_DATABASE_POOLER=transaction \
-  cargo test --locked -p hub --test content_api --test auth_api -p hub-timeseries --test api
+  cargo test --locked -p hub --test content_api --test auth_api --test response_cache -p hub-timeseries --test api

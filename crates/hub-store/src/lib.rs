@@ -19,6 +19,7 @@
 
 pub mod auth;
 pub mod batches;
+mod coalesce;
 pub mod content;
 pub mod copy;
 mod error;

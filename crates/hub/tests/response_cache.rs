@@ -50,9 +50,11 @@ fn open_twice() -> (Store, Store, tempfile::TempDir) {
             let name = format!("hub_test_cache_{}_{}", std::process::id(), next_number());
             let url = hub_store::postgres::create_database(admin.trim(), &name, true)
                 .expect("a fresh database");
+            // The statement mode the suite runs in (a transaction-mode pooler, or not).
+            let settings = hub_store::PgSettings::for_tests();
             (
-                Store::open_postgres(&url, None).unwrap(),
-                Store::open_postgres(&url, None).unwrap(),
+                Store::open_postgres_with(&url, &settings).unwrap(),
+                Store::open_postgres_with(&url, &settings).unwrap(),
                 dir,
             )
         }
@@ -274,6 +276,30 @@ async fn a_write_changes_the_answer_and_its_etag_in_this_and_another_server() {
         cache_metric(&app.first, "hub_response_cache_hits_total").await,
         hits + 1
     );
+}
+
+/// Many hits at once share their revision reads (PostgreSQL coalesces them), yet every
+/// request that arrives after a write through another process has committed sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_hits_each_see_a_write_committed_before_they_arrived() {
+    let app = pair().await;
+    let item = "/v1/HubActivityPoi/poi-alm";
+    fetch(&app.first, item, &[]).await;
+    let burst = || futures::future::join_all((0..16).map(|_| fetch(&app.first, item, &[])));
+    for round in 0..4 {
+        let name = format!("Runde {round}");
+        // Hits in flight while the other process writes, and requests after the write
+        // while some of those may still wait for a revision read.
+        let after_write = async {
+            put(&app.second_store, "HubActivityPoi", poi("poi-alm", &name)).await;
+            burst().await
+        };
+        let (_, after) = tokio::join!(burst(), after_write);
+        for (.., body) in after {
+            let doc: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(doc["Shortname"], name, "a request after the write sees it");
+        }
+    }
 }
 
 #[tokio::test]

@@ -143,18 +143,14 @@ impl ContentRepo for PgContent {
     }
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
-        self.backend
-            .read(move |conn| async move {
-                let stmt = conn
-                    .prepare_cached("SELECT revision FROM content_revision WHERE entity = $1")
-                    .await?;
-                Ok(conn
-                    .query_opt(&stmt, &[&entity])
-                    .await?
-                    .map(|r| r.get(0))
-                    .unwrap_or(0))
-            })
-            .await
+        // One read of the whole (tiny) table answers every request waiting at the time,
+        // whichever entity it asks for: under load a cache hit shares its round trip.
+        let backend = &self.backend;
+        let revisions = backend
+            .revisions
+            .get(|| backend.read(read_revisions))
+            .await?;
+        Ok(revisions.get(entity).copied().unwrap_or(0))
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {
@@ -272,6 +268,22 @@ impl ContentRepo for PgContent {
     }
 }
 
+/// Every entity's write revision (an entity never written is absent: revision 0).
+pub(crate) type Revisions = Arc<std::collections::HashMap<String, i64>>;
+
+async fn read_revisions(conn: Conn) -> Result<Revisions> {
+    let stmt = conn
+        .prepare_cached("SELECT entity, revision FROM content_revision")
+        .await?;
+    Ok(Arc::new(
+        conn.query(&stmt, &[])
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect(),
+    ))
+}
+
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
 async fn list_page(
     conn: Conn,
@@ -280,10 +292,14 @@ async fn list_page(
     counts: Arc<CountCache>,
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
+    // The content stamp travels with the first statement, pipelined on the one
+    // connection: a kept total then costs no round trip of its own.
+    let mut stamp = None;
     for attempt in &compiled.attempts {
-        let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
+        let page = async { page_docs(&conn, &attempt.page, false).await.map_err(fail) };
+        let (docs, _) = with_stamp(&conn, &mut stamp, page).await?;
         if docs.len() as u64 >= attempt.size {
-            let total = count(&conn, &compiled, &query, &counts).await?;
+            let total = count(&conn, &compiled, &query, &counts, stamp).await?;
             return Ok(ContentPage {
                 total: total.value,
                 total_estimated: total.estimated,
@@ -291,12 +307,15 @@ async fn list_page(
             });
         }
     }
-    let (docs, total) = page_docs(&conn, &compiled.page, compiled.page_has_total)
-        .await
-        .map_err(fail)?;
+    let page = async {
+        page_docs(&conn, &compiled.page, compiled.page_has_total)
+            .await
+            .map_err(fail)
+    };
+    let (docs, total) = with_stamp(&conn, &mut stamp, page).await?;
     let total = match total {
         Some(n) => Total::exact(n),
-        None => count(&conn, &compiled, &query, &counts).await?,
+        None => count(&conn, &compiled, &query, &counts, stamp).await?,
     };
     Ok(ContentPage {
         total: total.value,
@@ -333,10 +352,13 @@ async fn count(
     compiled: &CompiledList,
     query: &ContentQuery,
     counts: &CountCache,
+    stamp: Option<i64>,
 ) -> Result<Total> {
     let fail = |e| list_error(&compiled.checks, e);
-    let stamp_stmt = super::prepare_bounded(conn, STAMP_SQL).await?;
-    let stamp: i64 = conn.query_one(&stamp_stmt, &[]).await?.try_get(0)?;
+    let stamp = match stamp {
+        Some(stamp) => stamp,
+        None => content_stamp(conn).await?,
+    };
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
     }
@@ -357,6 +379,27 @@ async fn count(
     let total = Total::settle(counted, compiled.count_limit, estimate);
     counts.put(&compiled.count, stamp, total);
     Ok(total)
+}
+
+/// The content stamp (see `count_cache`).
+async fn content_stamp(conn: &Conn) -> Result<i64> {
+    let stmt = super::prepare_bounded(conn, STAMP_SQL).await?;
+    Ok(conn.query_one(&stmt, &[]).await?.try_get(0)?)
+}
+
+/// Runs `work`, and, pipelined with it on the connection, reads the content stamp when
+/// `stamp` does not hold it yet.
+async fn with_stamp<T>(
+    conn: &Conn,
+    stamp: &mut Option<i64>,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    if stamp.is_some() {
+        return work.await;
+    }
+    let (value, read) = futures::try_join!(work, content_stamp(conn))?;
+    *stamp = Some(read);
+    Ok(value)
 }
 
 /// The planner's estimate of the number of matches of `query` (`EXPLAIN (FORMAT JSON)`

@@ -80,6 +80,9 @@ pub(crate) struct PgBackend {
     mode: StatementMode,
     /// The `ts_history` partitions this process knows of (see `timeseries::partitions`).
     partitions: std::sync::Arc<timeseries::partitions::PartitionState>,
+    /// Every entity's write revision, read once for all concurrent callers (the
+    /// response cache asks on every hit; see [`content`]).
+    revisions: crate::coalesce::Coalesced<content::Revisions>,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -138,6 +141,9 @@ struct ReadRoute {
 /// Pool size per process: enough for the server's concurrency, small enough that a
 /// handful of processes stay under PostgreSQL's default `max_connections` (100).
 const POOL_SIZE: usize = 16;
+
+/// Revision reads that may run at once (see [`crate::coalesce`]).
+const REVISION_READERS: usize = 2;
 
 /// Longest wait for a connection: a database that is down or restarting must turn into
 /// a quick 503, never a request that hangs.
@@ -210,6 +216,7 @@ impl PgBackend {
             replica,
             mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
+            revisions: crate::coalesce::Coalesced::new(REVISION_READERS),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         if let Some(r) = &backend.replica {
