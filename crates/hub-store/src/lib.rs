@@ -28,6 +28,7 @@ pub mod location_tags;
 mod migrations;
 pub mod postgres;
 mod rawfilter_functions;
+mod rawfilter_indexes;
 mod schema;
 mod sqlite;
 pub mod timeseries;
@@ -40,6 +41,7 @@ pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use index::IndexedDocument;
 pub use postgres::{PgSettings, ReplicaStatus};
+pub use hub_query::content::rawfilter_index::IndexedPath as RawfilterIndexPath;
 pub use sqlite::SqliteTuning;
 
 /// How busy one of the store's connection pools is (for `/metrics`).
