@@ -8,9 +8,12 @@
 //! so every test walks the row's overflow pages (≈ 1 GB read per request at demo scale
 //! 10). An index on the exact expressions the compiler emits lets SQLite answer the
 //! clause from the index entry instead of the row: one covering index per entity over
-//! `(entity, sort_key, id_key, json_type(docb, P), json_extract(docb, P), …)` for its
-//! configured paths, so a list page in the default order and its count read the index
-//! alone when every clause uses configured paths.
+//! `(entity, sort_key, id_key, json_type(docb, P), docb ->> P, …)` for its configured
+//! paths, so a list page in the default order and its count read the index alone when
+//! every clause uses configured paths. The value is `->>`, not `json_extract`: SQLite
+//! never takes the value of a function that may return a subtype (`json_extract` does,
+//! for containers) from an index; `->>` returns the same SQL value without one, and the
+//! compiled filter never passes the value on to a JSON function.
 //!
 //! SQLite matches an indexed expression only when the query spells it identically,
 //! constants included; a bound path (`json_extract(c.docb, ?1)`) never matches. So for a
@@ -86,7 +89,7 @@ pub fn sqlite_indexes(paths: &[IndexedPath]) -> Vec<EntityIndex> {
             let mut columns = String::from("entity, sort_key, id_key");
             for p in &paths {
                 columns.push_str(&format!(
-                    ", json_type(docb, '{p}'), json_extract(docb, '{p}')"
+                    ", json_type(docb, '{p}'), docb ->> '{p}'"
                 ));
             }
             let name = format!(
@@ -183,8 +186,8 @@ mod tests {
             indexes[1].create,
             format!(
                 "CREATE INDEX IF NOT EXISTS {} ON content (entity, sort_key, id_key, \
-                 json_type(docb, '$.\"A\"[0].\"y\"'), json_extract(docb, '$.\"A\"[0].\"y\"'), \
-                 json_type(docb, '$.\"B\".\"x\"'), json_extract(docb, '$.\"B\".\"x\"'))",
+                 json_type(docb, '$.\"A\"[0].\"y\"'), docb ->> '$.\"A\"[0].\"y\"', \
+                 json_type(docb, '$.\"B\".\"x\"'), docb ->> '$.\"B\".\"x\"')",
                 indexes[1].name
             )
         );
@@ -205,7 +208,7 @@ mod tests {
         assert_eq!(
             after.as_sql(),
             "(CASE WHEN hub_rf_check(json_type(c.docb, '$.\"ZzIndexed\"[0].\"Altitude\"'), ?1, ?2) \
-             THEN json_extract(c.docb, '$.\"ZzIndexed\"[0].\"Altitude\"') > ?3 END \
+             THEN (c.docb ->> '$.\"ZzIndexed\"[0].\"Altitude\"') > ?3 END \
              AND COALESCE(json_type(c.docb, ?4), 'null') <> 'null')"
         );
         assert_eq!(after.params()[2], SqlValue::Real(500.0));

@@ -139,10 +139,12 @@ const CONTAINER: &str = " IN ('object','array') THEN ";
 impl Operand {
     fn value(&self, q: &mut SqlBuilder) {
         match self {
+            Operand::Doc(p) if super::rawfilter_index::is_literal(p) => {
+                // The same SQL value as `json_extract`, in the form the index holds.
+                q.sql("(c.docb ->> '").sql(p).sql("')");
+            }
             Operand::Doc(p) => {
-                q.sql("json_extract(c.docb, ");
-                doc_path(q, p);
-                q.sql(")");
+                q.sql("json_extract(c.docb, ").text(p.clone()).sql(")");
             }
             Operand::Elem(n, None) => {
                 q.sql(&format!("j{n}.value"));
@@ -195,7 +197,7 @@ impl Operand {
 }
 
 /// A document path: bound, or — for a path of a configured index — written as the
-/// literal the index's expressions hold, so that SQLite reads the value from the index
+/// literal the index's expressions hold, so that SQLite reads the type from the index
 /// (see [`super::rawfilter_index`]).
 fn doc_path(q: &mut SqlBuilder, path: &str) {
     if super::rawfilter_index::is_literal(path) {
