@@ -39,9 +39,9 @@ use std::sync::Arc;
 pub use batches::Batches;
 pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
+pub use hub_query::content::rawfilter_index::IndexedPath as RawfilterIndexPath;
 pub use index::IndexedDocument;
 pub use postgres::{PgSettings, ReplicaStatus};
-pub use hub_query::content::rawfilter_index::IndexedPath as RawfilterIndexPath;
 pub use sqlite::SqliteTuning;
 
 /// How busy one of the store's connection pools is (for `/metrics`).

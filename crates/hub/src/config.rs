@@ -161,8 +161,12 @@ pub struct Config {
     /// `Entity:Path` (comma-separated; in the file a list). SQLite builds one covering
     /// index per entity at start (minutes on a large store, once) and drops those no
     /// longer listed; empty = none. PostgreSQL ignores it.
-    #[arg(long, env = "HUB_RAWFILTER_INDEXES", value_delimiter = ',',
-          default_value = "HubActivityPoi:GpsInfo.0.Altitude,HubActivityPoi:Detail.de.Title,HubActivityPoi:ContactInfos.de.City")]
+    #[arg(
+        long,
+        env = "HUB_RAWFILTER_INDEXES",
+        value_delimiter = ',',
+        default_value = "HubActivityPoi:GpsInfo.0.Altitude,HubActivityPoi:Detail.de.Title,HubActivityPoi:ContactInfos.de.City"
+    )]
     pub rawfilter_indexes: Vec<String>,
     /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
     /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
@@ -316,9 +320,7 @@ impl Config {
     }
 
     /// The configured rawfilter index paths, validated.
-    pub fn rawfilter_indexes(
-        &self,
-    ) -> anyhow::Result<Vec<hub_store::RawfilterIndexPath>> {
+    pub fn rawfilter_indexes(&self) -> anyhow::Result<Vec<hub_store::RawfilterIndexPath>> {
         self.rawfilter_indexes
             .iter()
             .filter(|p| !p.trim().is_empty())

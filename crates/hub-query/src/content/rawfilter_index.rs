@@ -50,7 +50,9 @@ impl IndexedPath {
             .ok_or_else(|| format!("{text:?}: expected Entity:Path"))?;
         let entity = entity.trim();
         if entity.is_empty() || !entity.chars().all(|c| c.is_ascii_alphanumeric()) {
-            return Err(format!("{text:?}: the entity is a name of letters and digits"));
+            return Err(format!(
+                "{text:?}: the entity is a name of letters and digits"
+            ));
         }
         let path: JsonPath = parse_field_path(path.trim())
             .map_err(|e| format!("{text:?}: {} at {}", e.message, e.position))?;
@@ -88,9 +90,7 @@ pub fn sqlite_indexes(paths: &[IndexedPath]) -> Vec<EntityIndex> {
         .map(|(entity, paths)| {
             let mut columns = String::from("entity, sort_key, id_key");
             for p in &paths {
-                columns.push_str(&format!(
-                    ", json_type(docb, '{p}'), docb ->> '{p}'"
-                ));
+                columns.push_str(&format!(", json_type(docb, '{p}'), docb ->> '{p}'"));
             }
             let name = format!(
                 "{INDEX_PREFIX}{}_{:08x}",
@@ -202,7 +202,11 @@ mod tests {
     fn registered_paths_are_written_as_the_index_spells_them() {
         let expr = "and(gt(ZzIndexed.0.Altitude,500),isnotnull(ZzOther.City))";
         let before = compile(Dialect::Sqlite, expr);
-        assert!(!before.as_sql().contains("ZzIndexed"), "{}", before.as_sql());
+        assert!(
+            !before.as_sql().contains("ZzIndexed"),
+            "{}",
+            before.as_sql()
+        );
         register(&[IndexedPath::parse("Poi:ZzIndexed.0.Altitude").unwrap()]);
         let after = compile(Dialect::Sqlite, expr);
         assert_eq!(
@@ -213,8 +217,13 @@ mod tests {
         );
         assert_eq!(after.params()[2], SqlValue::Real(500.0));
         // The other path and every value stay bound; PostgreSQL is unchanged.
-        assert_eq!(after.params()[3], SqlValue::Text("$.\"ZzOther\".\"City\"".into()));
-        assert!(!compile(Dialect::Postgres, expr).as_sql().contains("ZzIndexed"));
+        assert_eq!(
+            after.params()[3],
+            SqlValue::Text("$.\"ZzOther\".\"City\"".into())
+        );
+        assert!(!compile(Dialect::Postgres, expr)
+            .as_sql()
+            .contains("ZzIndexed"));
         // A path below a `[*]` is not the indexed value: still bound.
         let each = compile(Dialect::Sqlite, "gt(ZzIndexed.[*].Altitude,1)");
         assert!(!each.as_sql().contains("Altitude"), "{}", each.as_sql());
