@@ -157,6 +157,17 @@ pub struct Config {
     /// and `Hub-Total-Estimated: true` (0 = always count every match).
     #[arg(long, env = "HUB_EXACT_COUNT_LIMIT", default_value = "10000")]
     pub exact_count_limit: u64,
+    /// JSON paths `rawfilter` reads from an index instead of each document, as
+    /// `Entity:Path` (comma-separated; in the file a list). SQLite builds one covering
+    /// index per entity at start (minutes on a large store, once) and drops those no
+    /// longer listed; empty = none. PostgreSQL ignores it.
+    #[arg(
+        long,
+        env = "HUB_RAWFILTER_INDEXES",
+        value_delimiter = ',',
+        default_value = "HubActivityPoi:GpsInfo.0.Altitude,HubActivityPoi:Detail.de.Title,HubActivityPoi:ContactInfos.de.City"
+    )]
+    pub rawfilter_indexes: Vec<String>,
     /// Spelling of Content API documents: `hub` (stored names: `HubTags`, `SrcTags`,
     /// `_Meta.Type` `hubactivitypoi`) or `odh` (the Open Data Hub's: `ODHTags`, `SmgTags`,
     /// `odhactivitypoi`). A request through an ODH-spelled route or parameter
@@ -306,6 +317,18 @@ impl Config {
     /// The count limit of Content list totals (`None`: always exact).
     pub fn count_limit(&self) -> Option<u64> {
         (self.exact_count_limit > 0).then_some(self.exact_count_limit)
+    }
+
+    /// The configured rawfilter index paths, validated.
+    pub fn rawfilter_indexes(&self) -> anyhow::Result<Vec<hub_store::RawfilterIndexPath>> {
+        self.rawfilter_indexes
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                hub_store::RawfilterIndexPath::parse(p)
+                    .map_err(|e| anyhow::anyhow!("rawfilter_indexes: {e}"))
+            })
+            .collect()
     }
 
     /// The embedded store's cache sizes.

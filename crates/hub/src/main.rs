@@ -156,6 +156,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         // The load's documents are gone from the heap; give its peak back.
         hub::memory::release_free_memory();
     }
+    let indexes = store
+        .sync_rawfilter_indexes(&config.rawfilter_indexes()?)
+        .await?;
+    tracing::info!(?indexes, "rawfilter indexes");
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
     let upkeep = tokio::spawn(hub::history::maintain_forever(store.timeseries(), history));
     if store

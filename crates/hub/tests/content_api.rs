@@ -456,6 +456,8 @@ async fn filter_values_outside_an_engines_range_are_never_server_errors() {
         }
     }
 }
+#[path = "content_api/rawfilter_indexes.rs"]
+mod rawfilter_indexes;
 #[path = "content_api/totals_search.rs"]
 mod totals_search;
 #[path = "content_api/whole_dataset.rs"]

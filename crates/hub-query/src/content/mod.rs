@@ -19,6 +19,7 @@ mod cursor;
 pub mod geo;
 pub mod polygon;
 pub mod rawfilter;
+pub mod rawfilter_index;
 mod rawfilter_pg;
 pub mod rawfilter_sql;
 pub mod tagfilter;

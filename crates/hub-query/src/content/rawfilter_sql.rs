@@ -139,6 +139,10 @@ const CONTAINER: &str = " IN ('object','array') THEN ";
 impl Operand {
     fn value(&self, q: &mut SqlBuilder) {
         match self {
+            Operand::Doc(p) if super::rawfilter_index::is_literal(p) => {
+                // The same SQL value as `json_extract`, in the form the index holds.
+                q.sql("(c.docb ->> '").sql(p).sql("')");
+            }
             Operand::Doc(p) => {
                 q.sql("json_extract(c.docb, ").text(p.clone()).sql(")");
             }
@@ -158,7 +162,9 @@ impl Operand {
     fn json_type(&self, q: &mut SqlBuilder) {
         match self {
             Operand::Doc(p) => {
-                q.sql("json_type(c.docb, ").text(p.clone()).sql(")");
+                q.sql("json_type(c.docb, ");
+                doc_path(q, p);
+                q.sql(")");
             }
             Operand::Elem(n, None) => {
                 q.sql(&format!("j{n}.type"));
@@ -187,6 +193,17 @@ impl Operand {
                     .text(p.clone());
             }
         }
+    }
+}
+
+/// A document path: bound, or — for a path of a configured index — written as the
+/// literal the index's expressions hold, so that SQLite reads the type from the index
+/// (see [`super::rawfilter_index`]).
+fn doc_path(q: &mut SqlBuilder, path: &str) {
+    if super::rawfilter_index::is_literal(path) {
+        q.sql("'").sql(path).sql("'");
+    } else {
+        q.text(path.to_string());
     }
 }
 
