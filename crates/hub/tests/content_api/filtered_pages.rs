@@ -18,13 +18,13 @@ const DOCS: usize = 2_400;
 /// `even` on every second; the title "Almhütte" on every fourth, "Rifugio Solo" on one.
 fn tags_of(i: usize) -> Vec<&'static str> {
     let mut tags = Vec::new();
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         tags.push("dense");
     }
     if i % 500 == 7 {
         tags.push("sparse");
     }
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         tags.push("even");
     }
     tags
@@ -33,7 +33,7 @@ fn tags_of(i: usize) -> Vec<&'static str> {
 fn title_of(i: usize) -> String {
     match i {
         _ if i == 1_234 => "Rifugio Solo".to_string(),
-        _ if i % 4 == 0 => format!("Almhütte {i}"),
+        _ if i.is_multiple_of(4) => format!("Almhütte {i}"),
         _ => format!("Haus {i}"),
     }
 }
