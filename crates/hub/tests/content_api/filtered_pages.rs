@@ -96,6 +96,17 @@ fn ids(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Page `number` (of 10) of `uri` is the slice of `all` it should be, with the exact total.
+async fn assert_page(app: &TestApp, uri: &str, all: &[String], number: usize) {
+    let (status, body) = get(app, uri).await;
+    assert_eq!(status, 200, "{uri}: {body}");
+    let start = ((number - 1) * 10).min(all.len());
+    let end = (start + 10).min(all.len());
+    assert_eq!(ids(&body), all[start..end], "{uri}");
+    assert_eq!(body["TotalResults"], all.len(), "{uri}");
+    assert!(body.get("TotalResultsEstimated").is_none(), "{uri}");
+}
+
 #[tokio::test]
 async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     let app = app();
@@ -115,13 +126,7 @@ async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
         let last = all.len().div_ceil(10).max(1);
         for number in [1, 3, 25, last, last + 1] {
             let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
-            let (status, body) = get(&app, &uri).await;
-            assert_eq!(status, 200, "{uri}: {body}");
-            let start = ((number - 1) * 10).min(all.len());
-            let end = (start + 10).min(all.len());
-            assert_eq!(ids(&body), all[start..end], "{uri}");
-            assert_eq!(body["TotalResults"], all.len(), "{uri}");
-            assert!(body.get("TotalResultsEstimated").is_none(), "{uri}");
+            assert_page(&app, &uri, &all, number).await;
         }
     }
 }
@@ -182,12 +187,7 @@ async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
                 "/v1/HubActivityPoi?latitude={}&longitude={}&radius={metres}&pagesize=10&pagenumber={number}",
                 CENTRE.0, CENTRE.1
             );
-            let (status, body) = get(&app, &uri).await;
-            assert_eq!(status, 200, "{uri}: {body}");
-            let start = ((number - 1) * 10).min(all.len());
-            let end = (start + 10).min(all.len());
-            assert_eq!(ids(&body), all[start..end], "{uri}");
-            assert_eq!(body["TotalResults"], all.len(), "{uri}");
+            assert_page(&app, &uri, &all, number).await;
         }
     }
 }
