@@ -47,6 +47,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
             include_str!("sql/content_functions_v5.sql"),
         )],
     },
+    Change {
+        version: 6,
+        name: "content: geometry indexes led by the entity",
+        parts: schema::content::POSTGRES_ENTITY_GEOMETRY,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -203,6 +203,40 @@ pub(crate) const CONTENT_GEOG: Index = Index {
     columns: "(geom::geography)",
 };
 
+/// The geometry indexes lead with the entity (`btree_gist`), so a polygon or radius
+/// filter reads only that entity's positions: with `geom` alone the planner ANDed the
+/// GiST matches of every entity with the entity's whole `content_source` range, a part
+/// that grows with the collection (2.6 of 5.1 ms for a polygon at scale 10).
+pub(crate) const CONTENT_ENTITY_GEOM: Index = Index {
+    name: "content_entity_geom",
+    table: "content",
+    using: Some("gist"),
+    only: None,
+    columns: "entity, geom",
+};
+
+pub(crate) const CONTENT_ENTITY_GEOG: Index = Index {
+    name: "content_entity_geog",
+    table: "content",
+    using: Some("gist"),
+    only: None,
+    columns: "entity, (geom::geography)",
+};
+
+/// PostgreSQL migration 6: the entity-led geometry indexes replace the plain ones.
+pub(crate) const POSTGRES_ENTITY_GEOMETRY: &[Part] = &[
+    Part::Only(
+        Dialect::Postgres,
+        "CREATE EXTENSION IF NOT EXISTS btree_gist;\n",
+    ),
+    Part::Index(&CONTENT_ENTITY_GEOM),
+    Part::Index(&CONTENT_ENTITY_GEOG),
+    Part::Only(
+        Dialect::Postgres,
+        "DROP INDEX IF EXISTS content_geom;\nDROP INDEX IF EXISTS content_geog;\nANALYZE content;\n",
+    ),
+];
+
 pub(crate) const CONTENT_DOCB: Index = Index {
     name: "content_docb",
     table: "content",
