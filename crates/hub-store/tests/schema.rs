@@ -361,11 +361,12 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
         "recorded migrations untouched"
     );
     // Versions 1–4 are not applied again; only what came after them (5: rawfilter
-    // checks report a check id; 6: entity-led geometry indexes) is, once.
+    // checks report a check id; 6: entity-led geometry indexes; 7: revision writes
+    // notify) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6],
+        vec![5, 6, 7],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_url = create_database(&admin, &format!("hub_test_schema_new_{pid}"), true).unwrap();

@@ -148,6 +148,19 @@ pub struct Config {
     /// processes; default 64 MiB); 0 turns the cache off (`ETag` and 304 answers stay).
     #[arg(long, env = "HUB_RESPONSE_CACHE_BYTES", default_value = "67108864")]
     pub response_cache_bytes: u64,
+    /// How the response cache learns of writes on PostgreSQL: `per-request` reads the
+    /// write revisions on every hit (a write committed by any process before a request
+    /// is seen by it); `notify` keeps them in memory from `LISTEN`/`NOTIFY` (no database
+    /// round trip per hit; another process's write is seen once its notification
+    /// arrives, this process's own writes at once; not with a transaction-mode pooler
+    /// or a replica). SQLite always reads them (a few microseconds).
+    #[arg(
+        long,
+        env = "HUB_RESPONSE_CACHE_REVISIONS",
+        value_enum,
+        default_value = "per-request"
+    )]
+    pub response_cache_revisions: CacheRevisions,
     /// `max-age` in seconds of `Cache-Control: public` on open Content API answers: how
     /// long a CDN or browser may reuse one without asking again.
     #[arg(long, env = "HUB_RESPONSE_MAX_AGE", default_value = "10")]
@@ -207,6 +220,13 @@ pub enum DatabasePooler {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheRevisions {
+    PerRequest,
+    Notify,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum NamingSetting {
     Hub,
@@ -238,6 +258,7 @@ impl Config {
             replica_max_lag: std::time::Duration::from_millis(self.database_replica_max_lag_ms),
             transaction_pooler: self.database_pooler == DatabasePooler::Transaction,
             pool_size: self.database_pool_size as usize,
+            revision_notify: self.response_cache_revisions == CacheRevisions::Notify,
         }
     }
 

@@ -551,9 +551,19 @@ mod tests {
         };
         assert!(fenced(&filtered, Dialect::Postgres));
         assert!(!fenced(&filtered, Dialect::Sqlite));
-        assert!(!fenced(&plain, Dialect::Postgres), "no window count, the walk stops");
-        let sql = filtered.compile(Dialect::Postgres).page.as_sql().to_string();
-        assert!(sql.contains("c.active = $2 OFFSET 0) c ORDER BY o, k LIMIT"), "{sql}");
+        assert!(
+            !fenced(&plain, Dialect::Postgres),
+            "no window count, the walk stops"
+        );
+        let sql = filtered
+            .compile(Dialect::Postgres)
+            .page
+            .as_sql()
+            .to_string();
+        assert!(
+            sql.contains("c.active = $2 OFFSET 0) c ORDER BY o, k LIMIT"),
+            "{sql}"
+        );
     }
 
     fn search(term: &str) -> ContentQuery {

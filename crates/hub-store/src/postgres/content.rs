@@ -146,6 +146,9 @@ impl ContentRepo for PgContent {
         // One read of the whole (tiny) table answers every request waiting at the time,
         // whichever entity it asks for: under load a cache hit shares its round trip.
         let backend = &self.backend;
+        if let Some(revisions) = backend.notified_revisions() {
+            return Ok(revisions.get(entity).copied().unwrap_or(0));
+        }
         let revisions = backend
             .revisions
             .get(|| backend.read(read_revisions))
@@ -191,11 +194,12 @@ impl ContentRepo for PgContent {
         now: String,
         create_only: bool,
     ) -> Result<PutOutcome> {
-        let mut out = self
+        let written = self
             .backend
             .write(move |conn| put_tracked(conn, vec![(entity, doc)], now, create_only, None))
-            .await?;
-        Ok(out.pop().expect("one document in, one outcome out"))
+            .await;
+        self.backend.content_written();
+        Ok(written?.pop().expect("one document in, one outcome out"))
     }
 
     fn put_tracked_blocking(
@@ -205,14 +209,17 @@ impl ContentRepo for PgContent {
         progress: &mut dyn FnMut(u64),
     ) -> Result<Vec<PutOutcome>> {
         let now = now.to_string();
-        with_progress(&self.backend, progress, move |conn, tx| {
+        let written = with_progress(&self.backend, progress, move |conn, tx| {
             put_tracked(conn, docs, now, false, Some(tx))
-        })
+        });
+        self.backend.content_written();
+        written
     }
 
     async fn delete(&self, entity: &'static str, id: &str) -> Result<bool> {
         let id_key = id.to_lowercase();
-        self.backend
+        let deleted = self
+            .backend
             .write(move |mut conn| async move {
                 let tx = conn.transaction().await?;
                 delete_side(&tx, &[entity], &[id_key.as_str()]).await?;
@@ -228,7 +235,9 @@ impl ContentRepo for PgContent {
                 tx.commit().await?;
                 Ok(n > 0)
             })
-            .await
+            .await;
+        self.backend.content_written();
+        deleted
     }
 
     fn put_batch_blocking(
@@ -241,7 +250,7 @@ impl ContentRepo for PgContent {
             .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
             .collect::<Result<Vec<_>>>()?;
         let n = docs.len() as u64;
-        with_progress(
+        let written = with_progress(
             &self.backend,
             progress,
             move |mut conn, progress| async move {
@@ -262,7 +271,9 @@ impl ContentRepo for PgContent {
                 }
                 Ok(())
             },
-        )?;
+        );
+        self.backend.content_written();
+        written?;
         progress(n);
         Ok(())
     }

@@ -52,6 +52,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: geometry indexes led by the entity",
         parts: schema::content::POSTGRES_ENTITY_GEOMETRY,
     },
+    Change {
+        version: 7,
+        name: "content: revision writes notify listeners",
+        parts: schema::content::POSTGRES_REVISION_NOTIFY,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

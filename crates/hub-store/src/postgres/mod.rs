@@ -14,6 +14,7 @@ pub(crate) mod content;
 mod migrations;
 mod rawfilter;
 mod replica;
+mod revision_watch;
 mod session;
 pub(crate) mod timeseries;
 mod tls;
@@ -35,6 +36,7 @@ pub(crate) use session::{Conn, Queries, Tx};
 use session::{StatementMode, TypeCache};
 
 pub use replica::ReplicaStatus;
+pub use revision_watch::LISTENER_NAME as REVISION_LISTENER_NAME;
 
 /// How Hub connects to PostgreSQL beyond the primary's URL (see `docs/deployment.md`).
 #[derive(Debug, Clone)]
@@ -48,6 +50,11 @@ pub struct PgSettings {
     pub transaction_pooler: bool,
     /// Connections per pool (primary, and replica) of this process.
     pub pool_size: usize,
+    /// Keep content revisions in memory from `LISTEN`/`NOTIFY` instead of reading them
+    /// on every response-cache hit (see `revision_watch`): no round trip per hit; a
+    /// write by another process is seen once its notification arrives. Needs a direct
+    /// connection (no transaction-mode pooler) and no replica.
+    pub revision_notify: bool,
 }
 
 impl PgSettings {
@@ -69,6 +76,7 @@ impl Default for PgSettings {
             replica_max_lag: Duration::from_secs(5),
             transaction_pooler: false,
             pool_size: POOL_SIZE,
+            revision_notify: false,
         }
     }
 }
@@ -83,6 +91,8 @@ pub(crate) struct PgBackend {
     /// Every entity's write revision, read once for all concurrent callers (the
     /// response cache asks on every hit; see [`content`]).
     revisions: crate::coalesce::Coalesced<content::Revisions>,
+    /// The revisions kept from notifications, in the `revision_notify` mode.
+    revision_watch: Option<revision_watch::RevisionWatch>,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -121,6 +131,18 @@ impl PgBackend {
             pools.push(usage("postgres_replica", &replica.pool));
         }
         pools
+    }
+
+    /// The revisions kept from notifications, when they may answer a cache hit.
+    pub(crate) fn notified_revisions(&self) -> Option<content::Revisions> {
+        self.revision_watch.as_ref()?.fresh()
+    }
+
+    /// This process committed a content write (see `revision_watch`).
+    pub(crate) fn content_written(&self) {
+        if let Some(watch) = &self.revision_watch {
+            watch.written();
+        }
     }
 
     /// The replica's reachability and lag, when one is configured.
@@ -164,7 +186,15 @@ fn connection_config(url: &str) -> Result<(tokio_postgres::Config, tls::TlsConne
     Ok((config, connector))
 }
 
-fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
+/// A pool of `size` connections to `url`, made on `rt`. `session_settings`: the
+/// connections are Hub's for their whole life (no transaction-mode pooler), so settings
+/// made once per connection stay.
+fn pool(
+    url: &str,
+    size: usize,
+    session_settings: bool,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Pool> {
     let (mut config, connector) = connection_config(url)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -177,7 +207,22 @@ fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
         },
     );
     let _guard = rt.enter();
-    Pool::builder(manager)
+    let mut builder = Pool::builder(manager);
+    if session_settings {
+        // JIT compiles every plan costed above `jit_above_cost` on each execution: tens
+        // of milliseconds for statements that run in a few (a polygon page at scale 10
+        // spent 12–60 ms compiling). Set once per connection, never per request; behind
+        // a transaction-mode pooler set it on the database instead (docs/deployment.md).
+        builder = builder.post_create(deadpool_postgres::Hook::async_fn(|client, _| {
+            Box::pin(async move {
+                client
+                    .batch_execute("SET jit = off")
+                    .await
+                    .map_err(deadpool_postgres::HookError::Backend)
+            })
+        }));
+    }
+    builder
         .max_size(size.max(1))
         .runtime(deadpool_postgres::Runtime::Tokio1)
         .wait_timeout(Some(CONNECT_TIMEOUT))
@@ -190,6 +235,13 @@ fn pool(url: &str, size: usize, rt: &tokio::runtime::Runtime) -> Result<Pool> {
 impl PgBackend {
     /// Connects to `url` (and the replica for reads, when given) and migrates the schema.
     pub(crate) fn open(url: &str, settings: &PgSettings) -> Result<Self> {
+        if settings.revision_notify && (settings.transaction_pooler || settings.replica.is_some()) {
+            // A transaction-mode pooler drops a session's LISTEN, and a replica's data
+            // may lag the primary's notifications.
+            return Err(StoreError::Config(
+                "revision notifications need a direct connection to the primary: not with a transaction-mode pooler or a read replica".into(),
+            ));
+        }
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("hub-postgres")
@@ -201,10 +253,11 @@ impl PgBackend {
         } else {
             StatementMode::Prepared
         };
-        let primary = pool(url, settings.pool_size, &rt)?;
+        let session_settings = !settings.transaction_pooler;
+        let primary = pool(url, settings.pool_size, session_settings, &rt)?;
         let replica = match &settings.replica {
             Some(u) => Some(replica::Replica {
-                pool: pool(u, settings.pool_size, &rt)?,
+                pool: pool(u, settings.pool_size, session_settings, &rt)?,
                 max_lag: settings.replica_max_lag,
                 state: Default::default(),
             }),
@@ -217,8 +270,18 @@ impl PgBackend {
             mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
             revisions: crate::coalesce::Coalesced::new(REVISION_READERS),
+            revision_watch: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
+        let mut backend = backend;
+        if settings.revision_notify {
+            let (config, connector) = connection_config(url)?;
+            backend.revision_watch = Some(revision_watch::RevisionWatch::start(
+                backend.runtime.handle(),
+                config,
+                connector,
+            ));
+        }
         if let Some(r) = &backend.replica {
             // Know the replica's position before the first read, then keep watching it.
             let (pool, mode, state) = (r.pool.clone(), backend.mode.clone(), r.state.clone());

@@ -237,6 +237,22 @@ pub(crate) const POSTGRES_ENTITY_GEOMETRY: &[Part] = &[
     ),
 ];
 
+/// PostgreSQL migration 7: every committed write of a revision notifies the processes
+/// that keep revisions in memory (`revision_watch`). One notification per statement;
+/// PostgreSQL folds equal ones of a transaction into one.
+pub(crate) const POSTGRES_REVISION_NOTIFY: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    r#"
+CREATE FUNCTION hub_content_revision_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('hub_content_revision', '');
+    RETURN NULL;
+END $$;
+CREATE TRIGGER content_revision_notify AFTER INSERT OR UPDATE OR DELETE ON content_revision
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_content_revision_notify();
+"#,
+)];
+
 pub(crate) const CONTENT_DOCB: Index = Index {
     name: "content_docb",
     table: "content",
