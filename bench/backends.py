@@ -20,13 +20,15 @@ a release `hub serve` on loopback, and per workload prints for both backends:
   PostgreSQL request costs less).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
-                         [--baseline HUB_BINARY] [--repeat N] [--cache-off]
+                         [--baseline HUB_BINARY] [--repeat N] [--cache-off] [--notify]
 Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
 With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
 the same two stores, and every workload runs on all four in turn, so a change is compared
 before/after in one run on the same noisy machine; --repeat N interleaves N rounds and
 prints medians. --cache-off serves with the response cache off (every request reaches
 the store; by default repeated requests are cache hits that cost one revision read).
+--notify adds a third server of this build on the PostgreSQL database with
+`--response-cache-revisions notify` (hits answer from revisions kept by LISTEN/NOTIFY).
 Needs wrk and psql.
 """
 import argparse, http.client, json, os, re, shutil, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
@@ -233,6 +235,8 @@ def main():
     ap.add_argument("--baseline", help="an earlier hub binary served side by side over the same stores")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per workload; medians are printed")
     ap.add_argument("--cache-off", action="store_true", help="serve with the response cache off")
+    ap.add_argument("--notify", action="store_true",
+                    help="a third server of this build on the same PostgreSQL database with --response-cache-revisions notify")
     args = ap.parse_args()
     for tool in ("wrk", "psql"):
         if not shutil.which(tool):
@@ -279,6 +283,8 @@ def main():
                      for i, (prefix, binary) in enumerate(binaries)
                      for name, store_args, port in (("sqlite", ["--data", stores[prefix][0]], 18181),
                                                     ("postgres", ["--database", stores[prefix][1]], 18182))]
+        if args.notify:
+            instances.append(("notify-postgres", HUB, ["--database", stores[""][1], "--response-cache-revisions", "notify"], 18183))
         for name, binary, store_args, port in instances:
             # Another session's server on the port would answer /health for ours and
             # be measured in its place.
@@ -343,6 +349,11 @@ def main():
                 pg_cost = statistics.median(hub_cpu[prefix + "postgres"]) + (statistics.median(pg_cpu[prefix + "postgres"]) if pg_cpu[prefix + "postgres"] else 0)
                 lite_cost = statistics.median(hub_cpu[prefix + "sqlite"])
                 ratios.append(f"{prefix or 'this '}req/s {pg / lite:.2f}x, CPU {lite_cost / pg_cost:.2f}x" if pg_cost else f"{prefix or 'this '}req/s {pg / lite:.2f}x")
+            if args.notify:
+                pg = statistics.median(r[0] for r in rounds["notify-postgres"])
+                lite = statistics.median(r[0] for r in rounds["sqlite"])
+                pg_cost = statistics.median(hub_cpu["notify-postgres"]) + (statistics.median(pg_cpu["notify-postgres"]) if pg_cpu["notify-postgres"] else 0)
+                ratios.append(f"notify req/s {pg / lite:.2f}x, CPU {statistics.median(hub_cpu['sqlite']) / pg_cost:.2f}x")
             print(f"{'':32} {'PG/SQLite':14} {'; '.join(ratios)}")
             if args.baseline:
                 ratios = []
