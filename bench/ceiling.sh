@@ -8,17 +8,20 @@
 # median req/s and the ratio Hub / nginx per workload. Targets (issue 18): single GET
 # >= 0.7x nginx, repeated list page >= 0.5x.
 # Usage: bench/ceiling.sh [--duration SECONDS] [--rounds N] [--database POSTGRES_URL]
+#                         [--hub-args "SERVE OPTIONS"]   (e.g. "--response-cache-revisions notify")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=5
 rounds=3
 database=
+hub_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --database) database=$2; shift 2 ;;
+    --hub-args) read -r -a hub_args <<<"$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +58,7 @@ serve_hub() {
   shift
   # One public base URL for both, so their links (and bytes) are the same.
   HUB_LOG=error "$target/release/hub" serve "${store_args[@]}" --no-demo \
-    --listen "127.0.0.1:$port" --content-base-url http://hub.bench "$@" >/dev/null 2>&1 &
+    --listen "127.0.0.1:$port" --content-base-url http://hub.bench "${hub_args[@]}" "$@" >/dev/null 2>&1 &
   pids+=($!)
   for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/health" >/dev/null && return; sleep 0.1; done
   echo "hub on port $port did not start" >&2
@@ -124,7 +127,7 @@ workloads=(item list)
 declare -A hub_path=([item]="$item_path" [list]="$list_path")
 declare -A label=([item]="single GET by id" [list]="repeated list page 1 (10 items)")
 declare -A target_ratio=([item]=0.7 [list]=0.5)
-echo "backend ${database:+postgres}${database:-sqlite}, wrk -t2 -c8, ${duration}s per run, $rounds rounds interleaved, $(nproc) cores"
+echo "backend ${database:+postgres}${database:-sqlite}${hub_args[*]:+ (${hub_args[*]})}, wrk -t2 -c8, ${duration}s per run, $rounds rounds interleaved, $(nproc) cores"
 for round in $(seq 1 "$rounds"); do
   for w in "${workloads[@]}"; do
     results[$w,nginx]+="$(rps "$nginx/$w.json") "

@@ -49,7 +49,7 @@ pub struct ContentState {
     /// The document store's content repository (the only part of the store this API uses).
     pub content: Arc<dyn ContentRepo>,
     /// Absolute base of links in responses (`http://127.0.0.1:8080`), without trailing slash.
-    pub base_url: String,
+    pub base_url: Arc<str>,
     /// The deployment's spelling of documents (`--naming`); ODH-spelled requests get
     /// the ODH spelling regardless ([`hub_model::Naming::for_request`]).
     pub naming: hub_model::Naming,

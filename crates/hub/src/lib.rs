@@ -124,7 +124,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     ));
     let content = hub_content::router(hub_content::ContentState {
         content: store.content(),
-        base_url: config.content_base_url(),
+        base_url: config.content_base_url().into(),
         naming: config.naming.into(),
         cache: cache.clone(),
         count_limit: config.count_limit(),
@@ -137,7 +137,7 @@ pub fn router_with_auth(store: Store, config: &Config, auth: hub_auth::AuthServi
     });
     let ogc_content = hub_content::ContentState {
         content: store.content(),
-        base_url: config.content_base_url(),
+        base_url: config.content_base_url().into(),
         naming: config.naming.into(),
         cache: cache.clone(),
         count_limit: config.count_limit(),
