@@ -20,7 +20,7 @@ use hub_store::StoreError;
 use crate::csv::{line_end, RowWriter};
 use crate::error::ContentError;
 use crate::params::Projection;
-use crate::shape::shape_document;
+use crate::shape::shaped;
 use crate::whole::{StreamedList, VisibleDocs};
 
 /// Spooled lines kept in memory before they move to a temporary file: enough for a few
@@ -82,18 +82,18 @@ pub(crate) fn spool_rows(
     let mut writer = RowWriter::default();
     let mut memory = Vec::new();
     let mut file: Option<BufWriter<File>> = None;
-    let mut line = Vec::new();
+    let mut line = String::new();
     while let Some(batch) = next() {
         for doc in batch? {
             line.clear();
-            let had = writer.write_row(&shape_document(&doc, projection)?, &mut line)?;
+            let had = writer.write_row(&shaped(&doc, projection)?, &mut line)?;
             let (had, len) = match (u32::try_from(had), u32::try_from(line.len())) {
                 (Ok(had), Ok(len)) => (had, len),
                 _ => return Err(StoreError::Task("a CSV row over 4 GiB".into())),
             };
             memory.extend_from_slice(&had.to_le_bytes());
             memory.extend_from_slice(&len.to_le_bytes());
-            memory.extend_from_slice(&line);
+            memory.extend_from_slice(line.as_bytes());
             if memory.len() > memory_limit {
                 let out = match &mut file {
                     Some(out) => out,

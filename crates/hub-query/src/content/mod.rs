@@ -556,7 +556,10 @@ mod tests {
             let q = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
             let compiled = q.compile_whole(dialect);
             let sql = compiled.page.as_sql();
-            assert!(sql.starts_with("SELECT c.doc FROM content c WHERE"), "{sql}");
+            assert!(
+                sql.starts_with("SELECT c.doc FROM content c WHERE"),
+                "{sql}"
+            );
             assert!(!sql.contains("JOIN"), "{sql}");
             assert_eq!(sql.matches("ORDER BY").count(), 1, "{sql}");
             assert!(sql.contains("ORDER BY c.sort_key, c.id_key LIMIT"), "{sql}");
