@@ -183,6 +183,15 @@ pub(crate) fn push_number(text: &mut String, n: Number) {
 /// for the other control characters; everything else as it is.
 fn push_json_string(out: &mut String, v: &str) {
     out.push('"');
+    // Most strings need no escape: one test of every byte (vector code, no early exit)
+    // before the byte-by-byte walk.
+    if !v.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    }) {
+        out.push_str(v);
+        out.push('"');
+        return;
+    }
     let mut plain = 0;
     for (i, b) in v.bytes().enumerate() {
         let escape = match b {
