@@ -585,6 +585,21 @@ mod tests {
             json!({"Id": "c"}),
             json!({"Z": 1.5, "Id": "d", "a": {"b": [1, [2]]}}),
             json!({}),
+            // Arrays of objects (their elements are compact JSON in the cell), languages,
+            // numbers of every kind, strings needing CSV quoting and JSON escapes.
+            json!({
+                "Id": "e",
+                "ImageGallery": [
+                    {"ImageUrl": "https://x/y?a=1,2", "Width": 640, "Height": -480,
+                     "ImageTitle": {"de": "Hütte \"alt\"\n", "it": null, "en": "日本 😀"},
+                     "Score": 1.5e-7, "Big": 12345678901234567890u64, "Huge": 1e300,
+                     "Ctl": "tab\tnul\u{0}del\u{7f}", "Flags": [true, false, null]},
+                    [{"k": [1, {"z": "w"}]}, []], {}, null
+                ],
+                "Detail": {"de": {"Title": "Ä, ö"}, "en": {"Title": "line\r\nbreak"}},
+                "Nums": [1, -2, 0.5, -0.0, 1e300, 2.5e-300, 18446744073709551615u64],
+                "Mixed": [null, true, "s|t", "q\"", [1, {"k": "v"}]]
+            }),
         ];
         let mut writer = RowWriter::default();
         let mut lines = Vec::new();
@@ -600,6 +615,19 @@ mod tests {
         }
         let page = json!({"Items": docs});
         assert_eq!(String::from_utf8(out).unwrap(), render(&page));
+        // A key repeated inside an array element: the cell is what the `Value` holds.
+        let text = r#"{"Id":"f","G":[{"a":1,"b":2,"a":{"x":[3]}},{"c":1,"c":2}]}"#;
+        let mut fresh = RowWriter::default();
+        let mut line = String::new();
+        let had = fresh.write_row(text, &mut line).unwrap();
+        let mut out = fresh.header().into_bytes();
+        out.extend_from_slice(line.as_bytes());
+        line_end(&mut out, had, fresh.columns());
+        let doc: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            render(&json!({ "Items": [doc] }))
+        );
         assert!(writer.write_row("{\"Id\": ", &mut String::new()).is_err());
         assert!(writer.write_row("{} x", &mut String::new()).is_err());
     }
