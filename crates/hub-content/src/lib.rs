@@ -12,6 +12,7 @@
 
 pub mod closed;
 pub mod closed_query;
+mod compact_json;
 mod csv;
 mod csv_stream;
 pub mod deprecated;

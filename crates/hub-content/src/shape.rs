@@ -2,6 +2,8 @@
 //! (Hub or ODH, [`hub_model::naming`]), and the list
 //! envelope. Documents that need no reshaping are copied into the response as stored.
 
+use std::borrow::Cow;
+
 use hub_model::naming::{self, Naming};
 use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
@@ -11,12 +13,18 @@ use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
 pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, StoreError> {
+    shaped(stored, projection).map(Cow::into_owned)
+}
+
+/// [`shape_document`], borrowing the stored text when the projection leaves it as it
+/// is (the common case of a whole read: no copy of every document).
+pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, str>, StoreError> {
     let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
     if projection.is_identity() {
         // Renaming alone is a pass over the text: no document is built.
         return Ok(match rename {
-            true => naming::to_odh_text(stored).unwrap_or_else(|| stored.to_string()),
-            false => stored.to_string(),
+            true => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
+            false => Cow::Borrowed(stored),
         });
     }
     let mut doc: Value = serde_json::from_str(stored)?;
@@ -32,7 +40,7 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
     if projection.remove_null_values {
         remove_empty(&mut doc);
     }
-    Ok(serde_json::to_string(&doc)?)
+    Ok(Cow::Owned(serde_json::to_string(&doc)?))
 }
 
 /// Removes, at any depth, every key that is a language code other than `lang`.

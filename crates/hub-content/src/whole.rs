@@ -17,7 +17,7 @@ use hub_store::{Batches, ContentRepo, StoreError};
 
 use crate::error::ContentError;
 use crate::params::Projection;
-use crate::shape::{shape_document, Envelope};
+use crate::shape::{shaped, Envelope};
 
 /// Every document a query matches, as this caller may see them, in batches.
 pub struct VisibleDocs {
@@ -105,7 +105,7 @@ pub fn envelope_response(
                         chunk.push(',');
                     }
                     first = false;
-                    chunk.push_str(&shape_document(doc, &projection)?);
+                    chunk.push_str(&shaped(doc, &projection)?);
                 }
                 Ok(())
             });

@@ -206,6 +206,28 @@ impl ContentQuery {
                 attempts: walk::compile(self, dialect).into_iter().collect(),
             };
         }
+        self.compile_documents_in_order(dialect)
+    }
+
+    /// The SQL of a whole read (`pagesize=-1`, the store's document stream): every
+    /// match in the query's order, read in one pass. Unlike [`ContentQuery::compile`]
+    /// it never finds the keys first: for a page that saves sorting every matching
+    /// document to keep a few, but when every document is read anyway the second,
+    /// outer sort has to order every document again (both backends sorted the whole
+    /// documents through temporary files: most of the time of a CSV of every POI).
+    pub fn compile_whole(&self, dialect: Dialect) -> CompiledList {
+        if let ContentOrder::Distance {
+            latitude,
+            longitude,
+        } = self.order
+        {
+            return geo::compile_nearest(self, dialect, latitude, longitude);
+        }
+        self.compile_documents_in_order(dialect)
+    }
+
+    /// The documents selected, sorted and paged in one statement.
+    fn compile_documents_in_order(&self, dialect: Dialect) -> CompiledList {
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc FROM content c");
         let checks = self.where_clause(&mut page);
@@ -577,6 +599,29 @@ mod tests {
             sql.contains("c.active = $2 OFFSET 0) c ORDER BY o, k LIMIT"),
             "{sql}"
         );
+    }
+
+    #[test]
+    fn a_whole_read_sorts_the_documents_once() {
+        // The page form finds the keys first and sorts the documents again after the
+        // join; a whole read reads the documents in the order the statement gives.
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let q = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+            let compiled = q.compile_whole(dialect);
+            let sql = compiled.page.as_sql();
+            assert!(
+                sql.starts_with("SELECT c.doc FROM content c WHERE"),
+                "{sql}"
+            );
+            assert!(!sql.contains("JOIN"), "{sql}");
+            assert_eq!(sql.matches("ORDER BY").count(), 1, "{sql}");
+            assert!(sql.contains("ORDER BY c.sort_key, c.id_key LIMIT"), "{sql}");
+            assert_eq!(
+                compiled.count.as_sql(),
+                q.compile(dialect).count.as_sql(),
+                "the same count"
+            );
+        }
     }
 
     fn search(term: &str) -> ContentQuery {

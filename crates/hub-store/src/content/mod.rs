@@ -194,7 +194,7 @@ impl ListLog {
 }
 
 /// The query of [`ContentRepo::stream`]: `query` with one page holding every match.
-pub(crate) fn unpaged(mut query: ContentQuery) -> ContentQuery {
+fn unpaged(mut query: ContentQuery) -> ContentQuery {
     query.page = hub_query::content::Page {
         size: u32::MAX,
         number: 1,
@@ -202,6 +202,17 @@ pub(crate) fn unpaged(mut query: ContentQuery) -> ContentQuery {
     // A stream's total is the number of documents that follow: always exact.
     query.count_limit = None;
     query
+}
+
+/// Compiles the whole read of `query` (every match, [`unpaged`]) for `dialect` as
+/// [`ContentQuery::compile_whole`] does, logging as [`ListLog`] does.
+pub(crate) fn compile_stream(
+    query: ContentQuery,
+    dialect: hub_query::Dialect,
+) -> (CompiledList, ListLog) {
+    let compiled = unpaged(query).compile_whole(dialect);
+    let log = ListLog::start(&compiled);
+    (compiled, log)
 }
 
 /// Compiles `query` for `dialect`, logging as [`ListLog`] does.

@@ -18,7 +18,7 @@ use super::{bind, refs, Conn, PgBackend, Queries, Tx};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
-    compile, extent_of, extent_sql, parse_documents, unpaged, ContentPage, ContentRepo,
+    compile, compile_stream, extent_of, extent_sql, parse_documents, ContentPage, ContentRepo,
     DocumentStream, Extent, PutOutcome,
 };
 use crate::{IndexedDocument, Result, StoreError};
@@ -48,7 +48,7 @@ impl ContentRepo for PgContent {
     }
 
     async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
-        let (compiled, log) = compile(&unpaged(query), Dialect::Postgres);
+        let (compiled, log) = compile_stream(query, Dialect::Postgres);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
         self.backend.spawn_read(move |conn| async move {

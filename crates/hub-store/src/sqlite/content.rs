@@ -17,8 +17,8 @@ use super::{bind, SqliteBackend};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
-    compile, extent_of, extent_sql, failed_check_error, parse_documents, unpaged, ContentPage,
-    ContentRepo, DocumentStream, Extent, PutOutcome,
+    compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
+    ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome,
 };
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
@@ -49,7 +49,7 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
-        let (compiled, log) = compile(&unpaged(query), Dialect::Sqlite);
+        let (compiled, log) = compile_stream(query, Dialect::Sqlite);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
         self.backend.spawn_read(move |conn| {
