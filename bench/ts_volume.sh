@@ -13,6 +13,8 @@
 #                      throwaway cluster in TSVOL_DATA/pg (database `hub_volume` is made)
 #   TSVOL_ARGS="points=100 …"  a smaller set (keys of the example), e.g. to try the script
 #   HUB_BIN=PATH       serve with another binary (before/after figures over the same set)
+#   LOADER_BIN=PATH    load and ingest with another build of the example (before/after
+#                      ingestion figures; nothing is built when both are given)
 #   DURATION=10s       per request-rate workload (wrk -t2 -c8 after a 1 s warm-up, then
 #                      wrk -c1 for the latency of a request alone)
 #   INGEST_SECONDS=30  how long the ingestion-while-reading phase should last (about)
@@ -34,8 +36,8 @@ read -r -a SET_ARGS <<<"${TSVOL_ARGS:-}"
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 1; }
 mkdir -p "$DATA"
 
-cargo build --release -p hub-timeseries --example ts_volume_load
-LOADER="$TARGET/release/examples/ts_volume_load"
+LOADER="${LOADER_BIN:-$TARGET/release/examples/ts_volume_load}"
+[ -n "${LOADER_BIN:-}" ] || cargo build --release -p hub-timeseries --example ts_volume_load
 HUB="${HUB_BIN:-$TARGET/release/hub}"
 [ -n "${HUB_BIN:-}" ] || cargo build --release -p hub
 

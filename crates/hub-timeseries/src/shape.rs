@@ -1,6 +1,7 @@
 //! Rows → JSON: value rendering per field kind, flat rows and the tree hierarchy.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use hub_query::timeseries::{DefList, Kind, OutColumn, Route};
 use hub_store::timeseries::Cell;
@@ -13,7 +14,7 @@ fn render(kind: Kind, cells: &[Cell], zone: Zone) -> Value {
     match (kind, cells) {
         (_, [Cell::Null]) => Value::Null,
         (Kind::Text, [c]) => match c {
-            Cell::Text(s) => Value::String(s.clone()),
+            Cell::Text(s) => Value::String(s.to_string()),
             Cell::Int(i) => Value::String(i.to_string()),
             Cell::Real(r) => Value::String(r.to_string()),
             Cell::Null => Value::Null,
@@ -23,7 +24,7 @@ fn render(kind: Kind, cells: &[Cell], zone: Zone) -> Value {
         (Kind::Int, [Cell::Real(r)]) => number(*r),
         (Kind::Time, [Cell::Int(ms)]) => Value::String(format_time(*ms, zone)),
         (Kind::Json, [Cell::Text(t)]) => {
-            serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone()))
+            serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_string()))
         }
         (Kind::Json, [Cell::Int(i)]) => json!(i),
         (Kind::Json, [Cell::Real(r)]) => number(*r),
@@ -38,7 +39,7 @@ fn render(kind: Kind, cells: &[Cell], zone: Zone) -> Value {
         (Kind::Value, [d, s, j]) => match (d, s, j) {
             (Cell::Real(r), _, _) => number(*r),
             (Cell::Int(i), _, _) => json!(i),
-            (_, Cell::Text(t), _) => Value::String(t.clone()),
+            (_, Cell::Text(t), _) => Value::String(t.to_string()),
             (_, _, Cell::Text(t)) => serde_json::from_str(t).unwrap_or(Value::Null),
             _ => Value::Null,
         },
@@ -199,21 +200,21 @@ fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache:
             out.push(b'}');
         }
         (Kind::Json, [Cell::Text(t)]) => {
-            if let Some(b) = cache.json.get(t.as_str()) {
+            if let Some(b) = cache.json.get(t.as_ref()) {
                 out.extend_from_slice(b);
             } else {
                 let b = serde_json::to_vec(&render(kind, cells, zone)).expect("writing to a Vec");
                 out.extend_from_slice(&b);
-                cache.json.insert(t.clone(), b);
+                cache.json.insert(t.to_string(), b);
             }
         }
         (Kind::Geometry, [Cell::Text(t)]) => {
-            if let Some(b) = cache.geometry.get(t.as_str()) {
+            if let Some(b) = cache.geometry.get(t.as_ref()) {
                 out.extend_from_slice(b);
             } else {
                 let b = serde_json::to_vec(&render(kind, cells, zone)).expect("writing to a Vec");
                 out.extend_from_slice(&b);
-                cache.geometry.insert(t.clone(), b);
+                cache.geometry.insert(t.to_string(), b);
             }
         }
         (Kind::Value, [Cell::Real(r), _, _]) => w(out, &number(*r)),
@@ -237,6 +238,10 @@ pub struct FlatWriter<'a> {
     /// The first cell of each column.
     offsets: Vec<usize>,
     cache: RenderCache,
+    /// Per column, the last text cell written and its JSON: a cursor hands a column's
+    /// repeated text out as the same shared cell (station and data type columns repeat
+    /// on every row of a series), which is then written by copying these bytes.
+    written_text: Vec<Option<(Arc<str>, Vec<u8>)>>,
     wrote: bool,
     /// Two visible columns share a key: rows go through [`flat`]'s value map, which keeps
     /// the first position and the last value.
@@ -267,6 +272,7 @@ impl<'a> FlatWriter<'a> {
             prefixes,
             offsets,
             cache: RenderCache::default(),
+            written_text: vec![None; columns.len()],
             wrote: false,
             by_value,
         }
@@ -306,13 +312,17 @@ impl<'a> FlatWriter<'a> {
                 out.extend_from_slice(&self.prefixes[ci]);
                 let vstart = out.len();
                 let off = self.offsets[ci];
-                render_into(
-                    c.kind,
-                    &row[off..off + c.kind.width()],
-                    zone,
-                    out,
-                    &mut self.cache,
-                );
+                let cells = &row[off..off + c.kind.width()];
+                match (cells, &mut self.written_text[ci]) {
+                    ([Cell::Text(t)], Some((last, json))) if Arc::ptr_eq(t, last) => {
+                        out.extend_from_slice(json)
+                    }
+                    ([Cell::Text(t)], memo) => {
+                        render_into(c.kind, cells, zone, out, &mut self.cache);
+                        *memo = Some((Arc::clone(t), out[vstart..].to_vec()));
+                    }
+                    _ => render_into(c.kind, cells, zone, out, &mut self.cache),
+                }
                 let null = &out[vstart..] == b"null";
                 if !null && c.key != "_timestamp" {
                     any = true;

@@ -6,6 +6,7 @@
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use hub_model::Principal;
+use hub_query::timeseries::AccessRule;
 use hub_store::Store;
 use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
@@ -21,6 +22,17 @@ async fn call(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Option<String>, Vec<u8>) {
+    call_as(state, method, uri, body, Some(&["WRITER"])).await
+}
+
+/// `roles: None` calls anonymously.
+async fn call_as(
+    state: &TimeseriesState,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+    roles: Option<&[&str]>,
+) -> (StatusCode, Option<String>, Vec<u8>) {
     let mut req = Request::builder().method(method).uri(uri);
     if body.is_some() {
         req = req.header("content-type", "application/json");
@@ -31,8 +43,10 @@ async fn call(
                 .unwrap_or_else(Body::empty),
         )
         .unwrap();
-    req.extensions_mut()
-        .insert(Principal::with_roles("test", &["WRITER"]));
+    if let Some(roles) = roles {
+        req.extensions_mut()
+            .insert(Principal::with_roles("test", roles));
+    }
     let resp = router(state.clone()).oneshot(req).await.unwrap();
     let status = resp.status();
     let length = resp
@@ -150,4 +164,135 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
     let measurements =
         &tree["data"]["ParkingStation"]["stations"]["103"]["sdatatypes"]["free"]["tmeasurements"];
     assert_eq!(measurements.as_array().map(Vec::len), Some(TREE_LIMIT));
+}
+
+/// Rows of several series interleaved in time, streamed: every row carries its own
+/// station's code, name and metadata and its own data type (the store shares repeated
+/// texts between rows, the writer reuses their JSON), in time order then station code,
+/// and closed data types stay out of an anonymous answer.
+#[tokio::test]
+async fn streamed_rows_of_interleaved_series_keep_their_own_station_and_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let config = TimeseriesConfig {
+        open_rules: vec![AccessRule {
+            station_types: vec!["ParkingStation".into()],
+            data_types: vec!["free".into()],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let state = TimeseriesState::new(store.timeseries(), config);
+    let post = |path: &'static str, body: Value| {
+        let state = state.clone();
+        async move {
+            let (s, _, b) = call(&state, "POST", path, Some(body)).await;
+            assert!(
+                s.is_success(),
+                "{path}: {s} {}",
+                String::from_utf8_lossy(&b)
+            );
+        }
+    };
+    post(
+        "/v2/json/syncDataTypes",
+        json!([{"name": "free", "unit": "spaces"}, {"name": "occupied", "unit": "cars"}]),
+    )
+    .await;
+    // Codes, names and metadata share prefixes, so a text kept from another row would
+    // show.
+    let stations = [
+        ("A1", "Alpha", "Bolzano"),
+        ("A10", "Alpha 10", "Bolzano Sud"),
+        ("B2", "Beta", "Merano"),
+    ];
+    post(
+        "/v2/json/syncStations/ParkingStation",
+        Value::Array(
+            stations
+                .iter()
+                .map(|(code, name, city)| json!({"id": code, "name": name, "origin": "FAMAS", "latitude": 46.49, "longitude": 11.35, "metaData": {"city": city}}))
+                .collect(),
+        ),
+    )
+    .await;
+    const STEPS: i64 = 400; // 3 stations x 400 = 1,200 open rows, more than two batches
+    let value = |station: usize, dtype: usize, i: i64| {
+        (station * 10_000 + dtype * 1_000) as f64 + i as f64 / 4.0
+    };
+    let mut branch = serde_json::Map::new();
+    for (k, (code, _, _)) in stations.iter().enumerate() {
+        let series = |dtype: usize| {
+            let data: Vec<Value> = (0..STEPS)
+                .map(|i| json!({"timestamp": T0 + i * 60_000, "value": value(k, dtype, i), "period": 60}))
+                .collect();
+            json!({"data": data})
+        };
+        branch.insert(
+            code.to_string(),
+            json!({"branch": {"free": series(0), "occupied": series(1)}}),
+        );
+    }
+    post(
+        "/v2/json/pushRecords/ParkingStation",
+        json!({"name": "(default)", "data": [], "branch": branch}),
+    )
+    .await;
+
+    let uri = "/v2/flat/ParkingStation/*/2024-01-15/2024-01-17?limit=-1";
+    for (roles, types) in [
+        (None, &["free"][..]),
+        (Some(&["ADMIN"][..]), &["free", "occupied"][..]),
+    ] {
+        let (s, length, body) = call_as(&state, "GET", uri, None, roles).await;
+        assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+        assert_eq!(length, None, "the answer is streamed");
+        let body: Value = serde_json::from_slice(&body).expect("the streamed answer is JSON");
+        let rows = body["data"].as_array().unwrap();
+        let mut expected = Vec::new();
+        for i in 0..STEPS {
+            // Station codes sort as text: A1, A10, B2.
+            for (k, (code, name, city)) in stations.iter().enumerate() {
+                for dtype in types {
+                    let (unit, dindex) = if *dtype == "free" {
+                        ("spaces", 0)
+                    } else {
+                        ("cars", 1)
+                    };
+                    expected.push((
+                        i,
+                        code.to_string(),
+                        name.to_string(),
+                        city.to_string(),
+                        dtype.to_string(),
+                        unit.to_string(),
+                        value(k, dindex, i),
+                    ));
+                }
+            }
+        }
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let t = chrono::NaiveDateTime::parse_from_str(
+                    &r["mvalidtime"].as_str().unwrap()[..19],
+                    "%Y-%m-%d %H:%M:%S",
+                )
+                .unwrap()
+                .and_utc()
+                .timestamp_millis();
+                (
+                    (t - T0) / 60_000,
+                    r["scode"].as_str().unwrap().to_string(),
+                    r["sname"].as_str().unwrap().to_string(),
+                    r["smetadata"]["city"].as_str().unwrap().to_string(),
+                    r["tname"].as_str().unwrap().to_string(),
+                    r["tunit"].as_str().unwrap().to_string(),
+                    r["mvalue"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), expected.len(), "rows for {roles:?}");
+        assert_eq!(got, expected, "rows for {roles:?}");
+    }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use hub::config::{Config, LogFormat};
 use hub_store::Store;
@@ -175,9 +176,18 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     let app = hub::router(store, &config);
+    // Answers larger than one write (streamed lists and time series, chunked bodies) end
+    // with a short segment; with Nagle's algorithm it waits for the client's delayed ACK
+    // of the previous one, about 40 ms on Linux, on every such answer of a kept-alive
+    // connection. Segments go out at once instead.
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
-        .with_context(|| format!("binding {}", config.listen))?;
+        .with_context(|| format!("binding {}", config.listen))?
+        .tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::warn!(error = %e, "could not set TCP_NODELAY on a connection");
+            }
+        });
     tracing::info!(address = %config.listen, data = %config.data.display(), "serving: / (open it in a browser), /v1 content, /v2 time series, /datex/2 traffic feed, /docs/ API docs, /health");
     let grace = Duration::from_secs(config.shutdown_grace);
     let (stopping_tx, mut stopping_rx) = tokio::sync::watch::channel(false);

@@ -20,8 +20,8 @@ use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
-    ProvenanceInput, PushSummary, QueryLog, RecordInput, StationInput, SyncSummary, TimeSeriesRepo,
-    TypeList,
+    ProvenanceInput, PushSummary, QueryLog, RecordInput, SharedText, StationInput, SyncSummary,
+    TimeSeriesRepo, TypeList,
 };
 use crate::{Result, StoreError};
 
@@ -43,40 +43,54 @@ impl PgTimeSeries {
 /// Rows per array statement of a record push.
 const RECORD_CHUNK: usize = 50_000;
 
-/// A result cell of any column type the Time Series queries produce.
-struct AnyCell(Cell);
+/// A result cell of any column type the Time Series queries produce, its text still in
+/// the row's buffer (made a [`Cell`] by [`row_cells`]).
+enum AnyCell<'a> {
+    Cell(Cell),
+    Text(&'a [u8]),
+}
 
-impl<'a> FromSql<'a> for AnyCell {
+impl<'a> FromSql<'a> for AnyCell<'a> {
     fn from_sql(
         ty: &Type,
         raw: &'a [u8],
     ) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(AnyCell(match *ty {
-            Type::INT8 => Cell::Int(i64::from_sql(ty, raw)?),
-            Type::INT4 => Cell::Int(i32::from_sql(ty, raw)? as i64),
-            Type::INT2 => Cell::Int(i16::from_sql(ty, raw)? as i64),
-            Type::BOOL => Cell::Int(bool::from_sql(ty, raw)? as i64),
-            Type::FLOAT8 => Cell::Real(f64::from_sql(ty, raw)?),
-            Type::FLOAT4 => Cell::Real(f32::from_sql(ty, raw)? as f64),
-            Type::JSONB => {
-                Cell::Text(String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned())
-            }
+        Ok(match *ty {
+            Type::INT8 => AnyCell::Cell(Cell::Int(i64::from_sql(ty, raw)?)),
+            Type::INT4 => AnyCell::Cell(Cell::Int(i32::from_sql(ty, raw)? as i64)),
+            Type::INT2 => AnyCell::Cell(Cell::Int(i16::from_sql(ty, raw)? as i64)),
+            Type::BOOL => AnyCell::Cell(Cell::Int(bool::from_sql(ty, raw)? as i64)),
+            Type::FLOAT8 => AnyCell::Cell(Cell::Real(f64::from_sql(ty, raw)?)),
+            Type::FLOAT4 => AnyCell::Cell(Cell::Real(f32::from_sql(ty, raw)? as f64)),
+            Type::JSONB => AnyCell::Text(raw.get(1..).unwrap_or_default()),
             Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
-                Cell::Text(String::from_utf8_lossy(raw).into_owned())
+                AnyCell::Text(raw)
             }
             ref other => {
                 return Err(format!("time series query returned a column of type {other}").into())
             }
-        }))
+        })
     }
 
     fn from_sql_null(_: &Type) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(AnyCell(Cell::Null))
+        Ok(AnyCell::Cell(Cell::Null))
     }
 
     fn accepts(_: &Type) -> bool {
         true
     }
+}
+
+/// One result row as cells; texts repeating the cursor's previous row are shared.
+fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<Cell>> {
+    let mut cells = Vec::with_capacity(row.len());
+    for i in 0..row.len() {
+        cells.push(match row.try_get::<_, AnyCell<'_>>(i)? {
+            AnyCell::Cell(c) => c,
+            AnyCell::Text(t) => shared.cell(i, t),
+        });
+    }
+    Ok(cells)
 }
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
@@ -238,12 +252,9 @@ impl TimeSeriesRepo for PgTimeSeries {
                     .await
                     .map_err(query_error)?;
                 let mut out = Vec::with_capacity(rows.len());
+                let mut shared = SharedText::default();
                 for row in &rows {
-                    let mut cells = Vec::with_capacity(row.len());
-                    for i in 0..row.len() {
-                        cells.push(row.try_get::<_, AnyCell>(i)?.0);
-                    }
-                    out.push(cells);
+                    out.push(row_cells(row, &mut shared)?);
                 }
                 Ok(out)
             })
@@ -268,12 +279,10 @@ impl TimeSeriesRepo for PgTimeSeries {
                     .await
                     .map_err(query_error)?;
                 futures::pin_mut!(rows);
+                let mut shared = SharedText::default();
                 while let Some(row) = futures::StreamExt::next(&mut rows).await {
                     let row = row.map_err(query_error)?;
-                    let mut cells = Vec::with_capacity(row.len());
-                    for i in 0..row.len() {
-                        cells.push(row.try_get::<_, AnyCell>(i)?.0);
-                    }
+                    let cells = row_cells(&row, &mut shared)?;
                     if tx.push(cells).await.is_err() {
                         break;
                     }

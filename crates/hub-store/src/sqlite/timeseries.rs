@@ -14,8 +14,8 @@ use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
-    ProvenanceInput, PushSummary, QueryLog, RecordInput, StationInput, SyncSummary, TimeSeriesRepo,
-    TypeList,
+    ProvenanceInput, PushSummary, QueryLog, RecordInput, SharedText, StationInput, SyncSummary,
+    TimeSeriesRepo, TypeList,
 };
 use crate::Result;
 
@@ -49,17 +49,15 @@ impl SqliteTimeSeries {
     }
 }
 
-/// One result row as cells.
-fn cells(row: &rusqlite::Row<'_>, n: usize) -> Result<Vec<Cell>> {
+/// One result row as cells; texts repeating the cursor's previous row are shared.
+fn cells(row: &rusqlite::Row<'_>, n: usize, shared: &mut SharedText) -> Result<Vec<Cell>> {
     let mut cells = Vec::with_capacity(n);
     for i in 0..n {
         cells.push(match row.get_ref(i)? {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(v) => Cell::Int(v),
             ValueRef::Real(v) => Cell::Real(v),
-            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                Cell::Text(String::from_utf8_lossy(t).into_owned())
-            }
+            ValueRef::Text(t) | ValueRef::Blob(t) => shared.cell(i, t),
         });
     }
     Ok(cells)
@@ -192,8 +190,9 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                 let bound = super::bind(&params);
                 let mut rows = stmt.query(bound.as_slice())?;
                 let mut out = Vec::new();
+                let mut shared = SharedText::default();
                 while let Some(row) = rows.next()? {
-                    out.push(cells(row, n)?);
+                    out.push(cells(row, n, &mut shared)?);
                 }
                 Ok(out)
             })
@@ -213,8 +212,9 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                 let n = stmt.column_count();
                 let bound = super::bind(&params);
                 let mut rows = stmt.query(bound.as_slice())?;
+                let mut shared = SharedText::default();
                 while let Some(row) = rows.next()? {
-                    if tx.push_blocking(cells(row, n)?).is_err() {
+                    if tx.push_blocking(cells(row, n, &mut shared)?).is_err() {
                         break;
                     }
                 }
@@ -363,12 +363,31 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             let resolved = plan::resolve_push(&records, &stations, &types);
             let series = load_series(tx, &resolved.series)?;
             let push = plan::plan_push(&records, &resolved, &series);
-            let mut history = tx.prepare_cached(
-                "INSERT OR IGNORE INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for (sid, k) in &push.history {
-                let (d, s, j) = value_columns(&records[*k].value);
-                history.execute(params![sid, records[*k].timestamp, now, d, s, j, prov])?;
+            // Whole chunks go through one multi-row statement (one execution instead of
+            // `HISTORY_ROWS_PER_INSERT`), the rest row by row; the rows and their order
+            // are the same either way.
+            let mut many = tx.prepare_cached(&history_insert_sql(HISTORY_ROWS_PER_INSERT))?;
+            let mut one = tx.prepare_cached(&history_insert_sql(1))?;
+            for chunk in push.history.chunks(HISTORY_ROWS_PER_INSERT) {
+                let (stmt, per_statement) = if chunk.len() == HISTORY_ROWS_PER_INSERT {
+                    (&mut many, HISTORY_ROWS_PER_INSERT)
+                } else {
+                    (&mut one, 1)
+                };
+                for rows in chunk.chunks(per_statement) {
+                    for (r, (sid, k)) in rows.iter().enumerate() {
+                        let (d, s, j) = value_columns(&records[*k].value);
+                        let at = r * 7;
+                        stmt.raw_bind_parameter(at + 1, sid)?;
+                        stmt.raw_bind_parameter(at + 2, records[*k].timestamp)?;
+                        stmt.raw_bind_parameter(at + 3, now)?;
+                        stmt.raw_bind_parameter(at + 4, d)?;
+                        stmt.raw_bind_parameter(at + 5, s)?;
+                        stmt.raw_bind_parameter(at + 6, j)?;
+                        stmt.raw_bind_parameter(at + 7, prov)?;
+                    }
+                    stmt.raw_execute()?;
+                }
             }
             let mut latest = tx.prepare_cached(
                 "INSERT INTO ts_latest (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
@@ -499,6 +518,35 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             }
         }
     }
+}
+
+/// History rows per multi-row INSERT of a push (7 parameters each, far below SQLite's
+/// limit of 32,766).
+const HISTORY_ROWS_PER_INSERT: usize = 64;
+
+/// `INSERT OR IGNORE INTO ts_history … VALUES (…), …` for `rows` rows, parameters in row
+/// order.
+fn history_insert_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT OR IGNORE INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) VALUES ",
+    );
+    for r in 0..rows {
+        if r > 0 {
+            sql.push_str(", ");
+        }
+        let at = r * 7;
+        sql.push_str(&format!(
+            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+            at + 1,
+            at + 2,
+            at + 3,
+            at + 4,
+            at + 5,
+            at + 6,
+            at + 7
+        ));
+    }
+    sql
 }
 
 /// History rows the retention deletes per write transaction.

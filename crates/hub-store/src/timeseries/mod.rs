@@ -14,6 +14,7 @@
 //! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
+mod cells;
 mod functions;
 mod geometry;
 pub mod history;
@@ -30,6 +31,7 @@ pub use hub_query::timeseries::REGEX_SIZE_LIMIT;
 pub use model::*;
 pub use plan::SyncFlags;
 
+pub(crate) use cells::SharedText;
 pub(crate) use functions::register as register_functions;
 pub(crate) use geometry::{edge_line, geometry_bbox};
 

@@ -4,13 +4,14 @@
 
 use serde_json::Value;
 
-/// One SQL value of a result row.
+/// One SQL value of a result row. Text is shared: rows of one series repeat their
+/// station's and data type's texts, which a cursor hands out once (see `cells`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     Null,
     Int(i64),
     Real(f64),
-    Text(String),
+    Text(std::sync::Arc<str>),
 }
 
 /// What a level-1 list enumerates.
