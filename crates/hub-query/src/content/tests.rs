@@ -1,0 +1,206 @@
+//! Tables of `ContentQuery` → compiled SQL for both dialects.
+
+use super::*;
+
+fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
+    ContentQuery {
+        entity: "Event",
+        filters,
+        order,
+        page: Page {
+            size: 10,
+            number: 3,
+        },
+        count_limit: None,
+    }
+}
+
+#[test]
+fn compiles_filters_with_bound_values_only() {
+    let q = query(
+        vec![
+            ContentFilter::SourceIn(vec!["lts".into()]),
+            ContentFilter::Active(true),
+            ContentFilter::Search {
+                folded_term: "50%'; drop".into(),
+                id_key: "x".into(),
+                languages: Some(vec!["de".into()]),
+            },
+        ],
+        ContentOrder::Default,
+    );
+    let compiled = q.compile(Dialect::Sqlite);
+    let sql = compiled.page.as_sql();
+    assert!(!sql.contains("drop"), "{sql}");
+    assert!(sql.ends_with("ORDER BY o, k LIMIT ?9 OFFSET ?10) p JOIN content c ON c.entity = ?11 AND c.id_key = p.k ORDER BY p.o, p.k"), "{sql}");
+    assert_eq!(
+        compiled.page.params()[3],
+        SqlValue::Text("\"50%'; drop\"".into())
+    );
+    assert_eq!(
+        compiled.page.params()[6],
+        SqlValue::Text("%50\\%'; drop%".into())
+    );
+    assert_eq!(compiled.page.params()[9], SqlValue::Int(20));
+    assert!(!compiled.count.as_sql().contains("LIMIT"));
+}
+
+#[test]
+fn postgres_finds_the_matches_before_sorting_a_page_that_carries_its_total() {
+    let filtered = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+    let plain = query(vec![], ContentOrder::Default);
+    let fenced = |q: &ContentQuery, dialect| {
+        q.compile(dialect)
+            .page
+            .as_sql()
+            .contains("FROM (SELECT c.id_key, c.sort_key FROM content c WHERE")
+    };
+    assert!(fenced(&filtered, Dialect::Postgres));
+    assert!(!fenced(&filtered, Dialect::Sqlite));
+    assert!(
+        !fenced(&plain, Dialect::Postgres),
+        "no window count, the walk stops"
+    );
+    let sql = filtered
+        .compile(Dialect::Postgres)
+        .page
+        .as_sql()
+        .to_string();
+    assert!(
+        sql.contains("c.active = $2 OFFSET 0) c ORDER BY o, k LIMIT"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn a_whole_read_sorts_the_documents_once() {
+    // The page form finds the keys first and sorts the documents again after the
+    // join; a whole read reads the documents in the order the statement gives.
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let q = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+        let compiled = q.compile_whole(dialect);
+        let sql = compiled.page.as_sql();
+        assert!(
+            sql.starts_with("SELECT c.doc FROM content c WHERE"),
+            "{sql}"
+        );
+        assert!(!sql.contains("JOIN"), "{sql}");
+        assert_eq!(sql.matches("ORDER BY").count(), 1, "{sql}");
+        assert!(sql.contains("ORDER BY c.sort_key, c.id_key LIMIT"), "{sql}");
+        assert_eq!(
+            compiled.count.as_sql(),
+            q.compile(dialect).count.as_sql(),
+            "the same count"
+        );
+    }
+}
+
+fn search(term: &str) -> ContentQuery {
+    query(
+        vec![ContentFilter::Search {
+            folded_term: term.into(),
+            id_key: term.into(),
+            languages: None,
+        }],
+        ContentOrder::Default,
+    )
+}
+
+#[test]
+fn search_reads_the_trigram_index_only_for_terms_it_can_answer() {
+    let with_index = |term: &str, dialect| {
+        search(term)
+            .compile(dialect)
+            .page
+            .as_sql()
+            .contains("content_title_fts MATCH")
+    };
+    assert!(with_index("hüt", Dialect::Sqlite));
+    assert!(!with_index("hü", Dialect::Sqlite));
+    assert!(!with_index("h", Dialect::Sqlite));
+    // PostgreSQL's planner picks the pg_trgm index for the LIKE itself.
+    assert!(!with_index("hütte", Dialect::Postgres));
+    // The phrase is bound with every quote doubled: no FTS5 syntax from the client.
+    let compiled = search("a\"b OR c").compile(Dialect::Sqlite);
+    assert!(compiled
+        .page
+        .params()
+        .contains(&SqlValue::Text("\"a\"\"b OR c\"".into())));
+}
+
+#[test]
+fn an_unfiltered_list_counts_exactly_whatever_the_limit() {
+    let mut q = query(vec![], ContentOrder::Default);
+    q.count_limit = Some(100);
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let compiled = q.compile(dialect);
+        assert_eq!(compiled.count_limit, None);
+        assert!(!compiled.count.as_sql().contains("capped"));
+    }
+}
+
+#[test]
+fn capped_counts_stop_after_the_limit() {
+    let mut q = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+    q.count_limit = Some(100);
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let count = q.compile(dialect).count;
+        assert!(
+            count
+                .as_sql()
+                .starts_with("SELECT COUNT(*) FROM (SELECT 1 FROM content c WHERE"),
+            "{}",
+            count.as_sql()
+        );
+        assert!(count.as_sql().ends_with(") capped"), "{}", count.as_sql());
+        assert_eq!(count.params().last(), Some(&SqlValue::Int(101)));
+    }
+}
+
+#[test]
+fn totals_are_exact_up_to_the_limit_and_estimated_above() {
+    assert_eq!(Total::settle(100, Some(100), None), Total::exact(100));
+    assert_eq!(Total::settle(5_000, None, None), Total::exact(5_000));
+    // Past the limit: the estimate, but never less than what was counted.
+    assert_eq!(
+        Total::settle(101, Some(100), Some(40_000)),
+        Total {
+            value: 40_000,
+            estimated: true
+        }
+    );
+    assert_eq!(
+        Total::settle(101, Some(100), Some(3)),
+        Total {
+            value: 101,
+            estimated: true
+        }
+    );
+    assert_eq!(
+        Total::settle(101, Some(100), None),
+        Total {
+            value: 101,
+            estimated: true
+        }
+    );
+    assert!(Total::needs_estimate(101, Some(100)));
+    assert!(!Total::needs_estimate(100, Some(100)));
+    assert!(!Total::needs_estimate(u64::MAX, None));
+}
+
+#[test]
+fn seed_order_differs_per_dialect_but_binds_the_seed() {
+    let q = query(vec![], ContentOrder::Seed("7".into()));
+    let sqlite = q.compile(Dialect::Sqlite);
+    assert!(
+        sqlite.page.as_sql().contains("hub_seed(c.id_key, ?1)"),
+        "{}",
+        sqlite.page.as_sql()
+    );
+    assert_eq!(sqlite.page.params()[0], SqlValue::Text("7".into()));
+    assert!(q
+        .compile(Dialect::Postgres)
+        .page
+        .as_sql()
+        .contains("md5(c.id_key || $1)"));
+}
