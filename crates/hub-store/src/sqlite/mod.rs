@@ -33,13 +33,24 @@ pub(crate) struct SqliteBackend {
 struct Inner {
     readers_tx: Sender<Connection>,
     readers_rx: Receiver<Connection>,
-    /// The connection of [`SqliteBackend::read_quick`].
-    quick_reader: Mutex<Connection>,
+    /// The connections of [`SqliteBackend::read_quick`], one per core.
+    quick_readers: Vec<Mutex<Connection>>,
     writer: Mutex<Connection>,
     readers: usize,
     /// Calls waiting for a reader or for the writer (for `/metrics`).
     waiting_readers: AtomicUsize,
     waiting_writers: AtomicUsize,
+}
+
+/// Most [`SqliteBackend::read_quick`] connections a store keeps.
+const QUICK_READERS_MAX: usize = 8;
+
+/// A small number that differs between threads, to spread waiting callers.
+fn thread_slot() -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::thread::current().id().hash(&mut hasher);
+    hasher.finish() as usize
 }
 
 /// Counts a caller as waiting until it has its connection.
@@ -109,17 +120,25 @@ impl SqliteBackend {
             configure(&conn, tuning)?;
             readers_tx.send(conn).expect("channel sized for the pool");
         }
-        let quick_reader = Connection::open_with_flags(
-            &file,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        configure(&quick_reader, tuning)?;
-        // It runs on an async worker: give up soon rather than stall it (callers fall
-        // back to the pool or recompute).
-        quick_reader.busy_timeout(std::time::Duration::from_millis(50))?;
+        // One per core: the async workers calling at once each find one free instead of
+        // waiting on a shared lock (a futex sleep and wake-up per contended hit).
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let quick_readers = (0..cores.clamp(1, QUICK_READERS_MAX))
+            .map(|_| {
+                let conn = Connection::open_with_flags(
+                    &file,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                configure(&conn, tuning)?;
+                // It runs on an async worker: give up soon rather than stall it
+                // (callers fall back to the pool or recompute).
+                conn.busy_timeout(std::time::Duration::from_millis(50))?;
+                Ok(Mutex::new(conn))
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(SqliteBackend {
             inner: Arc::new(Inner {
-                quick_reader: Mutex::new(quick_reader),
+                quick_readers,
                 writer: Mutex::new(writer),
                 readers_tx,
                 readers_rx,
@@ -157,9 +176,16 @@ impl SqliteBackend {
     /// blocking pool would cost more than the read (two thread switches per call, which
     /// is what a response-cache hit would otherwise spend most of its time on).
     pub(crate) fn read_quick<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self
-            .inner
-            .quick_reader
+        for reader in &self.inner.quick_readers {
+            match reader.try_lock() {
+                Ok(conn) => return work(&conn),
+                Err(std::sync::TryLockError::Poisoned(e)) => return work(&e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        // All busy (more callers than cores): wait for the one this thread maps to.
+        let index = thread_slot() % self.inner.quick_readers.len();
+        let conn = self.inner.quick_readers[index]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         work(&conn)
