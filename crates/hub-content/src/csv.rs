@@ -471,27 +471,21 @@ impl<'de> Visitor<'de> for Element<'_> {
         Ok(())
     }
 
+    // Scalars other than strings are written as in compact JSON: one body for both.
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.0.push_str(if v { "true" } else { "false" });
-        Ok(())
+        CompactJson(self.0).visit_bool(v)
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        push_number(self.0, v.into());
-        Ok(())
+        CompactJson(self.0).visit_i64(v)
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        push_number(self.0, v.into());
-        Ok(())
+        CompactJson(self.0).visit_u64(v)
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        push_number(
-            self.0,
-            Number::from_f64(v).ok_or_else(|| E::custom("not a finite number"))?,
-        );
-        Ok(())
+        CompactJson(self.0).visit_f64(v)
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {

@@ -26,6 +26,16 @@ async fn call(
 }
 
 /// `roles: None` calls anonymously.
+/// A writer request that must succeed.
+async fn post(state: &TimeseriesState, path: &str, body: Value) {
+    let (s, _, b) = call(state, "POST", path, Some(body)).await;
+    assert!(
+        s.is_success(),
+        "{path}: {s} {}",
+        String::from_utf8_lossy(&b)
+    );
+}
+
 async fn call_as(
     state: &TimeseriesState,
     method: &str,
@@ -69,23 +79,14 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
         ..Default::default()
     };
     let state = TimeseriesState::new(store.timeseries(), config);
-    let post = |path: &'static str, body: Value| {
-        let state = state.clone();
-        async move {
-            let (s, _, b) = call(&state, "POST", path, Some(body)).await;
-            assert!(
-                s.is_success(),
-                "{path}: {s} {}",
-                String::from_utf8_lossy(&b)
-            );
-        }
-    };
     post(
+        &state,
         "/v2/json/syncDataTypes",
         json!([{"name": "free", "description": "free"}]),
     )
     .await;
     post(
+        &state,
         "/v2/json/syncStations/ParkingStation",
         json!([{"id": "103", "name": "P03", "origin": "FAMAS", "latitude": 46.49, "longitude": 11.35}]),
     )
@@ -94,6 +95,7 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
         .map(|i| json!({"timestamp": T0 + i * 60_000, "value": i as f64 / 2.0, "period": 60}))
         .collect();
     post(
+        &state,
         "/v2/json/pushRecords/ParkingStation",
         json!({"name": "(default)", "data": [], "branch": {"103": {"branch": {"free": {"data": data}}}}}),
     )
@@ -183,18 +185,8 @@ async fn streamed_rows_of_interleaved_series_keep_their_own_station_and_type() {
         ..Default::default()
     };
     let state = TimeseriesState::new(store.timeseries(), config);
-    let post = |path: &'static str, body: Value| {
-        let state = state.clone();
-        async move {
-            let (s, _, b) = call(&state, "POST", path, Some(body)).await;
-            assert!(
-                s.is_success(),
-                "{path}: {s} {}",
-                String::from_utf8_lossy(&b)
-            );
-        }
-    };
     post(
+        &state,
         "/v2/json/syncDataTypes",
         json!([{"name": "free", "unit": "spaces"}, {"name": "occupied", "unit": "cars"}]),
     )
@@ -207,6 +199,7 @@ async fn streamed_rows_of_interleaved_series_keep_their_own_station_and_type() {
         ("B2", "Beta", "Merano"),
     ];
     post(
+        &state,
         "/v2/json/syncStations/ParkingStation",
         Value::Array(
             stations
@@ -234,6 +227,7 @@ async fn streamed_rows_of_interleaved_series_keep_their_own_station_and_type() {
         );
     }
     post(
+        &state,
         "/v2/json/pushRecords/ParkingStation",
         json!({"name": "(default)", "data": [], "branch": branch}),
     )
