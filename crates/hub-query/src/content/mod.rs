@@ -187,14 +187,10 @@ impl ContentQuery {
         }
     }
 
+    /// The SQL of a page: its keys found first where the order allows (Shortname,
+    /// seed), otherwise the same statement as [`ContentQuery::compile_whole`] with the
+    /// page's `LIMIT`.
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
-        if let ContentOrder::Distance {
-            latitude,
-            longitude,
-        } = self.order
-        {
-            return geo::compile_nearest(self, dialect, latitude, longitude);
-        }
         if let Some((page, checks)) = self.compile_keys_first(dialect) {
             let page_has_total = !self.filters.is_empty();
             return CompiledList {
@@ -206,7 +202,7 @@ impl ContentQuery {
                 attempts: walk::compile(self, dialect).into_iter().collect(),
             };
         }
-        self.compile_documents_in_order(dialect)
+        self.compile_whole(dialect)
     }
 
     /// The SQL of a whole read (`pagesize=-1`, the store's document stream): every

@@ -263,7 +263,7 @@ impl PgBackend {
             }),
             None => None,
         };
-        let backend = PgBackend {
+        let mut backend = PgBackend {
             runtime: RuntimeHolder(Some(rt)),
             primary,
             replica,
@@ -273,7 +273,7 @@ impl PgBackend {
             revision_watch: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
-        let mut backend = backend;
+        // Listening starts after the migrations: the trigger that notifies is one.
         if settings.revision_notify {
             let (config, connector) = connection_config(url)?;
             backend.revision_watch = Some(revision_watch::RevisionWatch::start(
