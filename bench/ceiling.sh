@@ -9,12 +9,14 @@
 # >= 0.7x nginx, repeated list page >= 0.5x.
 # Usage: bench/ceiling.sh [--duration SECONDS] [--rounds N] [--database POSTGRES_URL]
 #                         [--hub-args "SERVE OPTIONS"]   (e.g. "--response-cache-revisions notify")
+#                         [--baseline HUB_BINARY]  (another build, cache on, in the same rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 duration=5
 rounds=3
 database=
+baseline=
 hub_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --database) database=$2; shift 2 ;;
     --hub-args) read -r -a hub_args <<<"$2"; shift 2 ;;
+    --baseline) baseline=$(realpath "$2"); shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -54,10 +57,10 @@ store_args=(--data "$work/data")
 "$target/release/hub" demo "${store_args[@]}" --scale 1 >/dev/null 2>&1
 
 serve_hub() {
-  local port=$1
-  shift
-  # One public base URL for both, so their links (and bytes) are the same.
-  HUB_LOG=error "$target/release/hub" serve "${store_args[@]}" --no-demo \
+  local binary=$1 port=$2
+  shift 2
+  # One public base URL for all, so their links (and bytes) are the same.
+  HUB_LOG=error "$binary" serve "${store_args[@]}" --no-demo \
     --listen "127.0.0.1:$port" --content-base-url http://hub.bench "${hub_args[@]}" "$@" >/dev/null 2>&1 &
   pids+=($!)
   for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/health" >/dev/null && return; sleep 0.1; done
@@ -65,11 +68,16 @@ serve_hub() {
   exit 1
 }
 cached_port=$(free_port)
-serve_hub "$cached_port"
+serve_hub "$target/release/hub" "$cached_port"
 uncached_port=$(free_port)
-serve_hub "$uncached_port" --response-cache-bytes 0
+serve_hub "$target/release/hub" "$uncached_port" --response-cache-bytes 0
 cached="http://127.0.0.1:$cached_port"
 uncached="http://127.0.0.1:$uncached_port"
+if [ -n "$baseline" ]; then
+  baseline_port=$(free_port)
+  serve_hub "$baseline" "$baseline_port"
+  baseline_url="http://127.0.0.1:$baseline_port"
+fi
 
 id=$(curl -fs "$cached/v1/HubActivityPoi?pagesize=1&pagenumber=37&fields=Id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Items"][0]["Id"])')
 item_path="/v1/HubActivityPoi/$id"
@@ -80,8 +88,10 @@ mkdir -p "$work/www"
 curl -fs "$cached$item_path" -o "$work/www/item.json"
 curl -fs "$cached$list_path" -o "$work/www/list.json"
 for path in "$item_path" "$list_path"; do
-  cmp -s <(curl -fs "$cached$path") <(curl -fs "$uncached$path") \
-    || { echo "the two Hub servers answer $path differently" >&2; exit 1; }
+  for other in "$uncached" ${baseline:+"$baseline_url"}; do
+    cmp -s <(curl -fs "$cached$path") <(curl -fs "$other$path") \
+      || { echo "the Hub servers answer $path differently" >&2; exit 1; }
+  done
 done
 chmod 755 "$work" "$work/www"
 chmod 644 "$work/www/"*.json
@@ -133,6 +143,7 @@ for round in $(seq 1 "$rounds"); do
     results[$w,nginx]+="$(rps "$nginx/$w.json") "
     results[$w,cached]+="$(rps "$cached${hub_path[$w]}") "
     results[$w,uncached]+="$(rps "$uncached${hub_path[$w]}") "
+    [ -z "$baseline" ] || results[$w,baseline]+="$(rps "$baseline_url${hub_path[$w]}") "
   done
   echo "round $round done" >&2
 done
@@ -145,6 +156,17 @@ for w in "${workloads[@]}"; do
   awk -v l="${label[$w]}" -v n="$n" -v c="$c" -v u="$u" -v t="${target_ratio[$w]}" \
     'BEGIN {printf "%-34s %12.0f %14.0f %7.2fx %14.0f %7.2fx %7.1fx\n", l, n, c, c / n, u, u / n, t}'
 done
+if [ -n "$baseline" ]; then
+  echo
+  printf '%-34s %12s %14s %8s %14s\n' "baseline $(basename "$baseline")" "nginx" "baseline" "ratio" "this / baseline"
+  for w in "${workloads[@]}"; do
+    n=$(tr ' ' '\n' <<<"${results[$w,nginx]}" | grep . | median)
+    c=$(tr ' ' '\n' <<<"${results[$w,cached]}" | grep . | median)
+    b=$(tr ' ' '\n' <<<"${results[$w,baseline]}" | grep . | median)
+    awk -v l="${label[$w]}" -v n="$n" -v b="$b" -v c="$c" \
+      'BEGIN {printf "%-34s %12.0f %14.0f %7.2fx %13.2fx\n", l, n, b, b / n, c / b}'
+  done
+fi
 echo
 echo "bytes: item $(stat -c %s "$work/www/item.json"), list $(stat -c %s "$work/www/list.json")"
 cached_pid=${pids[0]}

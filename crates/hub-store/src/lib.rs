@@ -175,6 +175,15 @@ impl Store {
         }
     }
 
+    /// How many times the content write revisions were read from the database (each
+    /// response-cache hit needs them; memory answers while it may).
+    pub fn revision_reads(&self) -> u64 {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.revision_reads(),
+            Backend::Postgres(b) => b.revision_reads(),
+        }
+    }
+
     /// Which backend this is, for logs and messages (`sqlite` or `postgres`).
     pub fn backend_name(&self) -> &'static str {
         match &*self.backend {

@@ -274,6 +274,13 @@ pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
     let mut text = source.metrics.render();
     text.push_str(&render_pools(&source.store.pool_usage()));
     text.push_str(&render_response_cache(&source.response_cache.stats()));
+    let _ = write!(
+        text,
+        "# HELP hub_store_revision_reads_total Reads of the content write revisions from the database (response-cache hits the revisions kept in memory could not answer).\n\
+         # TYPE hub_store_revision_reads_total counter\n\
+         hub_store_revision_reads_total {}\n",
+        source.store.revision_reads()
+    );
     if let Some(replica) = source.store.replica_status() {
         text.push_str(&render_replica(&replica));
     }

@@ -302,6 +302,47 @@ async fn concurrent_hits_each_see_a_write_committed_before_they_arrived() {
     }
 }
 
+/// On SQLite the revisions a hit needs come from memory while the database file is
+/// unchanged (its WAL index tells), so a run of hits reads none; any commit, through
+/// another process too, makes the next request read them again and see the write.
+#[tokio::test]
+async fn sqlite_hits_of_an_unchanged_database_read_no_revisions() {
+    let app = pair().await;
+    if app.first_store.backend_name() != "sqlite" {
+        eprintln!("skipped: PostgreSQL reads revisions per request or by notification (revision_notify.rs)");
+        return;
+    }
+    let item = "/v1/HubActivityPoi/poi-alm";
+    let reads = || cache_metric(&app.first, "hub_store_revision_reads_total");
+    fetch(&app.first, item, &[]).await;
+    fetch(&app.first, item, &[]).await;
+    let (before, hits) = (
+        reads().await,
+        cache_metric(&app.first, "hub_response_cache_hits_total").await,
+    );
+    for _ in 0..20 {
+        fetch(&app.first, item, &[]).await;
+    }
+    assert_eq!(
+        cache_metric(&app.first, "hub_response_cache_hits_total").await,
+        hits + 20
+    );
+    assert_eq!(
+        reads().await,
+        before,
+        "hits of an unchanged database read nothing"
+    );
+
+    put(&app.second_store, "HubActivityPoi", poi("poi-alm", "Neu")).await;
+    let (.., body) = fetch(&app.first, item, &[]).await;
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        doc["Shortname"], "Neu",
+        "the other process's write is seen at once"
+    );
+    assert_eq!(reads().await, before + 1);
+}
+
 #[tokio::test]
 async fn the_ogc_items_follow_writes_too() {
     let app = pair().await;

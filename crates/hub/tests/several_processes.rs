@@ -1,3 +1,6 @@
+//! Two `hub serve` processes on one SQLite directory answer each other's writes at once
+//! through their response caches.
+//!
 //! Three `hub serve` processes on one PostgreSQL database, as behind a load balancer
 //! (the test rotates over their addresses like a round-robin upstream):
 //! - all three start together on an empty database (the schema is migrated once, under
@@ -13,9 +16,10 @@
 //!   measurement history for all of them, by its own upkeep.
 //!
 //! Every process reads each document, list and series before and after each change, so
-//! a response cache kept per process (Hub has none at the time of writing) would have to
-//! stay coherent across processes for this test to pass.
-//! Needs `HUB_TEST_DATABASE` (the admin URL of a PostgreSQL server); skipped without.
+//! each process's response cache has to stay coherent across processes for this test
+//! to pass.
+//! The PostgreSQL test needs `HUB_TEST_DATABASE` (the admin URL of a PostgreSQL server);
+//! skipped without.
 
 mod support;
 
@@ -110,6 +114,121 @@ fn article(id: &str, title: &str) -> Value {
     })
 }
 
+/// An editor of articles who may also write time series, made with the CLI.
+fn add_editor(mut hub: Command) {
+    let mut add = hub
+        .args(["user", "add", "editor", "--password-stdin"])
+        .args(["--role", "Article_Create", "--role", "Article_Update"])
+        .args(["--role", "Article_Delete", "--role", "WRITER"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    add.stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{PASSWORD}\n").as_bytes())
+        .unwrap();
+    assert!(add.wait().unwrap().success(), "hub user add failed");
+}
+
+/// A session of the editor opened on `server` (the token endpoint's answer).
+fn editor_session(server: &Server) -> Value {
+    let (status, session) = token_request(
+        server,
+        &[
+            ("grant_type", "password"),
+            ("client_id", "hub-generic-client"),
+            ("username", "editor"),
+            ("password", PASSWORD),
+        ],
+    );
+    assert_eq!(status, 200, "password grant on {}: {session}", server.base);
+    session
+}
+
+/// Two `hub serve` processes on one SQLite directory, each with its own response cache:
+/// what one writes the other answers at once, though its repeated answers are cache
+/// hits that read nothing from the database while it is unchanged (they learn of a
+/// commit from the database's WAL index).
+#[test]
+fn two_processes_on_one_sqlite_store_answer_each_others_writes_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("HUB_DATA", dir.path().to_str().unwrap())];
+    add_editor(processes::hub(&env));
+    let mut servers: Vec<Server> = (0..2).map(|_| spawn_serve(&env, &[])).collect();
+    for s in &mut servers {
+        wait_healthy(s);
+    }
+    let [writer, reader] = &servers[..] else {
+        unreachable!()
+    };
+    let token = editor_session(writer)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = "SQLITE-PROCESSES-1";
+    let by_id = format!("/v1/Article/{id}");
+    let search = "/v1/Article?searchfilter=through&fields=Shortname";
+    // Cached by the reader before the document exists, and hit again.
+    for _ in 0..2 {
+        assert_eq!(get(reader, &by_id).0, 404);
+        assert_eq!(get(reader, search).1["TotalResults"], 0);
+    }
+    let (status, body) = send(
+        writer,
+        "POST",
+        "/v1/Article",
+        &token,
+        Some(article(id, "Written through one")),
+    );
+    assert!(status == 200 || status == 201, "POST: {status} {body}");
+    for _ in 0..3 {
+        let (status, doc) = get(reader, &by_id);
+        assert_eq!(status, 200, "{doc}");
+        assert_eq!(doc["Detail"]["en"]["Title"], "Written through one");
+        assert_eq!(get(reader, search).1["TotalResults"], 1);
+    }
+    let (status, body) = send(
+        writer,
+        "PUT",
+        &by_id,
+        &token,
+        Some(article(id, "Updated through one")),
+    );
+    assert!(status == 200 || status == 204, "PUT: {status} {body}");
+    for _ in 0..3 {
+        assert_eq!(
+            get(reader, &by_id).1["Detail"]["en"]["Title"],
+            "Updated through one"
+        );
+        assert_eq!(
+            get(reader, search).1["Items"][0]["Shortname"],
+            "Updated through one"
+        );
+    }
+    let (status, body) = send(writer, "DELETE", &by_id, &token, None);
+    assert!(status == 200 || status == 204, "DELETE: {status} {body}");
+    for _ in 0..3 {
+        assert_eq!(get(reader, &by_id).0, 404);
+        assert_eq!(get(reader, search).1["TotalResults"], 0);
+    }
+    let metrics = ureq::get(&format!("{}/metrics", reader.base))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let hits: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("hub_response_cache_hits_total "))
+        .and_then(|v| v.parse().ok())
+        .expect("/metrics counts cache hits");
+    assert!(
+        hits >= 10,
+        "the reader's repeated answers were cache hits: {hits}"
+    );
+}
+
 #[test]
 fn three_processes_behind_a_round_robin_answer_as_one() {
     let Some(admin) = std::env::var("HUB_TEST_DATABASE")
@@ -134,33 +253,9 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
         unreachable!()
     };
 
-    // An editor of articles who may also write time series, made with the CLI.
-    let mut add = hub(&database)
-        .args(["user", "add", "editor", "--password-stdin"])
-        .args(["--role", "Article_Create", "--role", "Article_Update"])
-        .args(["--role", "Article_Delete", "--role", "WRITER"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    add.stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{PASSWORD}\n").as_bytes())
-        .unwrap();
-    assert!(add.wait().unwrap().success(), "hub user add failed");
-
+    add_editor(hub(&database));
     // A session opened on process 1 …
-    let (status, session) = token_request(
-        one,
-        &[
-            ("grant_type", "password"),
-            ("client_id", "hub-generic-client"),
-            ("username", "editor"),
-            ("password", PASSWORD),
-        ],
-    );
-    assert_eq!(status, 200, "password grant on 1: {session}");
+    let session = editor_session(one);
     let token = session["access_token"].as_str().unwrap().to_string();
 
     // … writes through 1; every process reads it (so a per-process response cache,

@@ -150,6 +150,13 @@ pub trait ContentRepo: Send + Sync {
 }
 
 /// Parses stored documents.
+/// Every entity's write revision (an entity never written is absent: revision 0).
+pub(crate) type Revisions = std::sync::Arc<std::collections::HashMap<String, i64>>;
+
+/// Reads every entity's revision (a table of a few rows, read whole so one read answers
+/// whichever entity a waiting request asks for).
+pub(crate) const REVISIONS_SQL: &str = "SELECT entity, revision FROM content_revision";
+
 pub(crate) fn parse_documents(docs: Vec<String>) -> Result<Vec<Value>> {
     docs.iter()
         .map(|d| serde_json::from_str(d).map_err(StoreError::from))

@@ -6,6 +6,7 @@
 //!
 //! Must not: touch the connection pools (`postgres/mod.rs`) or other domains' tables.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,7 +20,7 @@ use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, parse_documents, ContentPage, ContentRepo,
-    DocumentStream, Extent, PutOutcome,
+    DocumentStream, Extent, PutOutcome, Revisions,
 };
 use crate::{IndexedDocument, Result, StoreError};
 
@@ -151,7 +152,10 @@ impl ContentRepo for PgContent {
         }
         let revisions = backend
             .revisions
-            .get(|| backend.read(read_revisions))
+            .get(|| {
+                backend.revision_reads.fetch_add(1, Ordering::Relaxed);
+                backend.read(read_revisions)
+            })
             .await?;
         Ok(revisions.get(entity).copied().unwrap_or(0))
     }
@@ -279,13 +283,8 @@ impl ContentRepo for PgContent {
     }
 }
 
-/// Every entity's write revision (an entity never written is absent: revision 0).
-pub(crate) type Revisions = Arc<std::collections::HashMap<String, i64>>;
-
 async fn read_revisions(conn: Conn) -> Result<Revisions> {
-    let stmt = conn
-        .prepare_cached("SELECT entity, revision FROM content_revision")
-        .await?;
+    let stmt = conn.prepare_cached(crate::content::REVISIONS_SQL).await?;
     Ok(Arc::new(
         conn.query(&stmt, &[])
             .await?

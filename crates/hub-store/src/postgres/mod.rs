@@ -90,7 +90,9 @@ pub(crate) struct PgBackend {
     partitions: std::sync::Arc<timeseries::partitions::PartitionState>,
     /// Every entity's write revision, read once for all concurrent callers (the
     /// response cache asks on every hit; see [`content`]).
-    revisions: crate::coalesce::Coalesced<content::Revisions>,
+    revisions: crate::coalesce::Coalesced<crate::content::Revisions>,
+    /// How many times `revisions` was read from the database (for `/metrics`).
+    revision_reads: std::sync::atomic::AtomicU64,
     /// The revisions kept from notifications, in the `revision_notify` mode.
     revision_watch: Option<revision_watch::RevisionWatch>,
 }
@@ -134,8 +136,14 @@ impl PgBackend {
     }
 
     /// The revisions kept from notifications, when they may answer a cache hit.
-    pub(crate) fn notified_revisions(&self) -> Option<content::Revisions> {
+    pub(crate) fn notified_revisions(&self) -> Option<crate::content::Revisions> {
         self.revision_watch.as_ref()?.fresh()
+    }
+
+    /// How many times the content revisions were read from the database.
+    pub(crate) fn revision_reads(&self) -> u64 {
+        self.revision_reads
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// This process committed a content write (see `revision_watch`).
@@ -270,6 +278,7 @@ impl PgBackend {
             mode,
             partitions: std::sync::Arc::new(timeseries::partitions::PartitionState::new()),
             revisions: crate::coalesce::Coalesced::new(REVISION_READERS),
+            revision_reads: Default::default(),
             revision_watch: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;

@@ -25,7 +25,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_postgres::AsyncMessage;
 
-use super::content::Revisions;
+use crate::content::Revisions;
 
 /// The channel the `content_revision` trigger notifies.
 pub(crate) const CHANNEL: &str = "hub_content_revision";
@@ -164,9 +164,7 @@ async fn listen(
     });
     let result = async {
         client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
-        let statement = client
-            .prepare("SELECT entity, revision FROM content_revision")
-            .await?;
+        let statement = client.prepare(crate::content::REVISIONS_SQL).await?;
         loop {
             let begun = freshness.before_read();
             let rows = client.query(&statement, &[]).await?;

@@ -125,14 +125,10 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn revision(&self, entity: &'static str) -> Result<i64> {
-        // Read on every response-cache hit: inline, not through the blocking pool.
-        self.backend.read_quick(|conn| {
-            Ok(conn
-                .prepare_cached("SELECT revision FROM content_revision WHERE entity = ?1")?
-                .query_row([entity], |r| r.get(0))
-                .optional()?
-                .unwrap_or(0))
-        })
+        // Asked on every response-cache hit: inline, and from memory while the database
+        // is unchanged.
+        let revisions = self.backend.revisions()?;
+        Ok(revisions.get(entity).copied().unwrap_or(0))
     }
 
     async fn extent(&self, entity: &'static str) -> Result<Extent> {

@@ -18,6 +18,7 @@ use crate::migrations::MIGRATIONS;
 use crate::{Result, StoreError};
 
 mod content;
+mod wal_index;
 
 pub(crate) use content::SqliteContent;
 
@@ -40,6 +41,8 @@ struct Inner {
     /// Calls waiting for a reader or for the writer (for `/metrics`).
     waiting_readers: AtomicUsize,
     waiting_writers: AtomicUsize,
+    /// Content revisions kept while the database is unchanged (response-cache hits).
+    revisions: wal_index::RevisionMemory,
 }
 
 /// Most [`SqliteBackend::read_quick`] connections a store keeps.
@@ -136,6 +139,8 @@ impl SqliteBackend {
                 Ok(Mutex::new(conn))
             })
             .collect::<Result<Vec<_>>>()?;
+        // After the writer has put the database in WAL mode: the index exists now.
+        let revisions = wal_index::RevisionMemory::open(&file);
         Ok(SqliteBackend {
             inner: Arc::new(Inner {
                 quick_readers,
@@ -145,6 +150,7 @@ impl SqliteBackend {
                 readers,
                 waiting_readers: AtomicUsize::new(0),
                 waiting_writers: AtomicUsize::new(0),
+                revisions,
             }),
         })
     }
@@ -189,6 +195,23 @@ impl SqliteBackend {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         work(&conn)
+    }
+
+    /// Every entity's content revision: kept in memory while the database is unchanged
+    /// (see [`wal_index`]), else read on the calling thread.
+    pub(crate) fn revisions(&self) -> Result<crate::content::Revisions> {
+        self.inner.revisions.revisions(|| {
+            self.read_quick(|conn| {
+                let mut stmt = conn.prepare_cached(crate::content::REVISIONS_SQL)?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(Arc::new(rows.collect::<rusqlite::Result<_>>()?))
+            })
+        })
+    }
+
+    /// How many times the content revisions were read from the database.
+    pub(crate) fn revision_reads(&self) -> u64 {
+        self.inner.revisions.reads()
     }
 
     /// Starts `work` with a reader connection on a blocking thread without waiting for
