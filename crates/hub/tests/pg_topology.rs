@@ -16,9 +16,8 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -96,7 +95,7 @@ fn with_database(url: &str, name: &str) -> String {
     hub_store::postgres::url_with_database(url, name)
 }
 
-use support::processes::{hub, json_of, spawn_serve, Server};
+use support::processes::{add_user, hub, json_of, spawn_serve, Server};
 use support::scripted::{self, Scripted};
 
 fn serve(env: &[(&str, &str)]) -> Server {
@@ -107,19 +106,12 @@ fn serve(env: &[(&str, &str)]) -> Server {
 
 /// An editor account made with the CLI, and a token for it from `server`.
 fn editor_token(env: &[(&str, &str)], server: &Server) -> String {
-    let mut add = hub(env)
-        .args(["user", "add", "editor", "--password-stdin"])
-        .args(["--role", "Article_Create", "--role", "Article_Update"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    add.stdin
-        .take()
-        .unwrap()
-        .write_all(b"correct horse battery\n")
-        .unwrap();
-    assert!(add.wait().unwrap().success(), "hub user add failed");
+    add_user(
+        hub(env),
+        "editor",
+        "correct horse battery",
+        &["Article_Create", "Article_Update"],
+    );
     let token: Value = ureq::post(&format!(
         "{}/auth/realms/hub/protocol/openid-connect/token",
         server.base

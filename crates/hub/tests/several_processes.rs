@@ -23,8 +23,7 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -115,21 +114,14 @@ fn article(id: &str, title: &str) -> Value {
 }
 
 /// An editor of articles who may also write time series, made with the CLI.
-fn add_editor(mut hub: Command) {
-    let mut add = hub
-        .args(["user", "add", "editor", "--password-stdin"])
-        .args(["--role", "Article_Create", "--role", "Article_Update"])
-        .args(["--role", "Article_Delete", "--role", "WRITER"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    add.stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{PASSWORD}\n").as_bytes())
-        .unwrap();
-    assert!(add.wait().unwrap().success(), "hub user add failed");
+fn add_editor(hub: Command) {
+    let roles = [
+        "Article_Create",
+        "Article_Update",
+        "Article_Delete",
+        "WRITER",
+    ];
+    processes::add_user(hub, "editor", PASSWORD, &roles);
 }
 
 /// A session of the editor opened on `server` (the token endpoint's answer).

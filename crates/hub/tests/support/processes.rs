@@ -43,6 +43,26 @@ pub fn hub(env: &[(&str, &str)]) -> Command {
     cmd
 }
 
+/// Adds a user with `hub user add NAME --password-stdin --role …` run by `hub`.
+pub fn add_user(mut hub: Command, name: &str, password: &str, roles: &[&str]) {
+    use std::io::Write;
+    hub.args(["user", "add", name, "--password-stdin"]);
+    for role in roles {
+        hub.args(["--role", role]);
+    }
+    let mut add = hub
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    add.stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{password}\n").as_bytes())
+        .unwrap();
+    assert!(add.wait().unwrap().success(), "hub user add {name} failed");
+}
+
 /// `hub serve --no-demo` with `env` and `extra` flags on a free port; not yet waited for
 /// (see [`Server::wait_healthy`]), so several can start at once.
 pub fn spawn_serve(env: &[(&str, &str)], extra: &[&str]) -> Server {
