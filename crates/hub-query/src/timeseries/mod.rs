@@ -18,6 +18,7 @@
 pub mod cql2;
 pub mod datetime;
 pub mod filter;
+mod narrow;
 pub mod parser;
 pub mod query;
 pub mod regex_check;
@@ -28,7 +29,10 @@ mod tests;
 
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
-pub use query::{compile_query, AccessRule, CompiledTs, EventScope, OutColumn, Route, TsQuery};
+pub use query::{
+    compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, Route, TsQuery,
+    MAX_NARROW_SERIES,
+};
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};
 

@@ -5,12 +5,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use hub_query::timeseries::CompiledTs;
+use hub_query::timeseries::{CompiledTs, NarrowHistory};
+use hub_query::SqlValue;
 use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::SqliteBackend;
 use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
+use crate::timeseries::narrow;
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
@@ -51,8 +53,18 @@ impl SqliteTimeSeries {
 
 /// One result row as cells; texts repeating the cursor's previous row are shared.
 fn cells(row: &rusqlite::Row<'_>, n: usize, shared: &mut SharedText) -> Result<Vec<Cell>> {
-    let mut cells = Vec::with_capacity(n);
-    for i in 0..n {
+    cells_from(row, 0, n, shared)
+}
+
+/// The cells of columns `from..n` of a row.
+fn cells_from(
+    row: &rusqlite::Row<'_>,
+    from: usize,
+    n: usize,
+    shared: &mut SharedText,
+) -> Result<Vec<Cell>> {
+    let mut cells = Vec::with_capacity(n - from);
+    for i in from..n {
         cells.push(match row.get_ref(i)? {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(v) => Cell::Int(v),
@@ -61,6 +73,54 @@ fn cells(row: &rusqlite::Row<'_>, n: usize, shared: &mut SharedText) -> Result<V
         });
     }
     Ok(cells)
+}
+
+/// Answers a history query read narrow (see `timeseries::narrow`): the series read, one
+/// cursor per series, merged. `Ok(false)` when more series match than a merge takes
+/// (nothing was emitted; the compiled query answers instead).
+fn read_narrow(
+    conn: &rusqlite::Connection,
+    plan: &NarrowHistory,
+    emit: impl FnMut(Vec<Cell>) -> bool,
+) -> Result<bool> {
+    let mut stmt = conn.prepare_cached(plan.series.as_sql())?;
+    let n = stmt.column_count();
+    let bound = super::bind(plan.series.params());
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut ids = Vec::new();
+    let mut templates = Vec::new();
+    let mut shared = SharedText::default();
+    while let Some(row) = rows.next()? {
+        ids.push(row.get::<_, i64>(0)?);
+        templates.push(cells_from(row, 1, n, &mut shared)?);
+    }
+    drop(rows);
+    if !plan.merges(ids.len()) {
+        return Ok(false);
+    }
+    let mut statements = Vec::with_capacity(ids.len());
+    for _ in &ids {
+        statements.push(conn.prepare_cached(plan.history.as_sql())?);
+    }
+    let mut params = plan.history.params().to_vec();
+    let mut cursors = Vec::with_capacity(ids.len());
+    for (stmt, id) in statements.iter_mut().zip(&ids) {
+        params[0] = SqlValue::Int(*id);
+        let bound = super::bind(&params);
+        cursors.push(stmt.query(bound.as_slice())?);
+    }
+    let width = plan.measured.len();
+    let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
+    narrow::merge_history(
+        plan,
+        &templates,
+        |k| match cursors[k].next()? {
+            Some(row) => Ok(Some(cells(row, width, &mut shared[k])?)),
+            None => Ok(None),
+        },
+        emit,
+    )?;
+    Ok(true)
 }
 
 fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
@@ -184,12 +244,20 @@ impl TimeSeriesRepo for SqliteTimeSeries {
         let rows = self
             .db()
             .read(move |conn| {
+                let mut out = Vec::new();
+                if let Some(plan) = &compiled.narrow {
+                    if read_narrow(conn, plan, |row| {
+                        out.push(row);
+                        true
+                    })? {
+                        return Ok(out);
+                    }
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let n = stmt.column_count();
                 let bound = super::bind(&params);
                 let mut rows = stmt.query(bound.as_slice())?;
-                let mut out = Vec::new();
                 let mut shared = SharedText::default();
                 while let Some(row) = rows.next()? {
                     out.push(cells(row, n, &mut shared)?);
@@ -207,6 +275,11 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             let log = QueryLog::start(&compiled);
             let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
                 let conn = conn?;
+                if let Some(plan) = &compiled.narrow {
+                    if read_narrow(&conn, plan, |row| tx.push_blocking(row).is_ok())? {
+                        return Ok(());
+                    }
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let n = stmt.column_count();

@@ -19,6 +19,7 @@ mod functions;
 mod geometry;
 pub mod history;
 pub mod model;
+pub(crate) mod narrow;
 pub mod plan;
 
 use hub_query::timeseries::CompiledTs;
