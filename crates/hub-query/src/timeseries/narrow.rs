@@ -195,7 +195,13 @@ pub(super) fn narrow_history(
     let mut patterns = Vec::new();
     if !series_items.is_empty() {
         s.sql(" AND ");
-        filter::compile(&Where { items: series_items }, &mut s, &mut patterns)?;
+        filter::compile(
+            &Where {
+                items: series_items,
+            },
+            &mut s,
+            &mut patterns,
+        )?;
     }
     s.sql(&format!(" LIMIT {}", MAX_NARROW_SERIES + 1));
 

@@ -43,11 +43,7 @@ fn compare_rows(order: &[usize], a: &[Cell], b: &[Cell]) -> Ordering {
 }
 
 fn same_row(a: &[Cell], b: &[Cell]) -> bool {
-    a.len() == b.len()
-        && a
-            .iter()
-            .zip(b)
-            .all(|(x, y)| compare_cells(x, y).is_eq())
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| compare_cells(x, y).is_eq())
 }
 
 /// The series' current rows and a binary min-heap of the series that have one.
@@ -127,7 +123,9 @@ pub(crate) fn merge_history(
         if left == Some(0) {
             break;
         }
-        let row = heads.rows[k].take().expect("a series in the heap has a row");
+        let row = heads.rows[k]
+            .take()
+            .expect("a series in the heap has a row");
         heads.rows[k] = next(k)?;
         if heads.rows[k].is_none() {
             heads.heap.swap_remove(0);
