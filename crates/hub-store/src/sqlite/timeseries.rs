@@ -276,7 +276,7 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
                 let conn = conn?;
                 if let Some(plan) = &compiled.narrow {
-                    if read_narrow(&conn, plan, |row| tx.push_blocking(row).is_ok())? {
+                    if read_narrow(conn, plan, |row| tx.push_blocking(row).is_ok())? {
                         return Ok(());
                     }
                 }
