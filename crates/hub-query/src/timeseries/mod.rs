@@ -3,8 +3,9 @@
 //! The `where` filter and `select` list of the Time Series API (`/v2/...`), parsed as the
 //! reference ("Ninja") parses them — same accepted inputs, same error texts and positions
 //! — and compiled to SQL with bound parameters for SQLite and PostgreSQL. Also the field
-//! catalogue (output names and their columns), the route queries, closed-data rules and
-//! the reference's date/time input format.
+//! catalogue (output names and their columns), the route queries, closed-data rules,
+//! the narrow reads of history answers ([`NarrowHistory`]) and the reference's date/time
+//! input format.
 //!
 //! Owns: ASTs, error texts, SQL text. Must not: run SQL, know HTTP, or render JSON (the
 //! store runs [`CompiledTs`]; `hub-timeseries` shapes rows). The dialect switch lives in
