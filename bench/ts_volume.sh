@@ -22,8 +22,9 @@
 # figures on later runs), req/s + p50 + p99 of latest for 1,000 stations and of one series
 # over 7 days, rows/s of streamed year answers (median of 3 curl runs), and records/s
 # of a second ingestion (new stations of type EnvironmentStation, so the reads above are
-# unchanged) while wrk reads the 7-day series and latest values in parallel. Each run adds
-# that ingestion's rows to the kept store.
+# unchanged) while wrk reads the 7-day series and latest values in parallel. That
+# ingestion's stations and rows are removed again after the phase (and any left by an
+# interrupted run before the reads), so every run reads the same set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${TSVOL_DATA:-target/ts-volume}"
@@ -69,6 +70,27 @@ stream() {
   awk -v r="$rows" -v s="$secs" 'BEGIN {printf "%9d rows  median %.3f s  %10.0f rows/s\n", r, s, r / s}'
 }
 
+# SQL removing the ingestion phase's stations (type EnvironmentStation, codes "I…") with
+# their series, latest values, history and metadata: every run measures the loaded set.
+INGESTED="(SELECT id FROM ts_station WHERE stationtype = 'EnvironmentStation' AND stationcode LIKE 'I%')"
+REMOVE_INGESTED="BEGIN;
+DELETE FROM ts_history WHERE series_id IN (SELECT id FROM ts_series WHERE station_id IN $INGESTED);
+DELETE FROM ts_latest WHERE series_id IN (SELECT id FROM ts_series WHERE station_id IN $INGESTED);
+DELETE FROM ts_series WHERE station_id IN $INGESTED;
+UPDATE ts_station SET meta_data_id = NULL WHERE id IN $INGESTED;
+DELETE FROM ts_metadata WHERE station_id IN $INGESTED;
+DELETE FROM ts_station WHERE id IN $INGESTED;
+COMMIT;"
+
+# Removes the ingestion phase's rows (the server is stopped: its response cache never
+# sees rows change underneath it).
+remove_ingested() {
+  case "$1" in
+    sqlite) sqlite3 "$DATA/sqlite/hub.sqlite3" "PRAGMA busy_timeout = 60000; $REMOVE_INGESTED" >/dev/null ;;
+    postgres) psql -q "$2" -v ON_ERROR_STOP=1 -c "$REMOVE_INGESTED" >/dev/null ;;
+  esac
+}
+
 run_backend() {
   local backend=$1 serve_args=() env_db=()
   case "$backend" in
@@ -106,6 +128,7 @@ run_backend() {
     echo "history file: $(du -sh "$DATA/sqlite" | cut -f1)"
   fi
 
+  remove_ingested "$backend" "${db:-}"
   "$HUB" serve --no-demo --listen "127.0.0.1:$PORT" "${serve_args[@]}" >"$DATA/serve-$backend.log" 2>&1 &
   SERVER=$!
   local base="http://127.0.0.1:$PORT/v2"
@@ -167,6 +190,7 @@ print(f(last - datetime.timedelta(days=7)), f(last - datetime.timedelta(days=366
   kill "$SERVER"
   wait "$SERVER" 2>/dev/null || true
   SERVER=""
+  remove_ingested "$backend" "${db:-}"
   if [ -n "$PG_STARTED" ]; then
     scripts/pg-throwaway.sh stop "$DATA/pg" >/dev/null
     PG_STARTED=""

@@ -146,6 +146,14 @@ fn zone(s: &str) -> Option<Zone> {
 
 /// `yyyy-MM-dd HH:mm:ss.SSS+HHMM` in `zone`.
 pub fn format_time(ms: i64, zone: Zone) -> String {
+    let mut out = Vec::with_capacity(28);
+    write_time(ms, zone, &mut out);
+    String::from_utf8(out).expect("ASCII digits and signs")
+}
+
+/// Appends [`format_time`]'s text to `out` (every row of an answer writes one or two
+/// times, so the digits are written by hand instead of through `format!`).
+pub fn write_time(ms: i64, zone: Zone, out: &mut Vec<u8>) {
     use chrono::{Datelike, Offset, Timelike};
     let utc: DateTime<Utc> = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
     let (local, off) = match zone {
@@ -157,18 +165,47 @@ pub fn format_time(ms: i64, zone: Zone) -> String {
     };
     let sign = if off < 0 { '-' } else { '+' };
     let a = off.abs();
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
-        local.year(),
-        local.month(),
-        local.day(),
-        local.hour(),
-        local.minute(),
-        local.second(),
-        local.nanosecond() / 1_000_000 % 1000,
-        a / 3600,
-        a % 3600 / 60
-    )
+    let year = local.year();
+    if !(0..=9999).contains(&year) {
+        out.extend_from_slice(
+            format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
+                year,
+                local.month(),
+                local.day(),
+                local.hour(),
+                local.minute(),
+                local.second(),
+                local.nanosecond() / 1_000_000 % 1000,
+                a / 3600,
+                a % 3600 / 60
+            )
+            .as_bytes(),
+        );
+        return;
+    }
+    let digits = |out: &mut Vec<u8>, v: u32, n: u32| {
+        for k in (0..n).rev() {
+            out.push(b'0' + (v / 10u32.pow(k) % 10) as u8);
+        }
+    };
+    digits(out, year as u32, 4);
+    out.push(b'-');
+    digits(out, local.month(), 2);
+    out.push(b'-');
+    digits(out, local.day(), 2);
+    out.push(b' ');
+    digits(out, local.hour(), 2);
+    out.push(b':');
+    digits(out, local.minute(), 2);
+    out.push(b':');
+    digits(out, local.second(), 2);
+    out.push(b'.');
+    digits(out, local.nanosecond() / 1_000_000 % 1000, 3);
+    out.push(sign as u8);
+    // An offset is less than a day: its hours take two digits.
+    digits(out, (a / 3600) as u32, 2);
+    digits(out, (a % 3600 / 60) as u32, 2);
 }
 
 /// Query parameters of level ≥ 2 routes.
@@ -472,5 +509,70 @@ mod tests {
             assert_eq!(format_time(ms, parse_timezone(tz).unwrap()), want, "{tz}");
         }
         assert!(parse_timezone("europe/rome").is_err());
+    }
+
+    /// The text `format_time` wrote through `format!` before the digits were written by
+    /// hand: the answer bytes must not change.
+    fn format_time_reference(ms: i64, zone: Zone) -> String {
+        use chrono::{Datelike, Offset, Timelike};
+        let utc: DateTime<Utc> = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
+        let (local, off) = match zone {
+            Zone::Named(tz) => {
+                let t = utc.with_timezone(&tz);
+                (t.naive_local(), t.offset().fix().local_minus_utc())
+            }
+            Zone::Fixed(o) => (utc.with_timezone(&o).naive_local(), o.local_minus_utc()),
+        };
+        let sign = if off < 0 { '-' } else { '+' };
+        let a = off.abs();
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
+            local.year(),
+            local.month(),
+            local.day(),
+            local.hour(),
+            local.minute(),
+            local.second(),
+            local.nanosecond() / 1_000_000 % 1000,
+            a / 3600,
+            a % 3600 / 60
+        )
+    }
+
+    #[test]
+    fn times_written_by_hand_equal_the_formatted_text() {
+        let instants = [
+            0,
+            -1,
+            1_705_314_600_123,
+            1_795_587_000_999,
+            -62_135_596_800_000, // 0001-01-01 (Rome's local mean time, +00:49:56)
+            -30_610_224_000_001, // 1000-01-01 less a millisecond
+            253_402_300_799_999, // 9999-12-31T23:59:59.999Z: the year 10000 east of UTC
+            -62_198_755_200_000, // year 0 (formatted as before, not by hand)
+            1_711_846_799_500,   // 2024-03-31 00:59:59.5 UTC, Rome changes at 01:00
+        ];
+        let zones = [
+            "UTC",
+            "Europe/Rome",
+            "UTC-2",
+            "+05:30",
+            "-0930",
+            "Asia/Kathmandu",
+        ];
+        for ms in instants {
+            for tz in zones {
+                let zone = parse_timezone(tz).unwrap();
+                assert_eq!(
+                    format_time(ms, zone),
+                    format_time_reference(ms, zone),
+                    "{ms} in {tz}"
+                );
+            }
+        }
+        assert_eq!(
+            format_time(1_705_314_600_123, parse_timezone("+05:30").unwrap()),
+            "2024-01-15 16:00:00.123+0530"
+        );
     }
 }

@@ -7,7 +7,7 @@ use hub_query::timeseries::{DefList, Kind, OutColumn, Route};
 use hub_store::timeseries::Cell;
 use serde_json::{json, Map, Value};
 
-use crate::params::{format_time, Zone};
+use crate::params::{format_time, write_time, Zone};
 
 /// Renders one field from its cells.
 fn render(kind: Kind, cells: &[Cell], zone: Zone) -> Value {
@@ -168,7 +168,11 @@ impl RenderCache {
             out.extend_from_slice(b);
             return;
         }
-        let b = serde_json::to_vec(&format_time(ms, zone)).expect("writing to a Vec");
+        // The text is digits and signs: quoting is all its JSON needs.
+        let mut b = Vec::with_capacity(30);
+        b.push(b'"');
+        write_time(ms, zone, &mut b);
+        b.push(b'"');
         out.extend_from_slice(&b);
         if self.times.len() < 4 {
             self.times.push((ms, b));
@@ -243,6 +247,9 @@ pub struct FlatWriter<'a> {
     /// on every row of a series), which is then written by copying these bytes.
     written_text: Vec<Option<(Arc<str>, Vec<u8>)>>,
     wrote: bool,
+    /// Per column, whether a value in it makes the row worth writing (`_timestamp` alone
+    /// does not).
+    counts: Vec<bool>,
     /// Two visible columns share a key: rows go through [`flat`]'s value map, which keeps
     /// the first position and the last value.
     by_value: bool,
@@ -274,6 +281,7 @@ impl<'a> FlatWriter<'a> {
             cache: RenderCache::default(),
             written_text: vec![None; columns.len()],
             wrote: false,
+            counts: columns.iter().map(|c| c.key != "_timestamp").collect(),
             by_value,
         }
     }
@@ -324,7 +332,7 @@ impl<'a> FlatWriter<'a> {
                     _ => render_into(c.kind, cells, zone, out, &mut self.cache),
                 }
                 let null = &out[vstart..] == b"null";
-                if !null && c.key != "_timestamp" {
+                if !null && self.counts[ci] {
                     any = true;
                 }
                 if null && !shownull {

@@ -3,8 +3,9 @@
 //! The `where` filter and `select` list of the Time Series API (`/v2/...`), parsed as the
 //! reference ("Ninja") parses them — same accepted inputs, same error texts and positions
 //! — and compiled to SQL with bound parameters for SQLite and PostgreSQL. Also the field
-//! catalogue (output names and their columns), the route queries, closed-data rules and
-//! the reference's date/time input format.
+//! catalogue (output names and their columns), the route queries, closed-data rules,
+//! the narrow reads of history answers ([`NarrowHistory`]) and the reference's date/time
+//! input format.
 //!
 //! Owns: ASTs, error texts, SQL text. Must not: run SQL, know HTTP, or render JSON (the
 //! store runs [`CompiledTs`]; `hub-timeseries` shapes rows). The dialect switch lives in
@@ -18,6 +19,7 @@
 pub mod cql2;
 pub mod datetime;
 pub mod filter;
+mod narrow;
 pub mod parser;
 pub mod query;
 pub mod regex_check;
@@ -28,7 +30,10 @@ mod tests;
 
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
-pub use query::{compile_query, AccessRule, CompiledTs, EventScope, OutColumn, Route, TsQuery};
+pub use query::{
+    compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, Route, TsQuery,
+    MAX_NARROW_SERIES,
+};
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};
 

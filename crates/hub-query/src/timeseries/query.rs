@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::filter;
+use super::narrow::{narrow_history, NarrowParts};
+pub use super::narrow::{NarrowHistory, MAX_NARROW_SERIES};
 use super::parser::Where;
 use super::regex_check;
 use super::schema::{DefList, Kind};
@@ -111,16 +113,20 @@ pub struct OutColumn {
 pub struct CompiledTs {
     pub sql: SqlBuilder,
     pub columns: Vec<OutColumn>,
+    /// The same answer as two narrow reads a backend may merge instead of running
+    /// `sql` (history routes whose `where` splits into series and measurement parts);
+    /// see [`NarrowHistory`].
+    pub narrow: Option<NarrowHistory>,
 }
 
-fn yes(d: Dialect) -> &'static str {
+pub(super) fn yes(d: Dialect) -> &'static str {
     match d {
         Dialect::Sqlite => "1",
         Dialect::Postgres => "true",
     }
 }
 
-fn in_list(b: &mut SqlBuilder, expr: &str, values: &[String]) {
+pub(super) fn in_list(b: &mut SqlBuilder, expr: &str, values: &[String]) {
     b.sql(&format!(" AND {expr} IN "));
     b.list(values.iter().cloned());
 }
@@ -435,6 +441,24 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
             ordinals.push(o);
         }
     }
+    let narrow = match &q.route {
+        Route::History { from, to } => narrow_history(
+            q,
+            dialect,
+            NarrowParts {
+                from: *from,
+                to: *to,
+                lead: &lead,
+                targets: &targets,
+                mvalue_tables: mvalue_tables.as_deref(),
+                needs_parent,
+                uses: &uses,
+                order: &ordinals,
+                distinct: q.distinct && !unique,
+            },
+        )?,
+        _ => None,
+    };
     b.sql(" ORDER BY ");
     let nulls = match dialect {
         Dialect::Sqlite => "",
@@ -461,15 +485,19 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     patterns
         .iter()
         .try_for_each(|p| regex_check::check_pattern(p))?;
-    Ok(CompiledTs { sql: b, columns })
+    Ok(CompiledTs {
+        sql: b,
+        columns,
+        narrow,
+    })
 }
 
 /// Times are epoch milliseconds in both schemas.
-fn time_param(b: &mut SqlBuilder, ms: i64) {
+pub(super) fn time_param(b: &mut SqlBuilder, ms: i64) {
     b.param(SqlValue::Int(ms));
 }
 
-fn select_target(b: &mut SqlBuilder, t: &Target) {
+pub(super) fn select_target(b: &mut SqlBuilder, t: &Target) {
     let d = b.dialect;
     match &t.json_path {
         Some(path) => {
@@ -486,7 +514,7 @@ fn select_target(b: &mut SqlBuilder, t: &Target) {
 }
 
 /// `(rule OR rule …)`; no rules = nothing visible.
-fn access(b: &mut SqlBuilder, rules: &[AccessRule]) {
+pub(super) fn access(b: &mut SqlBuilder, rules: &[AccessRule]) {
     if rules.is_empty() {
         b.sql("1 = 0");
         return;

@@ -3,6 +3,7 @@
 
 pub(crate) mod auth;
 pub(crate) mod timeseries;
+mod timeseries_rows;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

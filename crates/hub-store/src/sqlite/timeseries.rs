@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use hub_query::timeseries::CompiledTs;
-use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension, Transaction};
 
+use super::timeseries_rows::{cells, read_narrow};
 use super::SqliteBackend;
 use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
@@ -47,20 +47,6 @@ impl SqliteTimeSeries {
             })
             .await
     }
-}
-
-/// One result row as cells; texts repeating the cursor's previous row are shared.
-fn cells(row: &rusqlite::Row<'_>, n: usize, shared: &mut SharedText) -> Result<Vec<Cell>> {
-    let mut cells = Vec::with_capacity(n);
-    for i in 0..n {
-        cells.push(match row.get_ref(i)? {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(v) => Cell::Int(v),
-            ValueRef::Real(v) => Cell::Real(v),
-            ValueRef::Text(t) | ValueRef::Blob(t) => shared.cell(i, t),
-        });
-    }
-    Ok(cells)
 }
 
 fn station_id(tx: &Transaction<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
@@ -184,12 +170,20 @@ impl TimeSeriesRepo for SqliteTimeSeries {
         let rows = self
             .db()
             .read(move |conn| {
+                let mut out = Vec::new();
+                if let Some(plan) = &compiled.narrow {
+                    if read_narrow(conn, plan, |row| {
+                        out.push(row);
+                        true
+                    })? {
+                        return Ok(out);
+                    }
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let n = stmt.column_count();
                 let bound = super::bind(&params);
                 let mut rows = stmt.query(bound.as_slice())?;
-                let mut out = Vec::new();
                 let mut shared = SharedText::default();
                 while let Some(row) = rows.next()? {
                     out.push(cells(row, n, &mut shared)?);
@@ -207,6 +201,11 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             let log = QueryLog::start(&compiled);
             let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
                 let conn = conn?;
+                if let Some(plan) = &compiled.narrow {
+                    if read_narrow(conn, plan, |row| tx.push_blocking(row).is_ok())? {
+                        return Ok(());
+                    }
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let n = stmt.column_count();

@@ -8,9 +8,9 @@
 //! schema is the twin (`postgres/sql/timeseries.sql`).
 //!
 //! Owns: the [`TimeSeriesRepo`] trait the Time Series API uses, its vocabulary
-//! ([`model`]), every decision both backends share (pure functions: [`plan`], and
-//! [`history`] for the history's months and retention), and the SQL functions SQLite
-//! needs for the compiled queries. The implementations only move
+//! ([`model`]), every decision both backends share (pure functions: [`plan`],
+//! [`history`] for the history's months and retention, `narrow` for merging a history
+//! answer read narrow), and the SQL functions SQLite needs for the compiled queries. The implementations only move
 //! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
@@ -19,6 +19,7 @@ mod functions;
 mod geometry;
 pub mod history;
 pub mod model;
+pub(crate) mod narrow;
 pub mod plan;
 
 use hub_query::timeseries::CompiledTs;

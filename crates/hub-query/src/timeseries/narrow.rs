@@ -1,0 +1,245 @@
+//! History answers read narrow: the compiled history query joins every measurement row
+//! with its station, parent, data type and metadata columns and sorts those wide rows by
+//! time, although the history is stored in (series, time) order. The same answer is two
+//! reads: one row per series with every series-level column (station, parent, type,
+//! period; measurement columns left NULL), and, per series, its measurement columns in
+//! time order. Within one series the answer's order is time order (the time is unique
+//! in a series and every ordering key before it is a series column), so merging the
+//! series' reads by the answer's ordering keys gives the compiled query's rows in its
+//! order; `distinct`, `offset` and `limit` apply after the merge as in SQL.
+//!
+//! Owns: the decision whether a query splits this way (every top-level `where` item
+//! refers to series fields only or to measurement fields only) and the SQL of both
+//! reads. Must not: run SQL or merge rows (the store does, the same way on any backend).
+
+use super::filter;
+use super::parser::{Node, Where};
+use super::query::{access, in_list, select_target, time_param, yes, TsQuery};
+use super::schema::{field, Field, Kind};
+use super::select::Target;
+use super::TsQueryError;
+use crate::{Dialect, SqlBuilder, SqlValue};
+
+/// The most series a narrow read merges; a query matching more is answered by the
+/// compiled query (each merged series holds an open cursor). The series read asks for
+/// one more row so the store can tell.
+pub const MAX_NARROW_SERIES: usize = 512;
+
+/// The two reads of a history answer and how their rows make the compiled query's rows.
+#[derive(Debug, Clone)]
+pub struct NarrowHistory {
+    /// One row per series: its id, then every SQL column of the compiled query, those of
+    /// the measurement (`measured`) NULL. At most [`MAX_NARROW_SERIES`] + 1 rows, no
+    /// order.
+    pub series: SqlBuilder,
+    /// One series' measurement columns (those at `measured`, in that order) in time
+    /// order. Parameter 1 is the series id (bound to 0 here; the store binds each
+    /// series' id in its place).
+    pub history: SqlBuilder,
+    /// Positions (0-based, in the compiled query's SQL columns) of the columns the
+    /// history read fills, ascending.
+    pub measured: Vec<usize>,
+    /// Positions of the ordering keys, most significant first; each compares as SQL
+    /// orders it (NULL first, numbers by value, then text by bytes).
+    pub order: Vec<usize>,
+    /// Rows equal in every column are answered once (they are adjacent once merged).
+    pub distinct: bool,
+    /// Rows skipped after the ordering (and `distinct`).
+    pub offset: u64,
+    /// Most rows answered after the offset; `None` = all.
+    pub limit: Option<u64>,
+}
+
+impl NarrowHistory {
+    /// Whether a series read that returned `series` rows may be merged.
+    pub fn merges(&self, series: usize) -> bool {
+        series <= MAX_NARROW_SERIES
+    }
+}
+
+/// What `compile_query` already worked out that the narrow reads reuse.
+pub(super) struct NarrowParts<'a> {
+    pub from: i64,
+    pub to: i64,
+    /// The leading columns: key, kind, hidden, SQL expression.
+    pub lead: &'a [(&'a str, Kind, bool, String)],
+    pub targets: &'a [Target],
+    pub mvalue_tables: Option<&'a [i64]>,
+    pub needs_parent: bool,
+    pub uses: &'a dyn Fn(&str) -> bool,
+    /// 1-based ordinals of the compiled ORDER BY.
+    pub order: &'a [usize],
+    pub distinct: bool,
+}
+
+/// Whether a field is read from the measurement row (history and its provenance)
+/// rather than from the series (station, parent, type, period).
+fn measured(f: &Field) -> bool {
+    matches!(f.table, "me" | "pr") || f.kind == Kind::Value
+}
+
+/// Which side a top-level `where` item filters: `Some(true)` measurements only,
+/// `Some(false)` series only, `None` both (the query is not split).
+fn item_side(n: &Node) -> Option<bool> {
+    let w = Where {
+        items: vec![n.clone()],
+    };
+    let mut sides = filter::clauses(&w)
+        .into_iter()
+        .map(|c| field(&c.alias).map(measured));
+    let first = sides.next()??;
+    sides.all(|s| s == Some(first)).then_some(first)
+}
+
+/// The narrow reads of a history query, or `None` when its `where` mixes series and
+/// measurement fields inside one item (such a query runs as compiled).
+pub(super) fn narrow_history(
+    q: &TsQuery,
+    dialect: Dialect,
+    p: NarrowParts<'_>,
+) -> Result<Option<NarrowHistory>, TsQueryError> {
+    let mut series_items = Vec::new();
+    let mut measured_items = Vec::new();
+    if let Some(w) = &q.filter {
+        for n in &w.items {
+            match item_side(n) {
+                Some(true) => measured_items.push(n.clone()),
+                Some(false) => series_items.push(n.clone()),
+                None => return Ok(None),
+            }
+        }
+    }
+    let y = yes(dialect);
+    let mut s = SqlBuilder::new(dialect);
+    let mut h = SqlBuilder::new(dialect);
+    s.sql("SELECT ts.id");
+    h.sql("SELECT ");
+    let mut positions = Vec::new();
+    let mut at = 0;
+    let mut first_measured = true;
+    let mut uses_provenance = false;
+    let mut measured_column = |h: &mut SqlBuilder, at: usize, width: usize| {
+        if !first_measured {
+            h.sql(", ");
+        }
+        first_measured = false;
+        positions.extend(at..at + width);
+    };
+    for (_, kind, _, expr) in p.lead {
+        if expr.starts_with("me.") {
+            measured_column(&mut h, at, kind.width());
+            h.sql(expr);
+            s.sql(", NULL");
+        } else {
+            s.sql(", ").sql(expr);
+        }
+        at += kind.width();
+    }
+    for t in p.targets {
+        let width = if t.json_path.is_some() {
+            1
+        } else {
+            t.field.kind.width()
+        };
+        if measured(t.field) {
+            uses_provenance |= t.field.table == "pr";
+            measured_column(&mut h, at, width);
+            select_target(&mut h, t);
+            s.sql(&", NULL".repeat(width));
+        } else {
+            s.sql(", ");
+            select_target(&mut s, t);
+        }
+        at += width;
+    }
+
+    // The series: the compiled query's joins and conditions without the measurement.
+    s.sql(" FROM ts_series ts JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id");
+    if (p.uses)("m") {
+        s.sql(" LEFT JOIN ts_metadata m ON m.id = s.meta_data_id");
+    }
+    if p.needs_parent {
+        s.sql(" LEFT JOIN ts_station p ON p.id = s.parent_id");
+    }
+    if (p.uses)("pm") {
+        s.sql(" LEFT JOIN ts_metadata pm ON pm.id = p.meta_data_id");
+    }
+    if (p.uses)("tm") {
+        s.sql(" LEFT JOIN ts_type_metadata tm ON tm.id = t.meta_data_id");
+    }
+    s.sql(&format!(" WHERE s.available = {y}"));
+    if p.needs_parent {
+        s.sql(&format!(" AND (p.id IS NULL OR p.available = {y})"));
+    }
+    if let Some(types) = &q.types {
+        in_list(&mut s, "s.stationtype", types);
+    }
+    if let Some(dts) = &q.data_types {
+        in_list(&mut s, "t.cname", dts);
+    }
+    if let Some(tables) = p.mvalue_tables {
+        s.sql(" AND ts.value_table IN (");
+        for (k, v) in tables.iter().enumerate() {
+            if k > 0 {
+                s.sql(", ");
+            }
+            s.param(SqlValue::Int(*v));
+        }
+        s.sql(")");
+    }
+    if let Some(rules) = &q.access {
+        s.sql(" AND ");
+        access(&mut s, rules);
+    }
+    // Regular expressions were checked by the compiled query already.
+    let mut patterns = Vec::new();
+    if !series_items.is_empty() {
+        s.sql(" AND ");
+        filter::compile(
+            &Where {
+                items: series_items,
+            },
+            &mut s,
+            &mut patterns,
+        )?;
+    }
+    s.sql(&format!(" LIMIT {}", MAX_NARROW_SERIES + 1));
+
+    // One series' measurements in time order (its primary key's order).
+    let where_provenance = measured_items.iter().any(|n| {
+        filter::clauses(&Where {
+            items: vec![n.clone()],
+        })
+        .iter()
+        .any(|c| field(&c.alias).is_some_and(|f| f.table == "pr"))
+    });
+    h.sql(" FROM ts_history me");
+    if uses_provenance || where_provenance {
+        h.sql(" LEFT JOIN ts_provenance pr ON pr.id = me.provenance_id");
+    }
+    h.sql(" WHERE me.series_id = ").param(SqlValue::Int(0));
+    h.sql(" AND me.timestamp >= ");
+    time_param(&mut h, p.from);
+    h.sql(" AND me.timestamp < ");
+    time_param(&mut h, p.to);
+    if !measured_items.is_empty() {
+        h.sql(" AND ");
+        filter::compile(
+            &Where {
+                items: measured_items,
+            },
+            &mut h,
+            &mut patterns,
+        )?;
+    }
+    h.sql(" ORDER BY me.timestamp");
+    Ok(Some(NarrowHistory {
+        series: s,
+        history: h,
+        measured: positions,
+        order: p.order.iter().map(|o| o - 1).collect(),
+        distinct: p.distinct,
+        offset: q.offset.max(0) as u64,
+        limit: (q.limit > 0).then_some(q.limit as u64),
+    }))
+}

@@ -1,0 +1,87 @@
+//! Rows of Time Series reads on SQLite: result rows as cells, and a history answer read
+//! narrow (the series read, one cursor per series, merged by
+//! `timeseries::narrow::merge_history`). Must not: decide what to read (`hub-query`'s
+//! `NarrowHistory` does) or order rows itself.
+
+use hub_query::timeseries::NarrowHistory;
+use hub_query::SqlValue;
+use rusqlite::types::ValueRef;
+
+use crate::timeseries::{narrow, Cell, SharedText};
+use crate::Result;
+
+/// One result row as cells; texts repeating the cursor's previous row are shared.
+pub(super) fn cells(
+    row: &rusqlite::Row<'_>,
+    n: usize,
+    shared: &mut SharedText,
+) -> Result<Vec<Cell>> {
+    cells_from(row, 0, n, shared)
+}
+
+/// The cells of columns `from..n` of a row.
+fn cells_from(
+    row: &rusqlite::Row<'_>,
+    from: usize,
+    n: usize,
+    shared: &mut SharedText,
+) -> Result<Vec<Cell>> {
+    let mut cells = Vec::with_capacity(n - from);
+    for i in from..n {
+        cells.push(match row.get_ref(i)? {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(v) => Cell::Int(v),
+            ValueRef::Real(v) => Cell::Real(v),
+            ValueRef::Text(t) | ValueRef::Blob(t) => shared.cell(i, t),
+        });
+    }
+    Ok(cells)
+}
+
+/// Answers a history query read narrow (see `timeseries::narrow`): the series read, one
+/// cursor per series, merged. `Ok(false)` when more series match than a merge takes
+/// (nothing was emitted; the compiled query answers instead).
+pub(super) fn read_narrow(
+    conn: &rusqlite::Connection,
+    plan: &NarrowHistory,
+    emit: impl FnMut(Vec<Cell>) -> bool,
+) -> Result<bool> {
+    let mut stmt = conn.prepare_cached(plan.series.as_sql())?;
+    let n = stmt.column_count();
+    let bound = super::bind(plan.series.params());
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut ids = Vec::new();
+    let mut templates = Vec::new();
+    let mut shared = SharedText::default();
+    while let Some(row) = rows.next()? {
+        ids.push(row.get::<_, i64>(0)?);
+        templates.push(cells_from(row, 1, n, &mut shared)?);
+    }
+    drop(rows);
+    if !plan.merges(ids.len()) {
+        return Ok(false);
+    }
+    let mut statements = Vec::with_capacity(ids.len());
+    for _ in &ids {
+        statements.push(conn.prepare_cached(plan.history.as_sql())?);
+    }
+    let mut params = plan.history.params().to_vec();
+    let mut cursors = Vec::with_capacity(ids.len());
+    for (stmt, id) in statements.iter_mut().zip(&ids) {
+        params[0] = SqlValue::Int(*id);
+        let bound = super::bind(&params);
+        cursors.push(stmt.query(bound.as_slice())?);
+    }
+    let width = plan.measured.len();
+    let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
+    narrow::merge_history(
+        plan,
+        &templates,
+        |k| match cursors[k].next()? {
+            Some(row) => Ok(Some(cells(row, width, &mut shared[k])?)),
+            None => Ok(None),
+        },
+        emit,
+    )?;
+    Ok(true)
+}

@@ -1,0 +1,233 @@
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use hub_query::timeseries::{
+    compile_query, parse_where, NarrowHistory, Route, TsQuery, MAX_NARROW_SERIES,
+};
+use hub_query::Dialect;
+
+use super::*;
+
+fn text(s: &str) -> Cell {
+    Cell::Text(Arc::from(s))
+}
+
+#[test]
+fn cells_order_as_sql_orders_them() {
+    use Ordering::*;
+    // (a, b, a compared with b)
+    let table = [
+        (Cell::Null, Cell::Null, Equal),
+        (Cell::Null, Cell::Int(i64::MIN), Less),
+        (Cell::Null, text(""), Less),
+        (Cell::Int(2), Cell::Int(10), Less),
+        (Cell::Int(2), Cell::Real(1.5), Greater),
+        (Cell::Real(2.0), Cell::Int(2), Equal),
+        (Cell::Real(-0.5), Cell::Real(0.25), Less),
+        (Cell::Int(99), text("1"), Less),
+        // Texts by bytes: upper case before lower case, a prefix first.
+        (text("B2"), text("a1"), Less),
+        (text("A1"), text("A10"), Less),
+        (text("A10"), text("A2"), Less),
+        (text("é"), text("z"), Greater),
+    ];
+    for (a, b, expected) in table {
+        assert_eq!(compare_cells(&a, &b), expected, "{a:?} vs {b:?}");
+        assert_eq!(compare_cells(&b, &a), expected.reverse(), "{b:?} vs {a:?}");
+    }
+}
+
+/// A plan over rows of (time, station code, value): ordered by time then code.
+fn plan(distinct: bool, offset: u64, limit: Option<u64>) -> NarrowHistory {
+    let q = TsQuery {
+        route: Route::History { from: 0, to: 10 },
+        tree: false,
+        types: None,
+        data_types: None,
+        filter: None,
+        select: Some("scode,mvalue".into()),
+        distinct,
+        limit: 0,
+        offset: -1,
+        access: None,
+    };
+    let mut plan = compile_query(&q, Dialect::Sqlite)
+        .unwrap()
+        .narrow
+        .expect("a history query without where reads narrow");
+    plan.offset = offset;
+    plan.limit = limit;
+    plan
+}
+
+/// Merges series given as (station code, [(time, value)]), rows as (time, code, value).
+fn merge(plan: &NarrowHistory, series: &[(&str, Vec<(i64, f64)>)]) -> Vec<(i64, String, f64)> {
+    // Columns: _timestamp, mvalue (3), scode.
+    assert_eq!(plan.measured, [0, 1, 2, 3]);
+    let templates: Vec<Vec<Cell>> = series
+        .iter()
+        .map(|(code, _)| vec![Cell::Null, Cell::Null, Cell::Null, Cell::Null, text(code)])
+        .collect();
+    let mut at = vec![0; series.len()];
+    let mut out = Vec::new();
+    merge_history(
+        plan,
+        &templates,
+        |k| {
+            let row = series[k]
+                .1
+                .get(at[k])
+                .map(|(t, v)| vec![Cell::Int(*t), Cell::Real(*v), Cell::Null, Cell::Null]);
+            at[k] += 1;
+            Ok(row)
+        },
+        |row| {
+            let (Cell::Int(t), Cell::Real(v), Cell::Text(code)) = (&row[0], &row[1], &row[4])
+            else {
+                panic!("row {row:?}")
+            };
+            out.push((*t, code.to_string(), *v));
+            true
+        },
+    )
+    .unwrap();
+    out
+}
+
+fn rows(list: &[(i64, &str, f64)]) -> Vec<(i64, String, f64)> {
+    list.iter()
+        .map(|(t, c, v)| (*t, c.to_string(), *v))
+        .collect()
+}
+
+#[test]
+fn series_merge_in_time_then_code_order_with_distinct_offset_and_limit() {
+    let series = [
+        ("B2", vec![(1, 1.0), (2, 2.0), (5, 5.0)]),
+        ("A10", vec![(2, 7.0), (3, 3.0)]),
+        ("A1", vec![(2, 7.0), (5, 1.0), (6, 0.5)]),
+        ("C", vec![]),
+    ];
+    let all = rows(&[
+        (1, "B2", 1.0),
+        (2, "A1", 7.0),
+        (2, "A10", 7.0),
+        (2, "B2", 2.0),
+        (3, "A10", 3.0),
+        (5, "A1", 1.0),
+        (5, "B2", 5.0),
+        (6, "A1", 0.5),
+    ]);
+    assert_eq!(merge(&plan(false, 0, None), &series), all);
+    assert_eq!(merge(&plan(false, 2, Some(3)), &series), all[2..5]);
+    assert_eq!(merge(&plan(false, 7, Some(5)), &series), all[7..]);
+    assert_eq!(merge(&plan(false, 9, None), &series), []);
+    // `distinct` only drops rows equal in every column (the codes differ here).
+    assert_eq!(merge(&plan(true, 0, None), &series), all);
+    // Equal rows of two series (same code on both) are answered once with distinct.
+    let twins = [
+        ("A1", vec![(1, 1.0), (2, 2.0)]),
+        ("A1", vec![(1, 1.0), (2, 3.0)]),
+    ];
+    assert_eq!(
+        merge(&plan(true, 0, None), &twins),
+        rows(&[(1, "A1", 1.0), (2, "A1", 2.0), (2, "A1", 3.0)])
+    );
+    assert_eq!(
+        merge(&plan(true, 1, Some(1)), &twins),
+        rows(&[(2, "A1", 2.0)])
+    );
+    assert_eq!(merge(&plan(false, 0, None), &twins).len(), 4);
+}
+
+#[test]
+fn merging_stops_when_the_receiver_does() {
+    let plan = plan(false, 0, None);
+    let templates = vec![vec![
+        Cell::Null,
+        Cell::Null,
+        Cell::Null,
+        Cell::Null,
+        text("A"),
+    ]];
+    let mut pulled = 0;
+    let mut emitted = 0;
+    merge_history(
+        &plan,
+        &templates,
+        |_| {
+            pulled += 1;
+            Ok(Some(vec![
+                Cell::Int(pulled),
+                Cell::Real(1.0),
+                Cell::Null,
+                Cell::Null,
+            ]))
+        },
+        |_| {
+            emitted += 1;
+            emitted < 3
+        },
+    )
+    .unwrap();
+    assert_eq!(emitted, 3);
+    // The first row, then one read ahead per answered row.
+    assert_eq!(pulled, 4);
+    assert!(plan.merges(MAX_NARROW_SERIES));
+    assert!(!plan.merges(MAX_NARROW_SERIES + 1));
+}
+
+#[test]
+fn where_items_decide_whether_a_history_query_reads_narrow() {
+    // (where, reads narrow)
+    let table = [
+        (None, true),
+        (Some("scode.eq.\"A\""), true),
+        (Some("mvalue.gt.1"), true),
+        (Some("scode.eq.\"A\",mvalue.gt.1,prname.eq.\"x\""), true),
+        (Some("or(scode.eq.\"A\",sname.eq.\"B\")"), true),
+        (
+            Some("smetadata.city.eq.\"Bolzano\",mvalidtime.lt.2024-01-01"),
+            true,
+        ),
+        // One item reading both sides cannot be split.
+        (Some("or(scode.eq.\"A\",mvalue.gt.1)"), false),
+        (Some("and(scode.eq.\"A\",mvalue.gt.1)"), false),
+        (
+            Some("scode.eq.\"A\",and(pcode.eq.\"P\",mperiod.eq.60,mvalue.gt.1)"),
+            false,
+        ),
+    ];
+    for (filter, narrow) in table {
+        for tree in [false, true] {
+            let q = TsQuery {
+                route: Route::History { from: 0, to: 10 },
+                tree,
+                types: Some(vec!["MeteoStation".into()]),
+                data_types: None,
+                filter: filter.map(|w| parse_where(w).unwrap()),
+                select: None,
+                distinct: false,
+                limit: 10,
+                offset: 5,
+                access: None,
+            };
+            let compiled = compile_query(&q, Dialect::Sqlite).unwrap();
+            assert_eq!(compiled.narrow.is_some(), narrow, "{filter:?} tree {tree}");
+        }
+    }
+    // Other routes never read narrow.
+    let q = TsQuery {
+        route: Route::Latest,
+        tree: false,
+        types: None,
+        data_types: None,
+        filter: None,
+        select: None,
+        distinct: false,
+        limit: 0,
+        offset: -1,
+        access: None,
+    };
+    assert!(compile_query(&q, Dialect::Sqlite).unwrap().narrow.is_none());
+}
