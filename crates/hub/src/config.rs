@@ -50,6 +50,17 @@ pub struct Config {
     /// unnamed statements only and keeps no session state).
     #[arg(long, env = "HUB_DATABASE_POOLER", value_enum, default_value = "none")]
     pub database_pooler: DatabasePooler,
+    /// How PostgreSQL plans Hub's prepared statements: `generic` (planned once per
+    /// connection for any values) or `auto` (PostgreSQL's choice, which re-plans list
+    /// pages and measurement history on every request). No effect behind a
+    /// transaction-mode pooler.
+    #[arg(
+        long,
+        env = "HUB_DATABASE_PLANS",
+        value_enum,
+        default_value = "generic"
+    )]
+    pub database_plans: DatabasePlans,
     /// Connections each PostgreSQL pool (primary, replica) of this process may open.
     #[arg(long, env = "HUB_DATABASE_POOL_SIZE", default_value = "16",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -221,6 +232,13 @@ pub enum DatabasePooler {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DatabasePlans {
+    Generic,
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheRevisions {
     PerRequest,
@@ -260,6 +278,7 @@ impl Config {
             transaction_pooler: self.database_pooler == DatabasePooler::Transaction,
             pool_size: self.database_pool_size as usize,
             revision_notify: self.response_cache_revisions == CacheRevisions::Notify,
+            generic_plans: self.database_plans == DatabasePlans::Generic,
         }
     }
 

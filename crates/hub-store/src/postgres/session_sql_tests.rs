@@ -1,0 +1,77 @@
+//! What each pooled connection is set to once: the rule as a table, and what a real
+//! server reports for a store's connections (when `HUB_TEST_DATABASE` is set).
+
+use super::session::Queries;
+use super::{session_sql, PgSettings};
+use crate::{Backend, Store};
+
+#[test]
+fn connections_turn_jit_off_and_plan_once_unless_told_otherwise() {
+    // (transaction pooler, generic plans, what each new connection runs)
+    let table = [
+        (
+            false,
+            true,
+            Some("SET jit = off; SET plan_cache_mode = force_generic_plan"),
+        ),
+        (false, false, Some("SET jit = off")),
+        // No session state behind a transaction-mode pooler.
+        (true, true, None),
+        (true, false, None),
+    ];
+    for (transaction_pooler, generic_plans, expected) in table {
+        let settings = PgSettings {
+            transaction_pooler,
+            generic_plans,
+            ..PgSettings::default()
+        };
+        assert_eq!(
+            session_sql(&settings).as_deref(),
+            expected,
+            "pooler {transaction_pooler}, generic {generic_plans}"
+        );
+    }
+}
+
+/// `plan_cache_mode` and `jit` as a connection of a store opened with `settings` reports.
+fn reported(url: &str, settings: &PgSettings) -> (String, String) {
+    let store = Store::open_postgres_with(url, settings).unwrap();
+    let Backend::Postgres(b) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    futures::executor::block_on(b.read(|conn| async move {
+        let plans: String = conn.query_one("SHOW plan_cache_mode", &[]).await?.get(0);
+        let jit: String = conn.query_one("SHOW jit", &[]).await?.get(0);
+        Ok((plans, jit))
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_store_plans_its_statements_once_per_connection_by_default() {
+    let Some(admin) = std::env::var("HUB_TEST_DATABASE")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        println!("skipped: HUB_TEST_DATABASE not set");
+        return;
+    };
+    if PgSettings::for_tests().transaction_pooler {
+        println!("skipped: behind a transaction-mode pooler Hub sets nothing per session");
+        return;
+    }
+    let name = format!("hub_test_plans_{}", std::process::id());
+    let url = super::create_database(admin.trim(), &name, true).unwrap();
+    assert_eq!(
+        reported(&url, &PgSettings::default()),
+        ("force_generic_plan".to_string(), "off".to_string())
+    );
+    let auto = PgSettings {
+        generic_plans: false,
+        ..PgSettings::default()
+    };
+    assert_eq!(
+        reported(&url, &auto),
+        ("auto".to_string(), "off".to_string())
+    );
+}
