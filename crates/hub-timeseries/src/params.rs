@@ -144,6 +144,37 @@ fn zone(s: &str) -> Option<Zone> {
     )?))
 }
 
+/// The local time of `ms` in `zone`, and the zone's offset from UTC then, in seconds.
+fn local_time(ms: i64, zone: Zone) -> (chrono::NaiveDateTime, i32) {
+    use chrono::Offset;
+    let utc: DateTime<Utc> = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
+    match zone {
+        Zone::Named(tz) => {
+            let t = utc.with_timezone(&tz);
+            (t.naive_local(), t.offset().fix().local_minus_utc())
+        }
+        Zone::Fixed(o) => (utc.with_timezone(&o).naive_local(), o.local_minus_utc()),
+    }
+}
+
+/// [`format_time`]'s text through `format!` (years of other than four digits).
+fn formatted_time(local: chrono::NaiveDateTime, off: i32) -> String {
+    use chrono::{Datelike, Timelike};
+    let (sign, a) = (if off < 0 { '-' } else { '+' }, off.abs());
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
+        local.year(),
+        local.month(),
+        local.day(),
+        local.hour(),
+        local.minute(),
+        local.second(),
+        local.nanosecond() / 1_000_000 % 1000,
+        a / 3600,
+        a % 3600 / 60
+    )
+}
+
 /// `yyyy-MM-dd HH:mm:ss.SSS+HHMM` in `zone`.
 pub fn format_time(ms: i64, zone: Zone) -> String {
     let mut out = Vec::with_capacity(28);
@@ -154,34 +185,12 @@ pub fn format_time(ms: i64, zone: Zone) -> String {
 /// Appends [`format_time`]'s text to `out` (every row of an answer writes one or two
 /// times, so the digits are written by hand instead of through `format!`).
 pub fn write_time(ms: i64, zone: Zone, out: &mut Vec<u8>) {
-    use chrono::{Datelike, Offset, Timelike};
-    let utc: DateTime<Utc> = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
-    let (local, off) = match zone {
-        Zone::Named(tz) => {
-            let t = utc.with_timezone(&tz);
-            (t.naive_local(), t.offset().fix().local_minus_utc())
-        }
-        Zone::Fixed(o) => (utc.with_timezone(&o).naive_local(), o.local_minus_utc()),
-    };
-    let sign = if off < 0 { '-' } else { '+' };
-    let a = off.abs();
+    use chrono::{Datelike, Timelike};
+    let (local, off) = local_time(ms, zone);
+    let (sign, a) = (if off < 0 { '-' } else { '+' }, off.abs());
     let year = local.year();
     if !(0..=9999).contains(&year) {
-        out.extend_from_slice(
-            format!(
-                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
-                year,
-                local.month(),
-                local.day(),
-                local.hour(),
-                local.minute(),
-                local.second(),
-                local.nanosecond() / 1_000_000 % 1000,
-                a / 3600,
-                a % 3600 / 60
-            )
-            .as_bytes(),
-        );
+        out.extend_from_slice(formatted_time(local, off).as_bytes());
         return;
     }
     let digits = |out: &mut Vec<u8>, v: u32, n: u32| {
@@ -514,29 +523,8 @@ mod tests {
     /// The text `format_time` wrote through `format!` before the digits were written by
     /// hand: the answer bytes must not change.
     fn format_time_reference(ms: i64, zone: Zone) -> String {
-        use chrono::{Datelike, Offset, Timelike};
-        let utc: DateTime<Utc> = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
-        let (local, off) = match zone {
-            Zone::Named(tz) => {
-                let t = utc.with_timezone(&tz);
-                (t.naive_local(), t.offset().fix().local_minus_utc())
-            }
-            Zone::Fixed(o) => (utc.with_timezone(&o).naive_local(), o.local_minus_utc()),
-        };
-        let sign = if off < 0 { '-' } else { '+' };
-        let a = off.abs();
-        format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}{sign}{:02}{:02}",
-            local.year(),
-            local.month(),
-            local.day(),
-            local.hour(),
-            local.minute(),
-            local.second(),
-            local.nanosecond() / 1_000_000 % 1000,
-            a / 3600,
-            a % 3600 / 60
-        )
+        let (local, off) = local_time(ms, zone);
+        formatted_time(local, off)
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! PostgreSQL when `HUB_TEST_DATABASE` is set, see `Store::open_for_tests`), data
 //! ingested through the writer endpoints.
 
+mod support;
+
 use std::collections::BTreeSet;
 
 use axum::body::Body;
@@ -120,26 +122,7 @@ async fn call_state(
     body: Option<Value>,
     roles: Option<&[&str]>,
 ) -> (StatusCode, Value) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let mut req = req
-        .body(
-            body.map(|b| Body::from(b.to_string()))
-                .unwrap_or_else(Body::empty),
-        )
-        .unwrap();
-    if let Some(r) = roles {
-        req.extensions_mut()
-            .insert(Principal::with_roles("test", r));
-    }
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
+    let (status, _, bytes) = support::send(state, method, uri, body, roles).await;
     (
         status,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),

@@ -7,14 +7,13 @@
 //! `distinct`, `offset`/`limit`, `timezone`, `shownull`). The real router against a
 //! real store (SQLite, or PostgreSQL with `HUB_TEST_DATABASE`).
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use hub_model::Principal;
+mod support;
+
+use axum::http::StatusCode;
 use hub_query::timeseries::AccessRule;
 use hub_store::Store;
-use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
+use hub_timeseries::{TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 const T0: i64 = 1_705_312_800_000; // 2024-01-15T10:00:00Z
 const MIN: i64 = 60_000;
@@ -25,29 +24,9 @@ async fn call(
     body: Option<Value>,
     roles: Option<&[&str]>,
 ) -> (StatusCode, Vec<u8>) {
-    let mut req = Request::builder()
-        .method(if body.is_some() { "POST" } else { "GET" })
-        .uri(uri);
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let mut req = req
-        .body(
-            body.map(|b| Body::from(b.to_string()))
-                .unwrap_or_else(Body::empty),
-        )
-        .unwrap();
-    if let Some(roles) = roles {
-        req.extensions_mut()
-            .insert(Principal::with_roles("test", roles));
-    }
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, bytes.to_vec())
+    let method = if body.is_some() { "POST" } else { "GET" };
+    let (status, _, bytes) = support::send(state, method, uri, body, roles).await;
+    (status, bytes)
 }
 
 async fn post(state: &TimeseriesState, path: &str, body: Value) {

@@ -4,14 +4,13 @@
 //! month's measurements from every answer while the recent ones and the latest values
 //! stay. Runs on SQLite, or on PostgreSQL when `HUB_TEST_DATABASE` is set.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use hub_model::Principal;
+mod support;
+
+use axum::http::StatusCode;
 use hub_store::timeseries::HistoryPolicy;
 use hub_store::Store;
-use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
+use hub_timeseries::{TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 async fn call(
     state: &TimeseriesState,
@@ -19,26 +18,8 @@ async fn call(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let mut req = req
-        .body(
-            body.map(|b| Body::from(b.to_string()))
-                .unwrap_or_else(Body::empty),
-        )
-        .unwrap();
-    if method == "POST" {
-        req.extensions_mut()
-            .insert(Principal::with_roles("writer", &["WRITER"]));
-    }
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
+    let roles: Option<&[&str]> = (method == "POST").then_some(&["WRITER"]);
+    let (status, _, bytes) = support::send(state, method, uri, body, roles).await;
     (
         status,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),

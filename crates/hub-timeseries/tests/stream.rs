@@ -3,14 +3,13 @@
 //! limit. The real router against a real store (SQLite, or PostgreSQL with
 //! `HUB_TEST_DATABASE`).
 
-use axum::body::Body;
-use axum::http::{header, Request, StatusCode};
-use hub_model::Principal;
+mod support;
+
+use axum::http::{header, StatusCode};
 use hub_query::timeseries::AccessRule;
 use hub_store::Store;
-use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
+use hub_timeseries::{TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 const T0: i64 = 1_705_312_800_000; // 2024-01-15T10:00:00Z
 const RECORDS: i64 = 1_234; // more than two store batches
@@ -43,31 +42,11 @@ async fn call_as(
     body: Option<Value>,
     roles: Option<&[&str]>,
 ) -> (StatusCode, Option<String>, Vec<u8>) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let mut req = req
-        .body(
-            body.map(|b| Body::from(b.to_string()))
-                .unwrap_or_else(Body::empty),
-        )
-        .unwrap();
-    if let Some(roles) = roles {
-        req.extensions_mut()
-            .insert(Principal::with_roles("test", roles));
-    }
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let length = resp
-        .headers()
+    let (status, headers, bytes) = support::send(state, method, uri, body, roles).await;
+    let length = headers
         .get(header::CONTENT_LENGTH)
         .map(|v| v.to_str().unwrap().to_string());
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    (status, length, bytes.to_vec())
+    (status, length, bytes)
 }
 
 #[tokio::test]

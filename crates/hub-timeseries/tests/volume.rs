@@ -4,13 +4,13 @@
 //! `HUB_TEST_DATABASE` is set) every month the data reaches has its own `ts_history`
 //! partition, made by the push path, and nothing is left in the DEFAULT partition.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+mod support;
+
+use axum::http::StatusCode;
 use chrono::TimeZone;
 use hub_store::Store;
-use hub_timeseries::{load_volume, router, TimeseriesConfig, TimeseriesState, VolumeOptions};
+use hub_timeseries::{load_volume, TimeseriesConfig, TimeseriesState, VolumeOptions};
 use serde_json::Value;
-use tower::ServiceExt;
 
 fn tiny() -> VolumeOptions {
     VolumeOptions {
@@ -26,13 +26,7 @@ fn tiny() -> VolumeOptions {
 }
 
 async fn get(state: &TimeseriesState, uri: &str) -> Value {
-    let req = Request::get(uri).body(Body::empty()).unwrap();
-    let resp = router(state.clone()).oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
+    let (status, _, bytes) = support::send(state, "GET", uri, None, None).await;
     let body: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(status, StatusCode::OK, "{uri}: {body}");
     body
