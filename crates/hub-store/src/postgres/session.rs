@@ -303,6 +303,12 @@ impl Conn {
         })
     }
 
+    /// Whether statements are prepared and named on this connection (not behind a
+    /// transaction-mode pooler): what portals need.
+    pub(crate) fn prepares_statements(&self) -> bool {
+        matches!(self.mode, StatementMode::Prepared)
+    }
+
     /// Named statements cached on this connection (empty in the unnamed mode).
     pub(crate) fn cached_statements(&self) -> &StatementCache {
         &self.object.statement_cache
@@ -329,6 +335,25 @@ pub(crate) struct Tx<'a> {
 impl Tx<'_> {
     pub(crate) async fn commit(self) -> Result<(), Error> {
         self.tx.commit().await
+    }
+
+    /// A portal of a named statement with `params`: its rows are fetched in parts by
+    /// [`Tx::fetch`], several portals side by side in this transaction.
+    pub(crate) async fn portal(
+        &self,
+        statement: &Statement,
+        params: &Params<'_>,
+    ) -> Result<tokio_postgres::Portal, Error> {
+        self.tx.bind(statement, params).await
+    }
+
+    /// The next `max_rows` rows of `portal` (fewer at its end).
+    pub(crate) async fn fetch(
+        &self,
+        portal: &tokio_postgres::Portal,
+        max_rows: i32,
+    ) -> Result<Vec<Row>, Error> {
+        self.tx.query_portal(portal, max_rows).await
     }
 
     /// `COPY … FROM STDIN` in this transaction (its statement lives and closes inside it).

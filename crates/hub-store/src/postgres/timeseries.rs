@@ -12,6 +12,7 @@ use std::sync::Arc;
 use hub_query::timeseries::CompiledTs;
 use tokio_postgres::types::{FromSql, Type};
 
+mod narrow;
 pub(crate) mod partitions;
 mod push;
 
@@ -91,6 +92,62 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
         });
     }
     Ok(cells)
+}
+
+/// A history answer read narrow on a blocking thread (see `narrow`): its rows, or the
+/// connection back when the compiled query must answer.
+async fn narrow_rows(
+    conn: super::Conn,
+    plan: Option<hub_query::timeseries::NarrowHistory>,
+) -> Result<std::result::Result<Vec<Vec<Cell>>, super::Conn>> {
+    let Some(plan) = plan else {
+        return Ok(Err(conn));
+    };
+    let handle = tokio::runtime::Handle::current();
+    let (conn, read) = tokio::task::spawn_blocking(move || {
+        let mut conn = conn;
+        let mut rows = Vec::new();
+        let read = narrow::read_narrow(&handle, &mut conn, &plan, |row| {
+            rows.push(row);
+            true
+        });
+        (conn, read.map(|done| done.then_some(rows)))
+    })
+    .await
+    .map_err(|e| StoreError::Task(e.to_string()))?;
+    Ok(read?.ok_or(conn))
+}
+
+/// A history answer read narrow and streamed to `tx` on a blocking thread, which
+/// finishes `tx` (its error included); the connection and `tx` back, untouched, when
+/// the compiled query must answer.
+async fn narrow_stream(
+    conn: super::Conn,
+    plan: Option<hub_query::timeseries::NarrowHistory>,
+    tx: crate::batches::BatchSender<Vec<Cell>>,
+) -> Option<(super::Conn, crate::batches::BatchSender<Vec<Cell>>)> {
+    let Some(plan) = plan else {
+        return Some((conn, tx));
+    };
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let (mut conn, mut tx) = (conn, tx);
+        match narrow::read_narrow(&handle, &mut conn, &plan, |row| {
+            tx.push_blocking(row).is_ok()
+        }) {
+            Ok(false) => Some((conn, tx)),
+            Ok(true) => {
+                handle.block_on(tx.finish(Ok(())));
+                None
+            }
+            Err(e) => {
+                handle.block_on(tx.finish(Err(e)));
+                None
+            }
+        }
+    })
+    .await
+    .unwrap_or(None)
 }
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
@@ -242,6 +299,10 @@ impl TimeSeriesRepo for PgTimeSeries {
         let rows = self
             .db()
             .read(move |conn| async move {
+                let conn = match narrow_rows(conn, compiled.narrow.clone()).await? {
+                    Ok(rows) => return Ok(rows),
+                    Err(conn) => conn,
+                };
                 let (sql, params) = compiled.sql.into_parts();
                 let bound = bind(&params);
                 let stmt = super::prepare_bounded(&conn, &sql)
@@ -264,11 +325,24 @@ impl TimeSeriesRepo for PgTimeSeries {
     }
 
     fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
-        let (mut tx, rx) = crate::batches::channel();
+        let (tx, rx) = crate::batches::channel();
         self.db().spawn_read(move |conn| async move {
             let log = QueryLog::start(&compiled);
+            let (conn, mut tx) = match conn {
+                Ok(conn) => match narrow_stream(conn, compiled.narrow.clone(), tx).await {
+                    Some(compiled_answers) => compiled_answers,
+                    None => {
+                        log.finish();
+                        return;
+                    }
+                },
+                Err(e) => {
+                    log.finish();
+                    tx.finish(Err(e)).await;
+                    return;
+                }
+            };
             let result = async {
-                let conn = conn?;
                 let (sql, params) = compiled.sql.into_parts();
                 let bound = bind(&params);
                 let stmt = super::prepare_bounded(&conn, &sql)

@@ -1,0 +1,94 @@
+//! History answers read narrow on PostgreSQL (see `crate::timeseries::narrow`): the
+//! series read, then one portal per series in one read-only snapshot, each fetched a
+//! part at a time as the merge pulls its rows. Runs on a blocking thread of the
+//! backend's runtime (the merge pulls rows synchronously; each fetch is waited for).
+//!
+//! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
+//! itself (`merge_history` does).
+
+use std::collections::VecDeque;
+
+use hub_query::timeseries::NarrowHistory;
+use hub_query::SqlValue;
+use tokio::runtime::Handle;
+
+use super::{query_error, row_cells};
+use crate::postgres::session::{Conn, Stmt};
+use crate::postgres::{bind, refs, Queries};
+use crate::timeseries::{narrow, Cell, SharedText};
+use crate::Result;
+
+/// Rows fetched from a series' portal at a time.
+const FETCH_ROWS: i32 = 500;
+
+/// Answers a history query read narrow, handing each row to `emit` (which returns
+/// `false` to stop). `Ok(false)`: not read narrow and nothing emitted — statements are
+/// unnamed here (behind a transaction-mode pooler: no portals), or more series match
+/// than a merge takes; the compiled query answers instead.
+pub(super) fn read_narrow(
+    handle: &Handle,
+    conn: &mut Conn,
+    plan: &NarrowHistory,
+    emit: impl FnMut(Vec<Cell>) -> bool,
+) -> Result<bool> {
+    if !conn.prepares_statements() {
+        return Ok(false);
+    }
+    let tx = handle.block_on(conn.snapshot())?;
+    let (ids, templates) = handle.block_on(async {
+        let stmt = tx.prepare_cached(plan.series.as_sql()).await?;
+        let bound = bind(plan.series.params());
+        let rows = tx.query(&stmt, &refs(&bound)).await.map_err(query_error)?;
+        let mut ids = Vec::with_capacity(rows.len());
+        let mut templates = Vec::with_capacity(rows.len());
+        let mut shared = SharedText::default();
+        for row in &rows {
+            ids.push(row.try_get::<_, i64>(0)?);
+            let mut cells = row_cells(row, &mut shared)?;
+            cells.remove(0);
+            templates.push(cells);
+        }
+        Result::<(Vec<i64>, Vec<Vec<Cell>>)>::Ok((ids, templates))
+    })?;
+    if !plan.merges(ids.len()) {
+        return Ok(false);
+    }
+    let history = handle.block_on(tx.prepare_cached(plan.history.as_sql()))?;
+    let Stmt::Named(statement) = &history else {
+        return Ok(false);
+    };
+    let mut params = plan.history.params().to_vec();
+    let mut portals = Vec::with_capacity(ids.len());
+    for id in &ids {
+        params[0] = SqlValue::Int(*id);
+        let bound = bind(&params);
+        portals.push(
+            handle
+                .block_on(tx.portal(statement, &refs(&bound)))
+                .map_err(query_error)?,
+        );
+    }
+    let mut buffered: Vec<VecDeque<Vec<Cell>>> = ids.iter().map(|_| VecDeque::new()).collect();
+    let mut ended = vec![false; ids.len()];
+    let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
+    narrow::merge_history(
+        plan,
+        &templates,
+        |k| {
+            if buffered[k].is_empty() && !ended[k] {
+                let rows = handle
+                    .block_on(tx.fetch(&portals[k], FETCH_ROWS))
+                    .map_err(query_error)?;
+                ended[k] = rows.len() < FETCH_ROWS as usize;
+                for row in &rows {
+                    buffered[k].push_back(row_cells(row, &mut shared[k])?);
+                }
+            }
+            Ok(buffered[k].pop_front())
+        },
+        emit,
+    )?;
+    drop(portals);
+    handle.block_on(tx.commit())?;
+    Ok(true)
+}
