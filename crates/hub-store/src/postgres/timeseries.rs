@@ -25,6 +25,7 @@ use crate::timeseries::{
     TimeSeriesRepo, TypeList,
 };
 use crate::{Result, StoreError};
+use narrow::{narrow_rows, narrow_stream};
 
 /// The PostgreSQL Time Series repository; shares the store's pools.
 pub(crate) struct PgTimeSeries {
@@ -92,62 +93,6 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
         });
     }
     Ok(cells)
-}
-
-/// A history answer read narrow on a blocking thread (see `narrow`): its rows, or the
-/// connection back when the compiled query must answer.
-async fn narrow_rows(
-    conn: super::Conn,
-    plan: Option<hub_query::timeseries::NarrowHistory>,
-) -> Result<std::result::Result<Vec<Vec<Cell>>, super::Conn>> {
-    let Some(plan) = plan else {
-        return Ok(Err(conn));
-    };
-    let handle = tokio::runtime::Handle::current();
-    let (conn, read) = tokio::task::spawn_blocking(move || {
-        let mut conn = conn;
-        let mut rows = Vec::new();
-        let read = narrow::read_narrow(&handle, &mut conn, &plan, |row| {
-            rows.push(row);
-            true
-        });
-        (conn, read.map(|done| done.then_some(rows)))
-    })
-    .await
-    .map_err(|e| StoreError::Task(e.to_string()))?;
-    Ok(read?.ok_or(conn))
-}
-
-/// A history answer read narrow and streamed to `tx` on a blocking thread, which
-/// finishes `tx` (its error included); the connection and `tx` back, untouched, when
-/// the compiled query must answer.
-async fn narrow_stream(
-    conn: super::Conn,
-    plan: Option<hub_query::timeseries::NarrowHistory>,
-    tx: crate::batches::BatchSender<Vec<Cell>>,
-) -> Option<(super::Conn, crate::batches::BatchSender<Vec<Cell>>)> {
-    let Some(plan) = plan else {
-        return Some((conn, tx));
-    };
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let (mut conn, mut tx) = (conn, tx);
-        match narrow::read_narrow(&handle, &mut conn, &plan, |row| {
-            tx.push_blocking(row).is_ok()
-        }) {
-            Ok(false) => Some((conn, tx)),
-            Ok(true) => {
-                handle.block_on(tx.finish(Ok(())));
-                None
-            }
-            Err(e) => {
-                handle.block_on(tx.finish(Err(e)));
-                None
-            }
-        }
-    })
-    .await
-    .unwrap_or(None)
 }
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
@@ -631,60 +576,4 @@ impl TimeSeriesRepo for PgTimeSeries {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
-    use crate::{Backend, Store};
-
-    fn record(t: i64, v: f64) -> RecordInput {
-        RecordInput {
-            station_code: "S".into(),
-            data_type: "free".into(),
-            period: 600,
-            timestamp: t,
-            value: RecordValue::Double(v),
-        }
-    }
-
-    /// A history row newer than the latest value (tables that disagree) does not fail a
-    /// push: the insert falls back to ignoring conflicts, as SQLite's INSERT OR IGNORE does.
-    #[test]
-    fn push_survives_history_rows_newer_than_latest() {
-        use crate::postgres::Queries;
-        if std::env::var("HUB_TEST_DATABASE")
-            .map(|v| v.trim().is_empty())
-            .unwrap_or(true)
-        {
-            println!("skipped: HUB_TEST_DATABASE not set");
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_for_tests(dir.path()).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let ts = store.timeseries();
-        rt.block_on(async {
-            ts.sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
-            let s = StationInput { code: "S".into(), name: "s".into(), ..Default::default() };
-            ts.sync_stations("P".into(), vec![s], SyncFlags::default()).await.unwrap();
-            ts.push_records("P".into(), None, vec![record(1000, 1.0)]).await.unwrap();
-            let Backend::Postgres(b) = &*store.backend else { panic!("not PostgreSQL") };
-            b.write(|conn| async move {
-                conn.execute("INSERT INTO ts_history (series_id, timestamp, created_on, double_value) SELECT series_id, 3000, 0, 99 FROM ts_latest", &[])
-                    .await?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-            let sum = ts.push_records("P".into(), None, vec![record(2000, 2.0), record(3000, 3.0)]).await.unwrap();
-            assert_eq!((sum.inserted, sum.skipped_older), (2, 0));
-            assert_eq!(ts.last_record("P".into(), "S".into(), None, None).await.unwrap(), 3000);
-            let kept: f64 = b
-                .read(|conn| async move { Ok(conn.query_one("SELECT double_value FROM ts_history WHERE timestamp = 3000", &[]).await?.get(0)) })
-                .await
-                .unwrap();
-            assert_eq!(kept, 99.0);
-        });
-    }
-}
+mod tests;

@@ -16,7 +16,7 @@ use super::{query_error, row_cells};
 use crate::postgres::session::{Conn, Stmt};
 use crate::postgres::{bind, refs, Queries};
 use crate::timeseries::{narrow, Cell, SharedText};
-use crate::Result;
+use crate::{Result, StoreError};
 
 /// Rows fetched from a series' portal at a time.
 const FETCH_ROWS: i32 = 500;
@@ -91,4 +91,60 @@ pub(super) fn read_narrow(
     drop(portals);
     handle.block_on(tx.commit())?;
     Ok(true)
+}
+
+/// A history answer read narrow on a blocking thread : its rows, or the
+/// connection back when the compiled query must answer.
+pub(super) async fn narrow_rows(
+    conn: Conn,
+    plan: Option<hub_query::timeseries::NarrowHistory>,
+) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
+    let Some(plan) = plan else {
+        return Ok(Err(conn));
+    };
+    let handle = tokio::runtime::Handle::current();
+    let (conn, read) = tokio::task::spawn_blocking(move || {
+        let mut conn = conn;
+        let mut rows = Vec::new();
+        let read = read_narrow(&handle, &mut conn, &plan, |row| {
+            rows.push(row);
+            true
+        });
+        (conn, read.map(|done| done.then_some(rows)))
+    })
+    .await
+    .map_err(|e| StoreError::Task(e.to_string()))?;
+    Ok(read?.ok_or(conn))
+}
+
+/// A history answer read narrow and streamed to `tx` on a blocking thread, which
+/// finishes `tx` (its error included); the connection and `tx` back, untouched, when
+/// the compiled query must answer.
+pub(super) async fn narrow_stream(
+    conn: Conn,
+    plan: Option<hub_query::timeseries::NarrowHistory>,
+    tx: crate::batches::BatchSender<Vec<Cell>>,
+) -> Option<(Conn, crate::batches::BatchSender<Vec<Cell>>)> {
+    let Some(plan) = plan else {
+        return Some((conn, tx));
+    };
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let (mut conn, mut tx) = (conn, tx);
+        match read_narrow(&handle, &mut conn, &plan, |row| {
+            tx.push_blocking(row).is_ok()
+        }) {
+            Ok(false) => Some((conn, tx)),
+            Ok(true) => {
+                tx.finish_blocking(Ok(()));
+                None
+            }
+            Err(e) => {
+                tx.finish_blocking(Err(e));
+                None
+            }
+        }
+    })
+    .await
+    .unwrap_or(None)
 }
