@@ -18,8 +18,14 @@ use crate::postgres::{bind, refs, Queries};
 use crate::timeseries::{narrow, Cell, SharedText};
 use crate::{Result, StoreError};
 
-/// Rows fetched from a series' portal at a time.
-const FETCH_ROWS: i32 = 500;
+/// Rows buffered across all series' portals at most (about 13 MB of cells).
+const BUFFERED_ROWS: usize = 65_536;
+
+/// Rows fetched from each portal at a time when `series` are merged: one round trip
+/// for a week of one series (2,016 five-minute values), a bounded buffer for many.
+fn fetch_rows(series: usize) -> i32 {
+    (BUFFERED_ROWS / series.max(1)).clamp(128, 16_384) as i32
+}
 
 /// Answers a history query read narrow, handing each row to `emit` (which returns
 /// `false` to stop). `Ok(false)`: not read narrow and nothing emitted — statements are
@@ -68,6 +74,7 @@ pub(super) fn read_narrow(
                 .map_err(query_error)?,
         );
     }
+    let fetch = fetch_rows(ids.len());
     let mut buffered: Vec<VecDeque<Vec<Cell>>> = ids.iter().map(|_| VecDeque::new()).collect();
     let mut ended = vec![false; ids.len()];
     let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
@@ -77,9 +84,9 @@ pub(super) fn read_narrow(
         |k| {
             if buffered[k].is_empty() && !ended[k] {
                 let rows = handle
-                    .block_on(tx.fetch(&portals[k], FETCH_ROWS))
+                    .block_on(tx.fetch(&portals[k], fetch))
                     .map_err(query_error)?;
-                ended[k] = rows.len() < FETCH_ROWS as usize;
+                ended[k] = rows.len() < fetch as usize;
                 for row in &rows {
                     buffered[k].push_back(row_cells(row, &mut shared[k])?);
                 }
@@ -147,4 +154,23 @@ pub(super) async fn narrow_stream(
     })
     .await
     .unwrap_or(None)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn few_series_fetch_much_at_once_many_series_a_bounded_part() {
+        // (series merged, rows fetched per round trip)
+        let table = [
+            (0, 16_384),
+            (1, 16_384),
+            (4, 16_384),
+            (8, 8_192),
+            (100, 655),
+            (512, 128),
+        ];
+        for (series, rows) in table {
+            assert_eq!(super::fetch_rows(series), rows, "{series} series");
+        }
+    }
 }
