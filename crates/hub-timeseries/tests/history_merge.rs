@@ -10,9 +10,8 @@
 mod support;
 
 use axum::http::StatusCode;
-use hub_query::timeseries::AccessRule;
 use hub_store::Store;
-use hub_timeseries::{TimeseriesConfig, TimeseriesState};
+use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
 
 const T0: i64 = 1_705_312_800_000; // 2024-01-15T10:00:00Z
@@ -43,15 +42,7 @@ async fn post(state: &TimeseriesState, path: &str, body: Value) {
 async fn store() -> (tempfile::TempDir, TimeseriesState) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
-    let config = TimeseriesConfig {
-        open_rules: vec![AccessRule {
-            station_types: vec!["MeteoStation".into()],
-            data_types: vec!["temp".into(), "state".into()],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let state = TimeseriesState::new(store.timeseries(), config);
+    let state = support::state_opening(&store, &["MeteoStation"], &["temp", "state"]);
     post(
         &state,
         "/v2/json/syncDataTypes",

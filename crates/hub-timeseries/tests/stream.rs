@@ -6,7 +6,6 @@
 mod support;
 
 use axum::http::{header, StatusCode};
-use hub_query::timeseries::AccessRule;
 use hub_store::Store;
 use hub_timeseries::{TimeseriesConfig, TimeseriesState};
 use serde_json::{json, Value};
@@ -155,15 +154,7 @@ async fn large_flat_answers_are_streamed_and_equal_paged_reads() {
 async fn streamed_rows_of_interleaved_series_keep_their_own_station_and_type() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
-    let config = TimeseriesConfig {
-        open_rules: vec![AccessRule {
-            station_types: vec!["ParkingStation".into()],
-            data_types: vec!["free".into()],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let state = TimeseriesState::new(store.timeseries(), config);
+    let state = support::state_opening(&store, &["ParkingStation"], &["free"]);
     post(
         &state,
         "/v2/json/syncDataTypes",

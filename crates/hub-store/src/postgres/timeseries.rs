@@ -244,7 +244,8 @@ impl TimeSeriesRepo for PgTimeSeries {
         let rows = self
             .db()
             .read(move |conn| async move {
-                let conn = match narrow_rows(conn, compiled.narrow.clone()).await? {
+                let mut compiled = compiled;
+                let conn = match narrow_rows(conn, compiled.narrow.take()).await? {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
                 };
@@ -272,9 +273,10 @@ impl TimeSeriesRepo for PgTimeSeries {
     fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
         let (tx, rx) = crate::batches::channel();
         self.db().spawn_read(move |conn| async move {
+            let mut compiled = compiled;
             let log = QueryLog::start(&compiled);
             let (conn, mut tx) = match conn {
-                Ok(conn) => match narrow_stream(conn, compiled.narrow.clone(), tx).await {
+                Ok(conn) => match narrow_stream(conn, compiled.narrow.take(), tx).await {
                     Some(compiled_answers) => compiled_answers,
                     None => {
                         log.finish();

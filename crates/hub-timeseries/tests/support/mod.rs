@@ -1,9 +1,14 @@
-//! One request through the real Time Series router, as every API test sends it.
+//! The Time Series API tests' shared parts: one request through the real router, and a state
+//! with some data open to everyone.
+// Each test file compiles this module and uses a part of it.
+#![allow(dead_code)]
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use hub_model::Principal;
-use hub_timeseries::{router, TimeseriesState};
+use hub_query::timeseries::AccessRule;
+use hub_store::Store;
+use hub_timeseries::{router, TimeseriesConfig, TimeseriesState};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -37,4 +42,22 @@ pub async fn send(
         .unwrap()
         .to_bytes();
     (status, headers, bytes.to_vec())
+}
+
+/// The API over `store` with the data types `data_types` of stations of
+/// `station_types` open to everyone (everything else closed).
+pub fn state_opening(
+    store: &Store,
+    station_types: &[&str],
+    data_types: &[&str],
+) -> TimeseriesState {
+    let config = TimeseriesConfig {
+        open_rules: vec![AccessRule {
+            station_types: station_types.iter().map(|s| s.to_string()).collect(),
+            data_types: data_types.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    TimeseriesState::new(store.timeseries(), config)
 }

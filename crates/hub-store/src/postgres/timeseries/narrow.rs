@@ -18,6 +18,12 @@ use crate::postgres::{bind, refs, Queries};
 use crate::timeseries::{narrow, Cell, SharedText};
 use crate::{Result, StoreError};
 
+/// The plan when this connection can read it narrow: portals need named statements,
+/// which a transaction-mode pooler rules out (the compiled query answers there).
+fn usable(conn: &Conn, plan: Option<NarrowHistory>) -> Option<NarrowHistory> {
+    plan.filter(|_| conn.prepares_statements())
+}
+
 /// Rows buffered across all series' portals at most (about 13 MB of cells).
 const BUFFERED_ROWS: usize = 65_536;
 
@@ -28,18 +34,15 @@ fn fetch_rows(series: usize) -> i32 {
 }
 
 /// Answers a history query read narrow, handing each row to `emit` (which returns
-/// `false` to stop). `Ok(false)`: not read narrow and nothing emitted — statements are
-/// unnamed here (behind a transaction-mode pooler: no portals), or more series match
-/// than a merge takes; the compiled query answers instead.
+/// `false` to stop). `Ok(false)`: not read narrow and nothing emitted — more series
+/// match than a merge takes; the compiled query answers instead. Callers pass only
+/// connections that prepare named statements (see [`usable`]).
 pub(super) fn read_narrow(
     handle: &Handle,
     conn: &mut Conn,
     plan: &NarrowHistory,
     emit: impl FnMut(Vec<Cell>) -> bool,
 ) -> Result<bool> {
-    if !conn.prepares_statements() {
-        return Ok(false);
-    }
     let tx = handle.block_on(conn.snapshot())?;
     let (ids, templates) = handle.block_on(async {
         let stmt = tx.prepare_cached(plan.series.as_sql()).await?;
@@ -106,7 +109,7 @@ pub(super) async fn narrow_rows(
     conn: Conn,
     plan: Option<hub_query::timeseries::NarrowHistory>,
 ) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
-    let Some(plan) = plan else {
+    let Some(plan) = usable(&conn, plan) else {
         return Ok(Err(conn));
     };
     let handle = tokio::runtime::Handle::current();
@@ -132,7 +135,7 @@ pub(super) async fn narrow_stream(
     plan: Option<hub_query::timeseries::NarrowHistory>,
     tx: crate::batches::BatchSender<Vec<Cell>>,
 ) -> Option<(Conn, crate::batches::BatchSender<Vec<Cell>>)> {
-    let Some(plan) = plan else {
+    let Some(plan) = usable(&conn, plan) else {
         return Some((conn, tx));
     };
     let handle = tokio::runtime::Handle::current();

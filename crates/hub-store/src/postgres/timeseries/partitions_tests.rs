@@ -1,19 +1,10 @@
 //! PostgreSQL tests of the `ts_history` partitions (run when `HUB_TEST_DATABASE` is set).
 
+use super::super::tests::record;
 use crate::postgres::session::Queries;
 use crate::timeseries::history::{self, HistoryPolicy, Month};
-use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
+use crate::timeseries::{DataTypeInput, StationInput, SyncFlags};
 use crate::{Backend, Store};
-
-fn record(t: i64, v: f64) -> RecordInput {
-    RecordInput {
-        station_code: "S".into(),
-        data_type: "free".into(),
-        period: 600,
-        timestamp: t,
-        value: RecordValue::Double(v),
-    }
-}
 
 fn ms(s: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(s)

@@ -1,7 +1,8 @@
 use crate::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
 use crate::{Backend, Store};
 
-fn record(t: i64, v: f64) -> RecordInput {
+/// A double value of the free places of station `S` (10-minute period) at `t`.
+pub(super) fn record(t: i64, v: f64) -> RecordInput {
     RecordInput {
         station_code: "S".into(),
         data_type: "free".into(),
