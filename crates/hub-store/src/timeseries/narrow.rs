@@ -82,73 +82,159 @@ impl Heads<'_> {
     }
 }
 
-/// Merges the series of `plan` and hands each answered row to `emit` (which returns
-/// `false` to stop). `templates[k]` is series k's row with its measurement cells NULL;
-/// `pull(k)` returns series k's next measurement cells (in `plan.measured` order) in
-/// time order, `None` at its end.
+/// What a merge's source has of one series' next row.
+pub(crate) enum Pull {
+    /// Its measurement cells (in `plan.measured` order).
+    Row(Vec<Cell>),
+    /// The series has no more rows.
+    End,
+    /// Not at hand yet: the source fetches more of that series, then the merge goes on.
+    Pending,
+}
+
+/// What [`Merge::next`] found.
+pub(crate) enum Step {
+    /// The next row of the answer.
+    Row(Vec<Cell>),
+    /// Series k's source said [`Pull::Pending`]: fetch more of it and call again.
+    Fetch(usize),
+    /// The answer is complete.
+    Done,
+}
+
+/// The merge of a history answer read narrow, one row at a time, so that a source can
+/// fetch rows between steps (PostgreSQL's portals, awaited) or have them at once (SQLite's
+/// cursors, [`merge_history`]). `templates[k]` is series k's row with its measurement
+/// cells NULL; each series' rows come in time order.
+pub(crate) struct Merge<'p> {
+    plan: &'p NarrowHistory,
+    templates: &'p [Vec<Cell>],
+    heads: Heads<'p>,
+    /// Series whose next row is still to be pulled: every series at first (pulled in
+    /// order), then the one whose row was just taken.
+    unpulled: Vec<usize>,
+    /// Whether `heads.heap` holds every series with a row (after the first pulls).
+    started: bool,
+    skip: u64,
+    left: Option<u64>,
+    last: Option<Vec<Cell>>,
+}
+
+impl<'p> Merge<'p> {
+    pub(crate) fn new(plan: &'p NarrowHistory, templates: &'p [Vec<Cell>]) -> Self {
+        Merge {
+            plan,
+            templates,
+            heads: Heads {
+                order: &plan.order,
+                rows: vec![None; templates.len()],
+                heap: Vec::with_capacity(templates.len()),
+            },
+            unpulled: (0..templates.len()).rev().collect(),
+            started: false,
+            skip: plan.offset,
+            left: plan.limit,
+            last: None,
+        }
+    }
+
+    /// The next row of the answer, or which series to fetch first, or the end; `pull(k)`
+    /// tells series k's next row. A row is pulled only when the merge needs it, so an
+    /// answer cut by `limit` fetches nothing after its last row.
+    pub(crate) fn next(&mut self, mut pull: impl FnMut(usize) -> Result<Pull>) -> Result<Step> {
+        loop {
+            while let Some(&k) = self.unpulled.last() {
+                let row = match pull(k)? {
+                    Pull::Pending => return Ok(Step::Fetch(k)),
+                    Pull::End => None,
+                    Pull::Row(measured) => {
+                        let mut row = self.templates[k].clone();
+                        for (&at, cell) in self.plan.measured.iter().zip(measured) {
+                            row[at] = cell;
+                        }
+                        Some(row)
+                    }
+                };
+                self.unpulled.pop();
+                let ended = row.is_none();
+                self.heads.rows[k] = row;
+                if !self.started {
+                    if !ended {
+                        self.heads.heap.push(k);
+                    }
+                    continue;
+                }
+                // Series k was taken from the top of the heap: put its next row there.
+                if ended {
+                    self.heads.heap.swap_remove(0);
+                }
+                self.heads.sift_down(0);
+            }
+            if !self.started {
+                self.started = true;
+                for at in (0..self.heads.heap.len() / 2).rev() {
+                    self.heads.sift_down(at);
+                }
+            }
+            let Some(&k) = self.heads.heap.first() else {
+                return Ok(Step::Done);
+            };
+            if self.left == Some(0) {
+                return Ok(Step::Done);
+            }
+            let row = self.heads.rows[k]
+                .take()
+                .expect("a series in the heap has a row");
+            self.unpulled.push(k);
+            if self.plan.distinct {
+                if self.last.as_ref().is_some_and(|l| same_row(l, &row)) {
+                    continue;
+                }
+                self.last = Some(row.clone());
+            }
+            if self.skip > 0 {
+                self.skip -= 1;
+                continue;
+            }
+            if let Some(n) = self.left.as_mut() {
+                *n -= 1;
+            }
+            return Ok(Step::Row(row));
+        }
+    }
+}
+
+/// Merges the series of `plan` from a source that has every row at hand, handing each
+/// answered row to `emit` (which returns `false` to stop). `pull(k)` returns series k's
+/// next measurement cells (in `plan.measured` order) in time order, `None` at its end.
 pub(crate) fn merge_history(
     plan: &NarrowHistory,
     templates: &[Vec<Cell>],
     mut pull: impl FnMut(usize) -> Result<Option<Vec<Cell>>>,
     mut emit: impl FnMut(Vec<Cell>) -> bool,
 ) -> Result<()> {
-    let mut next = |k: usize| -> Result<Option<Vec<Cell>>> {
-        Ok(pull(k)?.map(|measured| {
-            let mut row = templates[k].clone();
-            for (&at, cell) in plan.measured.iter().zip(measured) {
-                row[at] = cell;
+    let mut merge = Merge::new(plan, templates);
+    loop {
+        let step = merge.next(|k| {
+            Ok(match pull(k)? {
+                Some(measured) => Pull::Row(measured),
+                None => Pull::End,
+            })
+        })?;
+        match step {
+            Step::Row(row) => {
+                if !emit(row) {
+                    return Ok(());
+                }
             }
-            row
-        }))
-    };
-    let mut heads = Heads {
-        order: &plan.order,
-        rows: Vec::with_capacity(templates.len()),
-        heap: Vec::with_capacity(templates.len()),
-    };
-    for k in 0..templates.len() {
-        let row = next(k)?;
-        if row.is_some() {
-            heads.heap.push(k);
-        }
-        heads.rows.push(row);
-    }
-    for at in (0..heads.heap.len() / 2).rev() {
-        heads.sift_down(at);
-    }
-    let mut skip = plan.offset;
-    let mut left = plan.limit;
-    let mut last: Option<Vec<Cell>> = None;
-    while let Some(&k) = heads.heap.first() {
-        if left == Some(0) {
-            break;
-        }
-        let row = heads.rows[k]
-            .take()
-            .expect("a series in the heap has a row");
-        heads.rows[k] = next(k)?;
-        if heads.rows[k].is_none() {
-            heads.heap.swap_remove(0);
-        }
-        heads.sift_down(0);
-        if plan.distinct {
-            if last.as_ref().is_some_and(|l| same_row(l, &row)) {
-                continue;
+            Step::Done => return Ok(()),
+            Step::Fetch(k) => {
+                return Err(crate::StoreError::Task(format!(
+                    "series {k} of a merge from rows at hand was not at hand"
+                )))
             }
-            last = Some(row.clone());
-        }
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
-        if let Some(n) = left.as_mut() {
-            *n -= 1;
-        }
-        if !emit(row) {
-            break;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

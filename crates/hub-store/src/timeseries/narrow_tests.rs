@@ -171,8 +171,8 @@ fn merging_stops_when_the_receiver_does() {
     )
     .unwrap();
     assert_eq!(emitted, 3);
-    // The first row, then one read ahead per answered row.
-    assert_eq!(pulled, 4);
+    // Rows are pulled as the merge needs them: none after the refused one.
+    assert_eq!(pulled, 3);
     assert!(plan.merges(MAX_NARROW_SERIES));
     assert!(!plan.merges(MAX_NARROW_SERIES + 1));
 }
@@ -230,4 +230,94 @@ fn where_items_decide_whether_a_history_query_reads_narrow() {
         access: None,
     };
     assert!(compile_query(&q, Dialect::Sqlite).unwrap().narrow.is_none());
+}
+
+/// Merges `series` as a PostgreSQL portal source does: a series' rows are pending until
+/// fetched, `part` at a time, and end after a fetch that got fewer. Returns the rows
+/// (as [`merge`] does) and the fetches made.
+fn merge_in_parts(
+    plan: &NarrowHistory,
+    series: &[(&str, Vec<(i64, f64)>)],
+    part: usize,
+) -> (Vec<(i64, String, f64)>, usize) {
+    let templates: Vec<Vec<Cell>> = series
+        .iter()
+        .map(|(code, _)| vec![Cell::Null, Cell::Null, Cell::Null, Cell::Null, text(code)])
+        .collect();
+    let (mut fetched, mut ended, mut at) = (
+        vec![0; series.len()],
+        vec![false; series.len()],
+        vec![0; series.len()],
+    );
+    let mut fetches = 0;
+    let mut out = Vec::new();
+    let mut merge = Merge::new(plan, &templates);
+    loop {
+        let step = merge.next(|k| {
+            Ok(if at[k] < fetched[k] {
+                let (t, v) = series[k].1[at[k]];
+                at[k] += 1;
+                Pull::Row(vec![Cell::Int(t), Cell::Real(v), Cell::Null, Cell::Null])
+            } else if ended[k] {
+                Pull::End
+            } else {
+                Pull::Pending
+            })
+        });
+        match step.unwrap() {
+            Step::Row(row) => out.push(row),
+            Step::Done => break,
+            Step::Fetch(k) => {
+                fetches += 1;
+                let more = (series[k].1.len() - fetched[k]).min(part);
+                fetched[k] += more;
+                ended[k] = more < part;
+            }
+        }
+    }
+    let rows = out
+        .into_iter()
+        .map(|r| match (&r[0], &r[4], &r[1]) {
+            (Cell::Int(t), Cell::Text(c), Cell::Real(v)) => (*t, c.to_string(), *v),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect();
+    (rows, fetches)
+}
+
+#[test]
+fn a_merge_fetching_in_parts_answers_as_one_with_every_row_at_hand() {
+    let series = [
+        ("B", vec![(1, 1.0), (4, 4.0), (5, 5.0), (9, 9.0)]),
+        ("A", vec![(1, 1.5), (2, 2.5), (3, 3.5), (4, 4.5), (6, 6.5)]),
+        ("C", vec![]),
+        ("D", vec![(7, 7.0)]),
+    ];
+    // (distinct, offset, limit, part)
+    let table = [
+        (false, 0, None, 1),
+        (false, 0, None, 2),
+        (false, 0, None, 100),
+        (true, 0, None, 2),
+        (false, 3, Some(4), 2),
+        (false, 9, None, 3),
+        (false, 0, Some(0), 1),
+    ];
+    for (distinct, offset, limit, part) in table {
+        let plan = plan(distinct, offset, limit);
+        let (rows, _) = merge_in_parts(&plan, &series, part);
+        assert_eq!(
+            rows,
+            merge(&plan, &series),
+            "{distinct} {offset} {limit:?} part {part}"
+        );
+    }
+    // Every series fetched until a part comes back short: with parts of 2, B (4 rows)
+    // takes 3 fetches, A (5) 3, C 1, D 1.
+    assert_eq!(merge_in_parts(&plan(false, 0, None), &series, 2).1, 8);
+    // A limit met early fetches no further: the first 2 rows (times 1, 1) need only the
+    // first part of each series.
+    let (rows, fetches) = merge_in_parts(&plan(false, 0, Some(2)), &series, 2);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(fetches, 4);
 }

@@ -1,22 +1,25 @@
 //! History answers read narrow on PostgreSQL (see `crate::timeseries::narrow`): the
 //! series read, then one portal per series in one read-only snapshot, each fetched a
-//! part at a time as the merge pulls its rows. Runs on a blocking thread of the
-//! backend's runtime (the merge pulls rows synchronously; each fetch is waited for).
+//! part at a time as the merge ([`Merge`]) asks for it. All on the read's own task: the
+//! portals are bound and their first parts fetched together (pipelined on the one
+//! connection), so a week of a few series costs the same round trips as one.
 //!
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
-//! itself (`merge_history` does).
+//! itself (`Merge` does).
 
 use std::collections::VecDeque;
 
+use futures::future::try_join_all;
 use hub_query::timeseries::NarrowHistory;
 use hub_query::SqlValue;
-use tokio::runtime::Handle;
 
 use super::{query_error, row_cells};
+use crate::batches::BatchSender;
 use crate::postgres::session::{Conn, Stmt};
 use crate::postgres::{bind, refs, Queries};
-use crate::timeseries::{narrow, Cell, SharedText};
-use crate::{Result, StoreError};
+use crate::timeseries::narrow::{Merge, Pull, Step};
+use crate::timeseries::{Cell, SharedText};
+use crate::Result;
 
 /// The plan when this connection can read it narrow: portals need named statements,
 /// which a transaction-mode pooler rules out (the compiled query answers there).
@@ -33,130 +36,151 @@ fn fetch_rows(series: usize) -> i32 {
     (BUFFERED_ROWS / series.max(1)).clamp(128, 16_384) as i32
 }
 
-/// Answers a history query read narrow, handing each row to `emit` (which returns
-/// `false` to stop). `Ok(false)`: not read narrow and nothing emitted — more series
-/// match than a merge takes; the compiled query answers instead. Callers pass only
-/// connections that prepare named statements (see [`usable`]).
-pub(super) fn read_narrow(
-    handle: &Handle,
-    conn: &mut Conn,
-    plan: &NarrowHistory,
-    emit: impl FnMut(Vec<Cell>) -> bool,
-) -> Result<bool> {
-    let tx = handle.block_on(conn.snapshot())?;
-    let (ids, templates) = handle.block_on(async {
-        let stmt = tx.prepare_cached(plan.series.as_sql()).await?;
-        let bound = bind(plan.series.params());
-        let rows = tx.query(&stmt, &refs(&bound)).await.map_err(query_error)?;
-        let mut ids = Vec::with_capacity(rows.len());
-        let mut templates = Vec::with_capacity(rows.len());
-        let mut shared = SharedText::default();
-        for row in &rows {
-            ids.push(row.try_get::<_, i64>(0)?);
-            let mut cells = row_cells(row, &mut shared)?;
-            cells.remove(0);
-            templates.push(cells);
+/// Where the merged rows go: into memory, or batch by batch to a streamed answer.
+enum Sink<'a> {
+    Rows(&'a mut Vec<Vec<Cell>>),
+    Stream(&'a mut BatchSender<Vec<Cell>>),
+}
+
+impl Sink<'_> {
+    /// Takes a row; `false` when the streamed answer's reader has gone.
+    async fn take(&mut self, row: Vec<Cell>) -> bool {
+        match self {
+            Sink::Rows(rows) => {
+                rows.push(row);
+                true
+            }
+            Sink::Stream(tx) => tx.push(row).await.is_ok(),
         }
-        Result::<(Vec<i64>, Vec<Vec<Cell>>)>::Ok((ids, templates))
-    })?;
+    }
+}
+
+/// Answers a history query read narrow into `sink`. `Ok(false)`: not read narrow and
+/// nothing taken — more series match than a merge takes; the compiled query answers
+/// instead. Callers pass only connections that prepare named statements ([`usable`]).
+///
+/// The snapshot is read-only, so it ends by being dropped: its `ROLLBACK` goes out
+/// without waiting for the answer, ahead of whatever the connection runs next.
+async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) -> Result<bool> {
+    let tx = conn.snapshot().await?;
+    let series = tx.prepare_cached(plan.series.as_sql()).await?;
+    let bound = bind(plan.series.params());
+    let rows = tx
+        .query(&series, &refs(&bound))
+        .await
+        .map_err(query_error)?;
+    let mut ids = Vec::with_capacity(rows.len());
+    let mut templates = Vec::with_capacity(rows.len());
+    let mut shared = SharedText::default();
+    for row in &rows {
+        ids.push(row.try_get::<_, i64>(0)?);
+        let mut cells = row_cells(row, &mut shared)?;
+        cells.remove(0);
+        templates.push(cells);
+    }
+    drop(rows);
     if !plan.merges(ids.len()) {
         return Ok(false);
     }
-    let history = handle.block_on(tx.prepare_cached(plan.history.as_sql()))?;
+    let history = tx.prepare_cached(plan.history.as_sql()).await?;
     let Stmt::Named(statement) = &history else {
         return Ok(false);
     };
-    let mut params = plan.history.params().to_vec();
-    let mut portals = Vec::with_capacity(ids.len());
-    for id in &ids {
-        params[0] = SqlValue::Int(*id);
-        let bound = bind(&params);
-        portals.push(
-            handle
-                .block_on(tx.portal(statement, &refs(&bound)))
-                .map_err(query_error)?,
-        );
-    }
     let fetch = fetch_rows(ids.len());
-    let mut buffered: Vec<VecDeque<Vec<Cell>>> = ids.iter().map(|_| VecDeque::new()).collect();
-    let mut ended = vec![false; ids.len()];
+    let tx = &tx;
+    let firsts = try_join_all(ids.iter().map(|&id| {
+        let mut params = plan.history.params().to_vec();
+        params[0] = SqlValue::Int(id);
+        async move {
+            let bound = bind(&params);
+            let portal = tx.portal(statement, &refs(&bound)).await?;
+            let rows = tx.fetch(&portal, fetch).await?;
+            Ok::<_, tokio_postgres::Error>((portal, rows))
+        }
+    }))
+    .await
+    .map_err(query_error)?;
+    let mut portals = Vec::with_capacity(ids.len());
+    let mut buffered: Vec<VecDeque<Vec<Cell>>> = Vec::with_capacity(ids.len());
+    let mut ended = Vec::with_capacity(ids.len());
     let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
-    narrow::merge_history(
-        plan,
-        &templates,
-        |k| {
-            if buffered[k].is_empty() && !ended[k] {
-                let rows = handle
-                    .block_on(tx.fetch(&portals[k], fetch))
-                    .map_err(query_error)?;
+    for (k, (portal, rows)) in firsts.into_iter().enumerate() {
+        ended.push(rows.len() < fetch as usize);
+        buffered.push(
+            rows.iter()
+                .map(|row| row_cells(row, &mut shared[k]))
+                .collect::<Result<_>>()?,
+        );
+        portals.push(portal);
+    }
+    let mut merge = Merge::new(plan, &templates);
+    loop {
+        let step = merge.next(|k| {
+            Ok(match buffered[k].pop_front() {
+                Some(measured) => Pull::Row(measured),
+                None if ended[k] => Pull::End,
+                None => Pull::Pending,
+            })
+        })?;
+        match step {
+            Step::Row(row) => {
+                if !sink.take(row).await {
+                    break;
+                }
+            }
+            Step::Done => break,
+            Step::Fetch(k) => {
+                let rows = tx.fetch(&portals[k], fetch).await.map_err(query_error)?;
                 ended[k] = rows.len() < fetch as usize;
                 for row in &rows {
                     buffered[k].push_back(row_cells(row, &mut shared[k])?);
                 }
             }
-            Ok(buffered[k].pop_front())
-        },
-        emit,
-    )?;
-    drop(portals);
-    handle.block_on(tx.commit())?;
+        }
+    }
     Ok(true)
 }
 
-/// A history answer read narrow on a blocking thread : its rows, or the
-/// connection back when the compiled query must answer.
+/// A history answer read narrow: its rows, or the connection back when the compiled
+/// query must answer.
 pub(super) async fn narrow_rows(
     conn: Conn,
-    plan: Option<hub_query::timeseries::NarrowHistory>,
+    plan: Option<NarrowHistory>,
 ) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
     let Some(plan) = usable(&conn, plan) else {
         return Ok(Err(conn));
     };
-    let handle = tokio::runtime::Handle::current();
-    let (conn, read) = tokio::task::spawn_blocking(move || {
-        let mut conn = conn;
-        let mut rows = Vec::new();
-        let read = read_narrow(&handle, &mut conn, &plan, |row| {
-            rows.push(row);
-            true
-        });
-        (conn, read.map(|done| done.then_some(rows)))
-    })
-    .await
-    .map_err(|e| StoreError::Task(e.to_string()))?;
-    Ok(read?.ok_or(conn))
+    let mut conn = conn;
+    let mut rows = Vec::new();
+    if !read_narrow(&mut conn, &plan, Sink::Rows(&mut rows)).await? {
+        return Ok(Err(conn));
+    }
+    Ok(Ok(rows))
 }
 
-/// A history answer read narrow and streamed to `tx` on a blocking thread, which
-/// finishes `tx` (its error included); the connection and `tx` back, untouched, when
-/// the compiled query must answer.
+/// A history answer read narrow and streamed to `tx`, which it finishes (its error
+/// included); the connection and `tx` back, untouched, when the compiled query must
+/// answer.
 pub(super) async fn narrow_stream(
     conn: Conn,
-    plan: Option<hub_query::timeseries::NarrowHistory>,
-    tx: crate::batches::BatchSender<Vec<Cell>>,
-) -> Option<(Conn, crate::batches::BatchSender<Vec<Cell>>)> {
+    plan: Option<NarrowHistory>,
+    tx: BatchSender<Vec<Cell>>,
+) -> Option<(Conn, BatchSender<Vec<Cell>>)> {
     let Some(plan) = usable(&conn, plan) else {
         return Some((conn, tx));
     };
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let (mut conn, mut tx) = (conn, tx);
-        match read_narrow(&handle, &mut conn, &plan, |row| {
-            tx.push_blocking(row).is_ok()
-        }) {
-            Ok(false) => Some((conn, tx)),
-            Ok(true) => {
-                tx.finish_blocking(Ok(()));
-                None
-            }
-            Err(e) => {
-                tx.finish_blocking(Err(e));
-                None
-            }
+    let (mut conn, mut tx) = (conn, tx);
+    match read_narrow(&mut conn, &plan, Sink::Stream(&mut tx)).await {
+        Ok(false) => Some((conn, tx)),
+        Ok(true) => {
+            tx.finish(Ok(())).await;
+            None
         }
-    })
-    .await
-    .unwrap_or(None)
+        Err(e) => {
+            tx.finish(Err(e)).await;
+            None
+        }
+    }
 }
 
 #[cfg(test)]
