@@ -102,6 +102,16 @@ async fn store() -> (tempfile::TempDir, TimeseriesState) {
         json!({"name": "(default)", "provenance": prov, "data": [], "branch": branch}),
     )
     .await;
+    // Later values of one series without a provenance: NULL provenance columns.
+    let later: Vec<Value> = (30..36)
+        .map(|i| json!({"timestamp": T0 + i * MIN, "value": i as f64, "period": 60}))
+        .collect();
+    post(
+        &state,
+        "/v2/json/pushRecords/MeteoStation",
+        json!({"name": "(default)", "data": [], "branch": {"A1": {"branch": {"temp": {"data": later}}}}}),
+    )
+    .await;
     (dir, state)
 }
 
@@ -189,6 +199,7 @@ async fn split_and_compiled_where_answer_the_same_bytes() {
         "limit=-1&select=tname,mperiod,scode&distinct=true",
         "limit=5&offset=2&select=sname,mvalue&distinct=true",
         "limit=-1&timezone=UTC%2B2&shownull=true&select=scode,mvalidtime,mvalue,pname",
+        "limit=-1&shownull=true&select=prname,mvalue,scode,prlineage,mvalidtime",
     ];
     let mut compared = 0;
     for (station, measurement) in pairs {

@@ -31,8 +31,8 @@ mod tests;
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
 pub use query::{
-    compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, Route, TsQuery,
-    MAX_NARROW_SERIES,
+    compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, ProvenanceRead,
+    Route, TsQuery, MAX_NARROW_SERIES,
 };
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};

@@ -33,9 +33,12 @@ pub struct NarrowHistory {
     /// order.
     pub series: SqlBuilder,
     /// One series' measurement columns (those at `measured`, in that order) in time
-    /// order. Parameter 1 is the series id (bound to 0 here; the store binds each
-    /// series' id in its place).
+    /// order, then its provenance id when `provenance` is read apart. Parameter 1 is
+    /// the series id (bound to 0 here; the store binds each series' id in its place).
     pub history: SqlBuilder,
+    /// The provenance columns the answer selects, read once apart instead of joined to
+    /// every measurement row (unless a `where` item filters on them).
+    pub provenance: Option<ProvenanceRead>,
     /// Positions (0-based, in the compiled query's SQL columns) of the columns the
     /// history read fills, ascending.
     pub measured: Vec<usize>,
@@ -50,10 +53,27 @@ pub struct NarrowHistory {
     pub limit: Option<u64>,
 }
 
+/// Every provenance with the columns an answer selects of it; the store fills them in
+/// each merged row by the history read's provenance id (none or unknown: NULL, as the
+/// compiled query's LEFT JOIN answers).
+#[derive(Debug, Clone)]
+pub struct ProvenanceRead {
+    /// `SELECT pr.id, …columns FROM ts_provenance pr`.
+    pub sql: SqlBuilder,
+    /// Positions of those columns in the compiled query's SQL columns.
+    pub positions: Vec<usize>,
+}
+
 impl NarrowHistory {
     /// Whether a series read that returned `series` rows may be merged.
     pub fn merges(&self, series: usize) -> bool {
         series <= MAX_NARROW_SERIES
+    }
+
+    /// Columns of a history read's row: the measured ones, then the provenance id when
+    /// the provenance is read apart.
+    pub fn history_columns(&self) -> usize {
+        self.measured.len() + usize::from(self.provenance.is_some())
     }
 }
 
@@ -109,6 +129,18 @@ pub(super) fn narrow_history(
             }
         }
     }
+    // Provenance columns are joined to the measurements only when a `where` item needs
+    // them there; otherwise they are read once, apart.
+    let where_provenance = measured_items.iter().any(|n| {
+        filter::clauses(&Where {
+            items: vec![n.clone()],
+        })
+        .iter()
+        .any(|c| field(&c.alias).is_some_and(|f| f.table == "pr"))
+    });
+    let mut pr = SqlBuilder::new(dialect);
+    pr.sql("SELECT pr.id");
+    let mut provenance_positions = Vec::new();
     let y = yes(dialect);
     let mut s = SqlBuilder::new(dialect);
     let mut h = SqlBuilder::new(dialect);
@@ -141,7 +173,12 @@ pub(super) fn narrow_history(
         } else {
             t.field.kind.width()
         };
-        if measured(t.field) {
+        if t.field.table == "pr" && !where_provenance {
+            provenance_positions.extend(at..at + width);
+            pr.sql(", ");
+            select_target(&mut pr, t);
+            s.sql(&", NULL".repeat(width));
+        } else if measured(t.field) {
             uses_provenance |= t.field.table == "pr";
             measured_column(&mut h, at, width);
             select_target(&mut h, t);
@@ -206,12 +243,17 @@ pub(super) fn narrow_history(
     s.sql(&format!(" LIMIT {}", MAX_NARROW_SERIES + 1));
 
     // One series' measurements in time order (its primary key's order).
-    let where_provenance = measured_items.iter().any(|n| {
-        filter::clauses(&Where {
-            items: vec![n.clone()],
-        })
-        .iter()
-        .any(|c| field(&c.alias).is_some_and(|f| f.table == "pr"))
+    let provenance = (!provenance_positions.is_empty()).then(|| {
+        h.sql(if first_measured {
+            "me.provenance_id"
+        } else {
+            ", me.provenance_id"
+        });
+        pr.sql(" FROM ts_provenance pr");
+        ProvenanceRead {
+            sql: pr,
+            positions: provenance_positions,
+        }
     });
     h.sql(" FROM ts_history me");
     if uses_provenance || where_provenance {
@@ -236,6 +278,7 @@ pub(super) fn narrow_history(
     Ok(Some(NarrowHistory {
         series: s,
         history: h,
+        provenance,
         measured: positions,
         order: p.order.iter().map(|o| o - 1).collect(),
         distinct: p.distinct,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filter;
 use super::narrow::{narrow_history, NarrowParts};
-pub use super::narrow::{NarrowHistory, MAX_NARROW_SERIES};
+pub use super::narrow::{NarrowHistory, ProvenanceRead, MAX_NARROW_SERIES};
 use super::parser::Where;
 use super::regex_check;
 use super::schema::{DefList, Kind};

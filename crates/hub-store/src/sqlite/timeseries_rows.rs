@@ -46,6 +46,8 @@ pub(super) fn read_narrow(
     plan: &NarrowHistory,
     emit: impl FnMut(Vec<Cell>) -> bool,
 ) -> Result<bool> {
+    // One snapshot for every read (ended by dropping it: nothing was written).
+    let _snapshot = conn.unchecked_transaction()?;
     let mut stmt = conn.prepare_cached(plan.series.as_sql())?;
     let n = stmt.column_count();
     let bound = super::bind(plan.series.params());
@@ -72,11 +74,23 @@ pub(super) fn read_narrow(
         let bound = super::bind(&params);
         cursors.push(stmt.query(bound.as_slice())?);
     }
-    let width = plan.measured.len();
+    let mut provenances = narrow::Provenances::new();
+    if let Some(read) = &plan.provenance {
+        let mut stmt = conn.prepare_cached(read.sql.as_sql())?;
+        let n = stmt.column_count();
+        let bound = super::bind(read.sql.params());
+        let mut rows = stmt.query(bound.as_slice())?;
+        let mut shared = SharedText::default();
+        while let Some(row) = rows.next()? {
+            provenances.insert(row.get(0)?, cells_from(row, 1, n, &mut shared)?);
+        }
+    }
+    let width = plan.history_columns();
     let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
     narrow::merge_history(
         plan,
         &templates,
+        &provenances,
         |k| match cursors[k].next()? {
             Some(row) => Ok(Some(cells(row, width, &mut shared[k])?)),
             None => Ok(None),

@@ -7,6 +7,7 @@
 //! touch a connection (a backend hands it its rows through `pull`).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use hub_query::timeseries::NarrowHistory;
 
@@ -82,6 +83,10 @@ impl Heads<'_> {
     }
 }
 
+/// Every provenance's columns that an answer selects, by id (read apart when the plan
+/// has a [`hub_query::timeseries::ProvenanceRead`]; empty otherwise).
+pub(crate) type Provenances = HashMap<i64, Vec<Cell>>;
+
 /// What a merge's source has of one series' next row.
 pub(crate) enum Pull {
     /// Its measurement cells (in `plan.measured` order).
@@ -109,6 +114,7 @@ pub(crate) enum Step {
 pub(crate) struct Merge<'p> {
     plan: &'p NarrowHistory,
     templates: &'p [Vec<Cell>],
+    provenances: &'p Provenances,
     heads: Heads<'p>,
     /// Series whose next row is still to be pulled: every series at first (pulled in
     /// order), then the one whose row was just taken.
@@ -121,10 +127,15 @@ pub(crate) struct Merge<'p> {
 }
 
 impl<'p> Merge<'p> {
-    pub(crate) fn new(plan: &'p NarrowHistory, templates: &'p [Vec<Cell>]) -> Self {
+    pub(crate) fn new(
+        plan: &'p NarrowHistory,
+        templates: &'p [Vec<Cell>],
+        provenances: &'p Provenances,
+    ) -> Self {
         Merge {
             plan,
             templates,
+            provenances,
             heads: Heads {
                 order: &plan.order,
                 rows: vec![None; templates.len()],
@@ -138,6 +149,26 @@ impl<'p> Merge<'p> {
         }
     }
 
+    /// Series k's row with `measured` (and its provenance's columns) in place.
+    fn fill(&self, k: usize, measured: Vec<Cell>) -> Vec<Cell> {
+        let mut row = self.templates[k].clone();
+        let mut measured = measured.into_iter();
+        for (&at, cell) in self.plan.measured.iter().zip(measured.by_ref()) {
+            row[at] = cell;
+        }
+        if let Some(read) = &self.plan.provenance {
+            // The history read's last column; the template holds NULLs for an unknown id.
+            if let Some(Cell::Int(id)) = measured.next() {
+                if let Some(cells) = self.provenances.get(&id) {
+                    for (&at, cell) in read.positions.iter().zip(cells) {
+                        row[at] = cell.clone();
+                    }
+                }
+            }
+        }
+        row
+    }
+
     /// The next row of the answer, or which series to fetch first, or the end; `pull(k)`
     /// tells series k's next row. A row is pulled only when the merge needs it, so an
     /// answer cut by `limit` fetches nothing after its last row.
@@ -147,13 +178,7 @@ impl<'p> Merge<'p> {
                 let row = match pull(k)? {
                     Pull::Pending => return Ok(Step::Fetch(k)),
                     Pull::End => None,
-                    Pull::Row(measured) => {
-                        let mut row = self.templates[k].clone();
-                        for (&at, cell) in self.plan.measured.iter().zip(measured) {
-                            row[at] = cell;
-                        }
-                        Some(row)
-                    }
+                    Pull::Row(measured) => Some(self.fill(k, measured)),
                 };
                 self.unpulled.pop();
                 let ended = row.is_none();
@@ -210,10 +235,11 @@ impl<'p> Merge<'p> {
 pub(crate) fn merge_history(
     plan: &NarrowHistory,
     templates: &[Vec<Cell>],
+    provenances: &Provenances,
     mut pull: impl FnMut(usize) -> Result<Option<Vec<Cell>>>,
     mut emit: impl FnMut(Vec<Cell>) -> bool,
 ) -> Result<()> {
-    let mut merge = Merge::new(plan, templates);
+    let mut merge = Merge::new(plan, templates, provenances);
     loop {
         let step = merge.next(|k| {
             Ok(match pull(k)? {

@@ -73,6 +73,7 @@ fn merge(plan: &NarrowHistory, series: &[(&str, Vec<(i64, f64)>)]) -> Vec<(i64, 
     merge_history(
         plan,
         &templates,
+        &Provenances::default(),
         |k| {
             let row = series[k]
                 .1
@@ -155,6 +156,7 @@ fn merging_stops_when_the_receiver_does() {
     merge_history(
         &plan,
         &templates,
+        &Provenances::default(),
         |_| {
             pulled += 1;
             Ok(Some(vec![
@@ -251,7 +253,8 @@ fn merge_in_parts(
     );
     let mut fetches = 0;
     let mut out = Vec::new();
-    let mut merge = Merge::new(plan, &templates);
+    let provenances = Provenances::default();
+    let mut merge = Merge::new(plan, &templates, &provenances);
     loop {
         let step = merge.next(|k| {
             Ok(if at[k] < fetched[k] {
@@ -320,4 +323,58 @@ fn a_merge_fetching_in_parts_answers_as_one_with_every_row_at_hand() {
     let (rows, fetches) = merge_in_parts(&plan(false, 0, Some(2)), &series, 2);
     assert_eq!(rows.len(), 2);
     assert_eq!(fetches, 4);
+}
+
+#[test]
+fn provenance_columns_are_read_apart_unless_a_where_item_filters_on_them() {
+    let compile = |select: Option<&str>, filter: Option<&str>| {
+        let q = TsQuery {
+            route: Route::History { from: 0, to: 10 },
+            tree: false,
+            types: None,
+            data_types: None,
+            filter: filter.map(|w| parse_where(w).unwrap()),
+            select: select.map(str::to_string),
+            distinct: false,
+            limit: 0,
+            offset: -1,
+            access: None,
+        };
+        compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .expect("reads narrow")
+    };
+    // (select, where, provenance read apart, its columns' positions)
+    let table: [(Option<&str>, Option<&str>, bool, usize); 5] = [
+        (None, None, true, 3),
+        (Some("prname,mvalue,prlineage"), None, true, 2),
+        (Some("scode,mvalue"), None, false, 0),
+        (None, Some("prname.eq.\"x\""), false, 0),
+        (None, Some("scode.eq.\"A\""), true, 3),
+    ];
+    for (select, filter, apart, columns) in table {
+        let plan = compile(select, filter);
+        let history = plan.history.as_sql();
+        match &plan.provenance {
+            Some(read) => {
+                assert!(apart, "{select:?} {filter:?}");
+                assert_eq!(read.positions.len(), columns, "{select:?}");
+                assert!(read.sql.as_sql().contains("FROM ts_provenance pr"));
+                assert!(!history.contains("ts_provenance"), "{history}");
+                assert!(history.contains("me.provenance_id FROM"), "{history}");
+                assert_eq!(plan.history_columns(), plan.measured.len() + 1);
+            }
+            None => {
+                assert!(!apart, "{select:?} {filter:?}");
+                assert_eq!(plan.history_columns(), plan.measured.len());
+                // Filtering on a provenance column joins it to each measurement.
+                assert_eq!(
+                    history.contains("JOIN ts_provenance"),
+                    filter.is_some_and(|f| f.starts_with("pr")),
+                    "{history}"
+                );
+            }
+        }
+    }
 }

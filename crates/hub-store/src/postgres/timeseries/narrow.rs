@@ -15,9 +15,9 @@ use hub_query::SqlValue;
 
 use super::{query_error, row_cells};
 use crate::batches::BatchSender;
-use crate::postgres::session::{Conn, Stmt};
+use crate::postgres::session::{Conn, Stmt, Tx};
 use crate::postgres::{bind, refs, Queries};
-use crate::timeseries::narrow::{Merge, Pull, Step};
+use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::{Cell, SharedText};
 use crate::Result;
 
@@ -65,10 +65,11 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     let tx = conn.snapshot().await?;
     let series = tx.prepare_cached(plan.series.as_sql()).await?;
     let bound = bind(plan.series.params());
-    let rows = tx
-        .query(&series, &refs(&bound))
-        .await
-        .map_err(query_error)?;
+    // The provenance read (when apart) goes out with the series read: one round trip.
+    let (rows, provenances) = futures::try_join!(
+        async { tx.query(&series, &refs(&bound)).await.map_err(query_error) },
+        read_provenances(&tx, plan),
+    )?;
     let mut ids = Vec::with_capacity(rows.len());
     let mut templates = Vec::with_capacity(rows.len());
     let mut shared = SharedText::default();
@@ -113,7 +114,7 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
         );
         portals.push(portal);
     }
-    let mut merge = Merge::new(plan, &templates);
+    let mut merge = Merge::new(plan, &templates, &provenances);
     loop {
         let step = merge.next(|k| {
             Ok(match buffered[k].pop_front() {
@@ -139,6 +140,24 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
         }
     }
     Ok(true)
+}
+
+/// Every provenance's columns the answer selects, when the plan reads them apart.
+async fn read_provenances(tx: &Tx<'_>, plan: &NarrowHistory) -> Result<Provenances> {
+    let mut provenances = Provenances::new();
+    if let Some(read) = &plan.provenance {
+        let stmt = tx.prepare_cached(read.sql.as_sql()).await?;
+        let bound = bind(read.sql.params());
+        let mut shared = SharedText::default();
+        for row in tx.query(&stmt, &refs(&bound)).await.map_err(query_error)? {
+            let mut cells = row_cells(&row, &mut shared)?;
+            let Cell::Int(id) = cells.remove(0) else {
+                continue;
+            };
+            provenances.insert(id, cells);
+        }
+    }
+    Ok(provenances)
 }
 
 /// A history answer read narrow: its rows, or the connection back when the compiled
