@@ -7,13 +7,18 @@
 //! itself (`merge_history` does).
 
 use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
 
 use hub_query::timeseries::NarrowHistory;
 use hub_query::SqlValue;
 use tokio::runtime::Handle;
+use tokio_postgres::{Portal, RowStream};
 
 use super::{query_error, row_cells};
-use crate::postgres::session::{Conn, Stmt};
+use crate::postgres::session::{Conn, Stmt, Tx};
 use crate::postgres::{bind, refs, Queries};
 use crate::timeseries::{narrow, Cell, SharedText};
 use crate::{Result, StoreError};
@@ -31,6 +36,67 @@ const BUFFERED_ROWS: usize = 65_536;
 /// for a week of one series (2,016 five-minute values), a bounded buffer for many.
 fn fetch_rows(series: usize) -> i32 {
     (BUFFERED_ROWS / series.max(1)).clamp(128, 16_384) as i32
+}
+
+/// One series' portal: the fetch being read, rows taken out of it early, and whether
+/// the portal has no rows left.
+#[derive(Default)]
+struct Part {
+    stream: Option<Pin<Box<RowStream>>>,
+    /// Rows of the current fetch so far (fewer than asked for means the portal ended).
+    got: usize,
+    asked: usize,
+    buffered: VecDeque<Vec<Cell>>,
+    ended: bool,
+    shared: SharedText,
+}
+
+impl Part {
+    fn start(&mut self, handle: &Handle, tx: &Tx<'_>, portal: &Portal, rows: i32) -> Result<()> {
+        let stream = handle
+            .block_on(tx.fetch_stream(portal, rows))
+            .map_err(query_error)?;
+        self.stream = Some(Box::pin(stream));
+        self.got = 0;
+        self.asked = rows as usize;
+        Ok(())
+    }
+
+    /// The next row of the current fetch, `None` at its end (which marks the portal
+    /// ended when the fetch came short). A row already received is taken without
+    /// waiting; only when none is there does the thread wait for the connection.
+    fn next_row(&mut self, handle: &Handle) -> Result<Option<Vec<Cell>>> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(None);
+        };
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        let next = match stream.as_mut().poll_next(&mut cx) {
+            Poll::Ready(next) => next,
+            Poll::Pending => handle.block_on(stream.next()),
+        };
+        match next {
+            Some(row) => {
+                self.got += 1;
+                Ok(Some(row_cells(
+                    &row.map_err(query_error)?,
+                    &mut self.shared,
+                )?))
+            }
+            None => {
+                self.stream = None;
+                self.ended = self.got < self.asked;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads the rest of the current fetch into `buffered`.
+    fn drain(&mut self, handle: &Handle) -> Result<()> {
+        while let Some(row) = self.next_row(handle)? {
+            self.buffered.push_back(row);
+        }
+        Ok(())
+    }
 }
 
 /// Answers a history query read narrow, handing each row to `emit` (which returns
@@ -78,26 +144,40 @@ pub(super) fn read_narrow(
         );
     }
     let fetch = fetch_rows(ids.len());
-    let mut buffered: Vec<VecDeque<Vec<Cell>>> = ids.iter().map(|_| VecDeque::new()).collect();
-    let mut ended = vec![false; ids.len()];
-    let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
+    let mut parts: Vec<Part> = ids.iter().map(|_| Part::default()).collect();
+    // The series whose fetch is being read (at most one: the connection answers in order).
+    let mut streaming: Option<usize> = None;
     narrow::merge_history(
         plan,
         &templates,
-        |k| {
-            if buffered[k].is_empty() && !ended[k] {
-                let rows = handle
-                    .block_on(tx.fetch(&portals[k], fetch))
-                    .map_err(query_error)?;
-                ended[k] = rows.len() < fetch as usize;
-                for row in &rows {
-                    buffered[k].push_back(row_cells(row, &mut shared[k])?);
+        |k| loop {
+            if let Some(row) = parts[k].buffered.pop_front() {
+                return Ok(Some(row));
+            }
+            if streaming == Some(k) {
+                match parts[k].next_row(handle)? {
+                    Some(row) => return Ok(Some(row)),
+                    None => {
+                        streaming = None;
+                        continue;
+                    }
                 }
             }
-            Ok(buffered[k].pop_front())
+            if parts[k].ended {
+                return Ok(None);
+            }
+            // Another series' fetch is read to its end first (its rows kept for later):
+            // this series' rows arrive only after it.
+            if let Some(j) = streaming.take() {
+                parts[j].drain(handle)?;
+            }
+            parts[k].start(handle, &tx, &portals[k], fetch)?;
+            streaming = Some(k);
         },
         emit,
     )?;
+    // A fetch a limit left unread is dropped: the connection discards its rows.
+    drop(parts);
     drop(portals);
     handle.block_on(tx.commit())?;
     Ok(true)
