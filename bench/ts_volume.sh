@@ -18,6 +18,8 @@
 #   DURATION=10s       per request-rate workload (wrk -t2 -c8 after a 1 s warm-up, then
 #                      wrk -c1 for the latency of a request alone)
 #   INGEST_SECONDS=30  how long the ingestion-while-reading phase should last (about)
+#   INGEST_WRITERS=N   that ingestion with N concurrent writers, each pushing its share of
+#                      the stations (default: one push at a time, as builds before had)
 # Prints per backend: the load (records, seconds, records/s; printed again from the kept
 # figures on later runs), req/s + p50 + p99 of latest for 1,000 stations and of one series
 # over 7 days, rows/s of streamed year answers (median of 3 curl runs), and records/s
@@ -169,10 +171,12 @@ print(f(last - datetime.timedelta(days=7)), f(last - datetime.timedelta(days=366
   rate_load=$(sed -n 's/.*records_per_s=\([0-9]*\).*/\1/p' "$figures")
   points=$(( rate_load * INGEST_SECONDS / 5000 ))
   [ "$points" -ge 100 ] || points=100
-  echo "== ingestion while reading: 1,000 new stations x 5 types x $points points"
+  echo "== ingestion while reading: 1,000 new stations x 5 types x $points points${INGEST_WRITERS:+, $INGEST_WRITERS writers}"
   local where=-
   [ "$backend" = sqlite ] && where="$DATA/sqlite"
-  env "${env_db[@]}" "$LOADER" "$where" type=EnvironmentStation "prefix=I$(date +%s)" "points=$points" statistics=0 \
+  local writers=()
+  [ -n "${INGEST_WRITERS:-}" ] && writers=("writers=$INGEST_WRITERS")
+  env "${env_db[@]}" "$LOADER" "$where" type=EnvironmentStation "prefix=I$(date +%s)" "points=$points" statistics=0 "${writers[@]}" \
     >"$DATA/ingest-$backend.txt" 2>/dev/null &
   local loader=$!
   local round=0

@@ -7,7 +7,8 @@
 //!   HUB_DATABASE=postgres://…/hub_volume cargo run --release -p hub-timeseries --example ts_volume_load -- - [KEY=VALUE…]
 //!
 //! Keys (defaults = the 50 M set): `stations=1000 types=5 points=10000
-//! interval=3180` (seconds) `steps=20` (time steps per push) `type=MeteoStation
+//! interval=3180` (seconds) `steps=20` (time steps per push) `writers=1` (pushes at
+//! once, each of its share of the stations) `type=MeteoStation
 //! prefix=VOL end=now|RFC 3339` and `statistics=1` (refresh the planner's statistics
 //! after the load, timed apart). Prints one line `records=… seconds=… records_per_s=…`
 //! at the end for scripts.
@@ -33,6 +34,7 @@ fn main() {
             "points" => opts.points = number(),
             "interval" => opts.interval_s = number() as i64,
             "steps" => opts.steps_per_push = number(),
+            "writers" => opts.writers = number(),
             "type" => opts.station_type = value.into(),
             "prefix" => opts.code_prefix = value.into(),
             "statistics" => statistics = value != "0",

@@ -11,7 +11,8 @@
 //! [`TimeSeriesRepo::push_records`], the path the writer endpoint uses, in pushes of
 //! `steps_per_push` time steps of every series (one transaction each, oldest first: a
 //! push only keeps records newer than a series' latest value, so time order is
-//! required). On PostgreSQL the monthly `ts_history` partitions are made by that push
+//! required); with `writers` > 1, as many pushes at once, each of its share of the
+//! stations. On PostgreSQL the monthly `ts_history` partitions are made by that push
 //! path as each month is reached. Must not: touch connections or build SQL.
 
 use std::time::{Duration, Instant};
@@ -58,6 +59,9 @@ pub struct VolumeOptions {
     pub station_type: String,
     /// Station codes are `{code_prefix}{n:05}`.
     pub code_prefix: String,
+    /// Concurrent writers, each pushing the records of its share of the stations (as
+    /// several data collectors do); 1 = one push at a time.
+    pub writers: u32,
 }
 
 impl VolumeOptions {
@@ -73,6 +77,7 @@ impl VolumeOptions {
             steps_per_push: 20,
             station_type: VOLUME_STATION_TYPE.into(),
             code_prefix: "VOL".into(),
+            writers: 1,
         }
     }
 
@@ -118,6 +123,35 @@ pub struct VolumeSummary {
     pub pushes: u64,
     /// Time spent writing measurements (stations and types excluded).
     pub elapsed: Duration,
+}
+
+/// The records of time steps `k..k + steps` of the series of `stations` (index and code).
+fn volume_records(
+    opts: &VolumeOptions,
+    stations: &[(usize, &String)],
+    names: &[String],
+    k: u32,
+    steps: u32,
+) -> Vec<RecordInput> {
+    let (first, _) = opts.span_ms();
+    let step = opts.interval_s.max(1) * 1000;
+    let mut recs = Vec::with_capacity(stations.len() * names.len() * steps as usize);
+    for &(s, code) in stations {
+        for (d, name) in names.iter().enumerate() {
+            let series = (s * names.len() + d) as u64;
+            for j in k..k + steps {
+                let t = first + j as i64 * step;
+                recs.push(RecordInput {
+                    station_code: code.clone(),
+                    data_type: name.clone(),
+                    period: opts.interval_s,
+                    timestamp: t,
+                    value: RecordValue::Double(value(series, t)),
+                });
+            }
+        }
+    }
+    recs
 }
 
 /// A measurement's value: a daily and a yearly wave per series, plus a small
@@ -181,41 +215,42 @@ pub async fn load_volume(
             .await?;
     }
     let codes: Vec<String> = (0..opts.stations).map(|n| opts.station_code(n)).collect();
-    let (first, _) = opts.span_ms();
-    let step = opts.interval_s.max(1) * 1000;
-    let per_push = opts.steps_per_push.max(1);
     let mut sum = VolumeSummary {
         stations: opts.stations as u64,
         series: opts.series(),
         ..Default::default()
     };
+    // Writer w pushes stations w, w + writers, …: each series has one writer, which
+    // pushes it oldest first.
+    let writers = opts.writers.clamp(1, opts.stations.max(1)) as usize;
+    let shared = std::cell::RefCell::new((&mut sum, &mut progress));
     let started = Instant::now();
-    let mut k = 0u32;
-    while k < opts.points {
-        let steps = per_push.min(opts.points - k);
-        let mut recs = Vec::with_capacity(opts.series() as usize * steps as usize);
-        for (s, code) in codes.iter().enumerate() {
-            for (d, name) in names.iter().enumerate() {
-                let series = (s * names.len() + d) as u64;
-                for j in k..k + steps {
-                    let t = first + j as i64 * step;
-                    recs.push(RecordInput {
-                        station_code: code.clone(),
-                        data_type: name.clone(),
-                        period: opts.interval_s,
-                        timestamp: t,
-                        value: RecordValue::Double(value(series, t)),
-                    });
-                }
+    let pushes = (0..writers).map(|w| {
+        let (codes, names, shared) = (&codes, &names, &shared);
+        async move {
+            let mine: Vec<(usize, &String)> =
+                codes.iter().enumerate().skip(w).step_by(writers).collect();
+            let mut k = 0u32;
+            while k < opts.points {
+                let steps = opts.steps_per_push.max(1).min(opts.points - k);
+                let recs = volume_records(opts, &mine, names, k, steps);
+                let done = store
+                    .push_records(opts.station_type.clone(), None, recs)
+                    .await?;
+                // Pushes of several writers are awaited on this one thread: the borrow
+                // never overlaps another.
+                let mut shared = shared.borrow_mut();
+                let (sum, progress) = &mut *shared;
+                sum.records += done.inserted;
+                sum.pushes += 1;
+                progress(sum.records);
+                k += steps;
             }
+            Ok::<(), StoreError>(())
         }
-        let done = store
-            .push_records(opts.station_type.clone(), None, recs)
-            .await?;
-        sum.records += done.inserted;
-        sum.pushes += 1;
-        progress(sum.records);
-        k += steps;
+    });
+    for pushed in futures::future::join_all(pushes).await {
+        pushed?;
     }
     sum.elapsed = started.elapsed();
     Ok(sum)

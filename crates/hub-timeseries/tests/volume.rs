@@ -32,17 +32,24 @@ async fn get(state: &TimeseriesState, uri: &str) -> Value {
     body
 }
 
-/// Loads the tiny set into `store` and checks what the API answers.
-async fn load_and_read(store: &Store) {
-    let opts = tiny();
+/// Loads the tiny set into `store` with `writers` pushing at once and checks what the
+/// API answers.
+async fn load_and_read(store: &Store, writers: u32) {
+    let opts = VolumeOptions { writers, ..tiny() };
     let mut pushes_seen = Vec::new();
     let sum = load_volume(&*store.timeseries(), &opts, |n| pushes_seen.push(n))
         .await
         .unwrap();
     assert_eq!((sum.stations, sum.series, sum.records), (3, 3, 300));
-    // 100 steps in pushes of 7: 15 pushes, each of every series.
-    assert_eq!(sum.pushes, 15);
-    assert_eq!(pushes_seen.first(), Some(&21));
+    if writers == 1 {
+        // 100 steps in pushes of 7: 15 pushes, each of every series.
+        assert_eq!(sum.pushes, 15);
+        assert_eq!(pushes_seen.first(), Some(&21));
+    } else {
+        // As many pushes per writer, each of its share of the series.
+        assert_eq!(sum.pushes, 15 * writers as u64);
+        assert!(pushes_seen.windows(2).all(|w| w[0] < w[1]));
+    }
     assert_eq!(pushes_seen.last(), Some(&300));
 
     let state = TimeseriesState::new(
@@ -84,7 +91,7 @@ async fn load_and_read(store: &Store) {
 async fn the_tiny_volume_set_has_every_measurement_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(dir.path()).unwrap();
-    load_and_read(&store).await;
+    load_and_read(&store, 1).await;
 }
 
 #[tokio::test]
@@ -99,7 +106,7 @@ async fn the_tiny_volume_set_gets_a_partition_per_month_on_postgres() {
     let name = format!("hub_test_volume_{}", std::process::id());
     let url = hub_store::postgres::create_database(admin.trim(), &name, true).unwrap();
     let store = Store::open_postgres_with(&url, &hub_store::PgSettings::for_tests()).unwrap();
-    load_and_read(&store).await;
+    load_and_read(&store, 1).await;
 
     let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
         .await
@@ -121,4 +128,13 @@ async fn the_tiny_volume_set_gets_a_partition_per_month_on_postgres() {
     assert_eq!(count("ts_history_y2026m02"), Some(3 * 56), "{layout:?}");
     assert_eq!(count("ts_history_y2026m03"), Some(3 * 19), "{layout:?}");
     assert_eq!(count("ts_history_default"), Some(0), "{layout:?}");
+}
+
+/// Two writers pushing their shares of the stations at once (on PostgreSQL racing to
+/// make the same months' partitions) load the same set.
+#[tokio::test]
+async fn the_tiny_volume_set_loads_alike_with_two_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    load_and_read(&store, 2).await;
 }

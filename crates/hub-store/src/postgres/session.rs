@@ -338,7 +338,7 @@ impl Tx<'_> {
     }
 
     /// A portal of a named statement with `params`: its rows are fetched in parts by
-    /// [`Tx::fetch`], several portals side by side in this transaction.
+    /// [`Tx::fetch_stream`], several portals side by side in this transaction.
     pub(crate) async fn portal(
         &self,
         statement: &Statement,
@@ -347,13 +347,15 @@ impl Tx<'_> {
         self.tx.bind(statement, params).await
     }
 
-    /// The next `max_rows` rows of `portal` (fewer at its end).
-    pub(crate) async fn fetch(
+    /// The next `max_rows` rows of `portal` as they arrive (fewer at its end): the
+    /// caller decodes rows while the server still produces the following ones. Each
+    /// stream must be read to its end before the next statement's rows can arrive.
+    pub(crate) async fn fetch_stream(
         &self,
         portal: &tokio_postgres::Portal,
         max_rows: i32,
-    ) -> Result<Vec<Row>, Error> {
-        self.tx.query_portal(portal, max_rows).await
+    ) -> Result<tokio_postgres::RowStream, Error> {
+        self.tx.query_portal_raw(portal, max_rows).await
     }
 
     /// `COPY … FROM STDIN` in this transaction (its statement lives and closes inside it).

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use hub_query::timeseries::CompiledTs;
 use tokio_postgres::types::{FromSql, Type};
 
+mod history_copy;
 mod narrow;
 pub(crate) mod partitions;
 mod push;

@@ -93,27 +93,85 @@ pub fn missing_provenance(uuid: &str) -> StoreError {
 /// A series: (station id, type id, period, value table).
 pub type SeriesKey = (i64, i64, i64, i64);
 
-/// Orders records by series and time, the order a push considers them in.
-pub fn sort_records(records: &mut [RecordInput]) {
-    records.sort_by(|a, b| {
-        (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
-            &b.station_code,
-            &b.data_type,
-            b.period,
-            b.timestamp,
-        ))
-    });
+/// Orders records by series and time, the order a push considers them in (by station
+/// code, data type, period and timestamp; records equal in all four keep their order).
+/// Codes and types compare as their ranks among the push's distinct values: a push of
+/// 100,000 records has a few thousand of those, so strings are compared that often
+/// rather than at every step of the sort.
+pub fn sort_records(records: &mut Vec<RecordInput>) {
+    let codes = distinct_sorted(records.iter().map(|r| r.station_code.as_str()));
+    let types = distinct_sorted(records.iter().map(|r| r.data_type.as_str()));
+    let (mut code_rank, mut type_rank) = (Ranks::new(&codes), Ranks::new(&types));
+    let keys: Vec<(u32, u32, i64, i64)> = records
+        .iter()
+        .map(|r| {
+            (
+                code_rank.of(&r.station_code),
+                type_rank.of(&r.data_type),
+                r.period,
+                r.timestamp,
+            )
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&k| keys[k]);
+    if order.iter().enumerate().all(|(at, &k)| at == k) {
+        return;
+    }
+    let mut slots: Vec<Option<RecordInput>> = records.drain(..).map(Some).collect();
+    records.extend(order.into_iter().filter_map(|k| slots[k].take()));
+}
+
+/// The distinct values of `values`, sorted (runs of one value, as records grouped by
+/// station arrive, are collapsed before the sort).
+fn distinct_sorted<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for v in values {
+        if out.last() != Some(&v) {
+            out.push(v);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Positions of values in a sorted list of distinct values, remembering the last one
+/// looked up (consecutive records mostly name the same station and type).
+struct Ranks<'l> {
+    sorted: &'l [&'l str],
+    last: Option<(&'l str, u32)>,
+}
+
+impl<'l> Ranks<'l> {
+    fn new(sorted: &'l [&'l str]) -> Self {
+        Ranks { sorted, last: None }
+    }
+
+    fn of(&mut self, v: &str) -> u32 {
+        if let Some((s, rank)) = self.last {
+            if s == v {
+                return rank;
+            }
+        }
+        // Every value is in the list (it was made from the same records).
+        let at = self.sorted.binary_search(&v).unwrap_or_else(|at| at);
+        self.last = self.sorted.get(at).map(|&s| (s, at as u32));
+        at as u32
+    }
 }
 
 /// Distinct station codes and data-type names of a push, sorted (the rows to load).
 pub fn push_names(records: &[RecordInput]) -> (Vec<String>, Vec<String>) {
-    let mut codes: Vec<String> = records.iter().map(|r| r.station_code.clone()).collect();
-    let mut types: Vec<String> = records.iter().map(|r| r.data_type.clone()).collect();
-    for v in [&mut codes, &mut types] {
-        v.sort();
-        v.dedup();
-    }
-    (codes, types)
+    let owned = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+    (
+        owned(distinct_sorted(
+            records.iter().map(|r| r.station_code.as_str()),
+        )),
+        owned(distinct_sorted(
+            records.iter().map(|r| r.data_type.as_str()),
+        )),
+    )
 }
 
 /// Records of known stations and types with their series keys (by record index), the
@@ -133,18 +191,40 @@ pub fn resolve_push(
     types: &HashMap<String, i64>,
 ) -> ResolvedPush {
     let mut out = ResolvedPush::default();
+    // The last lookups: sorted records name the same station and type in runs.
+    let mut station: Option<(&str, Option<i64>)> = None;
+    let mut dtype: Option<(&str, Option<i64>)> = None;
     for (k, r) in records.iter().enumerate() {
-        let Some(&sid) = stations.get(&r.station_code) else {
+        let sid = match station {
+            Some((code, id)) if code == r.station_code => id,
+            _ => {
+                let id = stations.get(&r.station_code).copied();
+                station = Some((&r.station_code, id));
+                id
+            }
+        };
+        let Some(sid) = sid else {
             out.unknown_stations += 1;
             continue;
         };
-        let Some(&tid) = types.get(&r.data_type) else {
+        let tid = match dtype {
+            Some((name, id)) if name == r.data_type => id,
+            _ => {
+                let id = types.get(&r.data_type).copied();
+                dtype = Some((&r.data_type, id));
+                id
+            }
+        };
+        let Some(tid) = tid else {
             out.unknown_types += 1;
             continue;
         };
-        out.keyed.push((k, (sid, tid, r.period, r.value.table())));
+        let key = (sid, tid, r.period, r.value.table());
+        if out.series.last() != Some(&key) {
+            out.series.push(key);
+        }
+        out.keyed.push((k, key));
     }
-    out.series = out.keyed.iter().map(|x| x.1).collect();
     out.series.sort_unstable();
     out.series.dedup();
     out
@@ -174,21 +254,46 @@ pub fn plan_push(
         },
         ..Default::default()
     };
+    // Per series met before: its newest timestamp so far. The series of the current run
+    // of records is kept apart (key, id, newest, last record kept) and put back when
+    // the run ends, so most records cost no hash lookup.
     let mut newest: HashMap<SeriesKey, i64> = HashMap::new();
     let mut latest: HashMap<i64, usize> = HashMap::new();
+    let mut run: Option<(SeriesKey, i64, i64, Option<usize>)> = None;
+    let end_run = |run: (SeriesKey, i64, i64, Option<usize>),
+                   newest: &mut HashMap<SeriesKey, i64>,
+                   latest: &mut HashMap<i64, usize>| {
+        let (key, id, ts, kept) = run;
+        newest.insert(key, ts);
+        if let Some(k) = kept {
+            latest.insert(id, k);
+        }
+    };
     for (k, key) in &resolved.keyed {
-        let Some(&(id, stored)) = series.get(key) else {
+        if run.as_ref().map(|r| &r.0) != Some(key) {
+            if let Some(done) = run.take() {
+                end_run(done, &mut newest, &mut latest);
+            }
+            let Some(&(id, stored)) = series.get(key) else {
+                continue;
+            };
+            let ts = newest.get(key).copied().unwrap_or(stored);
+            run = Some((*key, id, ts, None));
+        }
+        let Some((_, id, current, kept)) = run.as_mut() else {
             continue;
         };
-        let current = newest.entry(*key).or_insert(stored);
         if records[*k].timestamp <= *current {
             plan.summary.skipped_older += 1;
             continue;
         }
         *current = records[*k].timestamp;
-        plan.history.push((id, *k));
-        latest.insert(id, *k);
+        plan.history.push((*id, *k));
+        *kept = Some(*k);
         plan.summary.inserted += 1;
+    }
+    if let Some(done) = run.take() {
+        end_run(done, &mut newest, &mut latest);
     }
     plan.latest = latest.into_iter().collect();
     plan.latest.sort_unstable();

@@ -169,6 +169,21 @@ fn push_plans() {
     let cases: Vec<Case> = vec![
         (vec![], &[], &[], [0, 0, 0, 0]),
         (
+            // Doubles and texts of one station and type alternate once sorted: each
+            // series keeps its own newest time across the other's records.
+            vec![
+                rec("S", "free", 50, Double(1.0)),
+                rec("S", "free", 50, Text("a".into())),
+                rec("S", "free", 120, Text("b".into())),
+                rec("S", "free", 150, Double(2.0)),
+                rec("S", "free", 150, Text("c".into())),
+                rec("S", "free", 150, Double(3.0)),
+            ],
+            &[(11, 1), (11, 2), (10, 3), (11, 4)],
+            &[(10, 3), (11, 4)],
+            [4, 2, 0, 0],
+        ),
+        (
             vec![rec("S", "free", 100, Double(1.0))],
             &[],
             &[],
@@ -267,4 +282,47 @@ fn type_list_sql_reads_available_rows_only() {
     for (what, part) in cases {
         assert!(type_list_sql(what).contains(part), "{what:?}");
     }
+}
+
+/// Records in a scrambled order, with repeated codes, types, periods and timestamps
+/// (records equal in all four differ in value): sorted exactly as comparing the strings
+/// themselves, stably, would sort them.
+#[test]
+fn records_sort_by_series_and_time_keeping_the_order_of_equals() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut records: Vec<RecordInput> = (0..5_000)
+        .map(|k| {
+            let mut r = rec(
+                &format!("S{}", next(40)),
+                ["wind", "temp", "t", "temp2"][next(4) as usize],
+                next(30) as i64,
+                RecordValue::Double(k as f64),
+            );
+            r.period = [60, 600][next(2) as usize];
+            r
+        })
+        .collect();
+    // Runs of one station, as collectors send them.
+    records.extend((0..50).map(|k| rec("S7", "temp", 100 - k, RecordValue::Double(-1.0))));
+    let mut expected = records.clone();
+    expected.sort_by(|a, b| {
+        (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
+            &b.station_code,
+            &b.data_type,
+            b.period,
+            b.timestamp,
+        ))
+    });
+    let expected = format!("{expected:?}");
+    sort_records(&mut records);
+    assert_eq!(format!("{records:?}"), expected);
+    // Already sorted records stay as they are.
+    sort_records(&mut records);
+    assert_eq!(format!("{records:?}"), expected);
 }

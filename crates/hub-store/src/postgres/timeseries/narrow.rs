@@ -1,17 +1,21 @@
 //! History answers read narrow on PostgreSQL (see `crate::timeseries::narrow`): the
 //! series read, then one portal per series in one read-only snapshot, each fetched a
 //! part at a time as the merge ([`Merge`]) asks for it. All on the read's own task: the
-//! portals are bound and their first parts fetched together (pipelined on the one
-//! connection), so a week of a few series costs the same round trips as one.
+//! portals are bound together and their first parts asked for at once (pipelined on the
+//! one connection), so a week of a few series costs the same round trips as one; parts
+//! are read as their rows arrive ([`Fetches`]).
 //!
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
 //! itself (`Merge` does).
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 
 use futures::future::try_join_all;
+use futures::{FutureExt, StreamExt};
 use hub_query::timeseries::NarrowHistory;
 use hub_query::SqlValue;
+use tokio_postgres::{Portal, RowStream};
 
 use super::{query_error, row_cells};
 use crate::batches::BatchSender;
@@ -55,6 +59,83 @@ impl Sink<'_> {
     }
 }
 
+/// The parts of the series' portals asked for and not yet read, and the rows read.
+/// The connection answers in the order it was asked, so the part in front is read first
+/// (its rows kept for later when another series is wanted); a part is read as its rows
+/// arrive, so Hub decodes and merges while PostgreSQL still produces the rest.
+struct Fetches {
+    /// Rows asked for per part.
+    size: i32,
+    /// (series, its part's rows, rows read of it so far), in the order asked.
+    in_flight: VecDeque<(usize, Pin<Box<RowStream>>, usize)>,
+    buffered: Vec<VecDeque<Vec<Cell>>>,
+    /// A part of the series came back short: its portal has no more rows.
+    ended: Vec<bool>,
+    shared: Vec<SharedText>,
+}
+
+impl Fetches {
+    /// Asks for the next part of series k's portal (answered after those in flight).
+    async fn send(&mut self, tx: &Tx<'_>, portal: &Portal, k: usize) -> Result<()> {
+        let rows = tx
+            .fetch_stream(portal, self.size)
+            .await
+            .map_err(query_error)?;
+        self.in_flight.push_back((k, Box::pin(rows), 0));
+        Ok(())
+    }
+
+    /// Reads at least one more row of series k, or learns that it has ended: parts in
+    /// front of its own are read to their ends first; its part's rows already received
+    /// are taken too, without waiting for more.
+    async fn more(&mut self, tx: &Tx<'_>, portal: &Portal, k: usize) -> Result<()> {
+        if !self.in_flight.iter().any(|(s, _, _)| *s == k) {
+            self.send(tx, portal, k).await?;
+        }
+        // Series k's part is in flight until its end is read below.
+        while let Some((series, rows, read)) = self.in_flight.front_mut() {
+            let series = *series;
+            match rows.next().await {
+                Some(row) => {
+                    *read += 1;
+                    let row = row.map_err(query_error)?;
+                    self.buffered[series].push_back(row_cells(&row, &mut self.shared[series])?);
+                    if series == k {
+                        // A finished part must not be polled again (its answer channel
+                        // is closed): its end is taken here too when it has arrived.
+                        loop {
+                            match rows.next().now_or_never() {
+                                Some(Some(row)) => {
+                                    *read += 1;
+                                    let row = row.map_err(query_error)?;
+                                    self.buffered[k]
+                                        .push_back(row_cells(&row, &mut self.shared[k])?);
+                                }
+                                Some(None) => {
+                                    let read = *read;
+                                    self.in_flight.pop_front();
+                                    self.ended[k] = read < self.size as usize;
+                                    return Ok(());
+                                }
+                                None => return Ok(()),
+                            }
+                        }
+                    }
+                }
+                None => {
+                    let read = *read;
+                    self.in_flight.pop_front();
+                    self.ended[series] = read < self.size as usize;
+                    if series == k {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Answers a history query read narrow into `sink`. `Ok(false)`: not read narrow and
 /// nothing taken — more series match than a merge takes; the compiled query answers
 /// instead. Callers pass only connections that prepare named statements ([`usable`]).
@@ -89,37 +170,33 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     };
     let fetch = fetch_rows(ids.len());
     let tx = &tx;
-    let firsts = try_join_all(ids.iter().map(|&id| {
+    // Every portal bound (one round trip), then every first part asked for at once.
+    let portals = try_join_all(ids.iter().map(|&id| {
         let mut params = plan.history.params().to_vec();
         params[0] = SqlValue::Int(id);
         async move {
             let bound = bind(&params);
-            let portal = tx.portal(statement, &refs(&bound)).await?;
-            let rows = tx.fetch(&portal, fetch).await?;
-            Ok::<_, tokio_postgres::Error>((portal, rows))
+            tx.portal(statement, &refs(&bound)).await
         }
     }))
     .await
     .map_err(query_error)?;
-    let mut portals = Vec::with_capacity(ids.len());
-    let mut buffered: Vec<VecDeque<Vec<Cell>>> = Vec::with_capacity(ids.len());
-    let mut ended = Vec::with_capacity(ids.len());
-    let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
-    for (k, (portal, rows)) in firsts.into_iter().enumerate() {
-        ended.push(rows.len() < fetch as usize);
-        buffered.push(
-            rows.iter()
-                .map(|row| row_cells(row, &mut shared[k]))
-                .collect::<Result<_>>()?,
-        );
-        portals.push(portal);
+    let mut fetches = Fetches {
+        size: fetch,
+        in_flight: VecDeque::with_capacity(ids.len()),
+        buffered: ids.iter().map(|_| VecDeque::new()).collect(),
+        ended: vec![false; ids.len()],
+        shared: ids.iter().map(|_| SharedText::default()).collect(),
+    };
+    for (k, portal) in portals.iter().enumerate() {
+        fetches.send(tx, portal, k).await?;
     }
     let mut merge = Merge::new(plan, &templates, &provenances);
     loop {
         let step = merge.next(|k| {
-            Ok(match buffered[k].pop_front() {
+            Ok(match fetches.buffered[k].pop_front() {
                 Some(measured) => Pull::Row(measured),
-                None if ended[k] => Pull::End,
+                None if fetches.ended[k] => Pull::End,
                 None => Pull::Pending,
             })
         })?;
@@ -130,13 +207,7 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
                 }
             }
             Step::Done => break,
-            Step::Fetch(k) => {
-                let rows = tx.fetch(&portals[k], fetch).await.map_err(query_error)?;
-                ended[k] = rows.len() < fetch as usize;
-                for row in &rows {
-                    buffered[k].push_back(row_cells(row, &mut shared[k])?);
-                }
-            }
+            Step::Fetch(k) => fetches.more(tx, &portals[k], k).await?,
         }
     }
     Ok(true)

@@ -1,8 +1,18 @@
 //! `pushRecords` on PostgreSQL: the writer's hot path, in its own module for size.
-//! Batched array statements; rows are locked in a fixed order so that concurrent
-//! pushers from several processes wait for each other instead of deadlocking.
+//! Batched array statements, and binary COPY for the history rows of a large push; rows
+//! are locked in a fixed order so that concurrent pushers from several processes wait
+//! for each other instead of deadlocking.
 
+use bytes::Bytes;
+use futures::SinkExt;
+
+use super::history_copy::{HistoryCopy, HISTORY_COLUMNS, MESSAGE_BYTES};
 use super::*;
+
+/// History rows from which a push copies instead of inserting: COPY costs two round
+/// trips more than the cached array statement, which small pushes would notice, and
+/// saves the server most of its per-row work on large ones.
+const COPY_MIN_ROWS: usize = 1_000;
 
 pub(super) async fn push_records(
     db: &PgBackend,
@@ -87,42 +97,23 @@ pub(super) async fn push_records(
             let keep = &push.history;
 
             // History rows: only timestamps newer than the locked latest values, so a
-            // conflict is impossible unless the tables disagree (hand-edited data); the
-            // plain insert is ~40% faster than `ON CONFLICT DO NOTHING`, which remains the
-            // fallback (SQLite's `INSERT OR IGNORE`) behind a savepoint.
-            let history = tx
-                .prepare_cached(
-                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
-                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j)",
-                )
-                .await?;
-            let history_ignoring = tx
-                .prepare_cached(
-                    "INSERT INTO ts_history (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
-                     SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j) \
-                     ON CONFLICT DO NOTHING",
-                )
-                .await?;
-            for chunk in keep.chunks(RECORD_CHUNK) {
-                let sids: Vec<i64> = chunk.iter().map(|c| c.0).collect();
-                let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
-                let (mut ds, mut xs, mut js) = (Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()), Vec::with_capacity(chunk.len()));
-                for c in chunk {
-                    let (d, x, j) = value_columns(&records[c.1].value);
-                    ds.push(d);
-                    xs.push(x);
-                    js.push(j);
+            // conflict is impossible unless the tables disagree (hand-edited data). A
+            // plain write (COPY for a large push, else the array insert) is much faster
+            // than `ON CONFLICT DO NOTHING`, which remains the fallback (SQLite's
+            // `INSERT OR IGNORE`) behind a savepoint, so both behave alike.
+            tx.batch_execute("SAVEPOINT ts_history_insert").await?;
+            let written = if keep.len() >= COPY_MIN_ROWS {
+                copy_history(&tx, keep, &records, now, prov).await
+            } else {
+                insert_history(&tx, keep, &records, now, prov, false).await
+            };
+            match written {
+                Ok(()) => tx.batch_execute("RELEASE SAVEPOINT ts_history_insert").await?,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    tx.batch_execute("ROLLBACK TO SAVEPOINT ts_history_insert").await?;
+                    insert_history(&tx, keep, &records, now, prov, true).await?;
                 }
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [&sids, &ts, &now, &ds, &xs, &js, &prov];
-                tx.batch_execute("SAVEPOINT ts_history_insert").await?;
-                match tx.execute(&history, &params).await {
-                    Ok(_) => tx.batch_execute("RELEASE SAVEPOINT ts_history_insert").await?,
-                    Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
-                        tx.batch_execute("ROLLBACK TO SAVEPOINT ts_history_insert").await?;
-                        tx.execute(&history_ignoring, &params).await?;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
+                Err(e) => return Err(e.into()),
             }
             if !push.latest.is_empty() {
                 let latest = &push.latest;
@@ -150,4 +141,66 @@ pub(super) async fn push_records(
             Ok(push.summary)
         })
         .await
+}
+
+/// Copies the history rows `keep` (series id, record index) into `ts_history`.
+async fn copy_history(
+    tx: &Tx<'_>,
+    keep: &[(i64, usize)],
+    records: &[RecordInput],
+    now: i64,
+    prov: Option<i64>,
+) -> std::result::Result<(), tokio_postgres::Error> {
+    let sink = tx
+        .copy_in::<Bytes>(&format!(
+            "COPY {HISTORY_COLUMNS} FROM STDIN (FORMAT binary)"
+        ))
+        .await?;
+    futures::pin_mut!(sink);
+    let rows = keep
+        .iter()
+        .map(|&(series, k)| (series, records[k].timestamp, &records[k].value));
+    for message in HistoryCopy::new(rows, now, prov, MESSAGE_BYTES) {
+        sink.send(message).await?;
+    }
+    sink.finish().await?;
+    Ok(())
+}
+
+/// Inserts the history rows `keep` with array statements of [`RECORD_CHUNK`] rows;
+/// `ignoring` skips rows whose series and timestamp are stored already.
+async fn insert_history(
+    tx: &Tx<'_>,
+    keep: &[(i64, usize)],
+    records: &[RecordInput],
+    now: i64,
+    prov: Option<i64>,
+    ignoring: bool,
+) -> std::result::Result<(), tokio_postgres::Error> {
+    let statement = tx
+        .prepare_cached(&format!(
+            "INSERT INTO {HISTORY_COLUMNS} \
+             SELECT u.s, u.t, $3, u.d, u.x, u.j, $7 FROM unnest($1::int8[], $2::int8[], $4::float8[], $5::text[], $6::text[]) AS u(s, t, d, x, j){}",
+            if ignoring { " ON CONFLICT DO NOTHING" } else { "" }
+        ))
+        .await?;
+    for chunk in keep.chunks(RECORD_CHUNK) {
+        let sids: Vec<i64> = chunk.iter().map(|c| c.0).collect();
+        let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
+        let (mut ds, mut xs, mut js) = (
+            Vec::with_capacity(chunk.len()),
+            Vec::with_capacity(chunk.len()),
+            Vec::with_capacity(chunk.len()),
+        );
+        for c in chunk {
+            let (d, x, j) = value_columns(&records[c.1].value);
+            ds.push(d);
+            xs.push(x);
+            js.push(j);
+        }
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+            [&sids, &ts, &now, &ds, &xs, &js, &prov];
+        tx.execute(&statement, &params).await?;
+    }
+    Ok(())
 }
