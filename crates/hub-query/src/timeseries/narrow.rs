@@ -14,7 +14,7 @@
 
 use super::filter;
 use super::parser::{Node, Where};
-use super::query::{access, in_list, select_target, time_param, yes, TsQuery};
+use super::query::{access, in_list, join_provenance, select_target, time_param, yes, TsQuery};
 use super::schema::{field, Field, Kind};
 use super::select::Target;
 use super::TsQueryError;
@@ -257,18 +257,7 @@ pub(super) fn narrow_history(
     });
     h.sql(" FROM ts_history me");
     if uses_provenance || where_provenance {
-        match dialect {
-            // The provenance rows as a subquery planned apart (OFFSET 0 keeps it from
-            // being merged into the join). Joined directly, a small ts_provenance gets
-            // a nested loop that scans it again for every history row, each scan asking
-            // the file's size: measured on an empty one, 5-10 ms of a 10,000-row read
-            // against 2-3 ms when its rows are read once and joined from memory. A large
-            // table still gets the hash join its size calls for.
-            Dialect::Postgres => h.sql(
-                " LEFT JOIN (SELECT * FROM ts_provenance OFFSET 0) pr ON pr.id = me.provenance_id",
-            ),
-            Dialect::Sqlite => h.sql(" LEFT JOIN ts_provenance pr ON pr.id = me.provenance_id"),
-        };
+        join_provenance(&mut h, "me.provenance_id");
     }
     h.sql(" WHERE me.series_id = ").param(SqlValue::Int(0));
     h.sql(" AND me.timestamp >= ");
