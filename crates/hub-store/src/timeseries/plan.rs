@@ -185,6 +185,23 @@ pub struct ResolvedPush {
     pub unknown_types: u64,
 }
 
+/// `map[key]`, remembering the last key looked up in `last`: sorted records name the
+/// same station and type in runs, so most lookups are a comparison.
+fn lookup<'r>(
+    last: &mut Option<(&'r str, Option<i64>)>,
+    key: &'r str,
+    map: &HashMap<String, i64>,
+) -> Option<i64> {
+    match *last {
+        Some((k, id)) if k == key => id,
+        _ => {
+            let id = map.get(key).copied();
+            *last = Some((key, id));
+            id
+        }
+    }
+}
+
 pub fn resolve_push(
     records: &[RecordInput],
     stations: &HashMap<String, i64>,
@@ -195,26 +212,12 @@ pub fn resolve_push(
     let mut station: Option<(&str, Option<i64>)> = None;
     let mut dtype: Option<(&str, Option<i64>)> = None;
     for (k, r) in records.iter().enumerate() {
-        let sid = match station {
-            Some((code, id)) if code == r.station_code => id,
-            _ => {
-                let id = stations.get(&r.station_code).copied();
-                station = Some((&r.station_code, id));
-                id
-            }
-        };
+        let sid = lookup(&mut station, &r.station_code, stations);
         let Some(sid) = sid else {
             out.unknown_stations += 1;
             continue;
         };
-        let tid = match dtype {
-            Some((name, id)) if name == r.data_type => id,
-            _ => {
-                let id = types.get(&r.data_type).copied();
-                dtype = Some((&r.data_type, id));
-                id
-            }
-        };
+        let tid = lookup(&mut dtype, &r.data_type, types);
         let Some(tid) = tid else {
             out.unknown_types += 1;
             continue;

@@ -116,16 +116,7 @@ pub(super) async fn push_records(
                 Err(e) => return Err(e.into()),
             }
             if !push.latest.is_empty() {
-                let latest = &push.latest;
-                let sids: Vec<i64> = latest.iter().map(|c| c.0).collect();
-                let ts: Vec<i64> = latest.iter().map(|c| records[c.1].timestamp).collect();
-                let (mut ds, mut xs, mut js) = (Vec::new(), Vec::new(), Vec::new());
-                for c in latest {
-                    let (d, x, j) = value_columns(&records[c.1].value);
-                    ds.push(d);
-                    xs.push(x);
-                    js.push(j);
-                }
+                let (sids, ts, ds, xs, js) = row_arrays(&push.latest, &records);
                 let up = tx
                     .prepare_cached(
                         "INSERT INTO ts_latest (series_id, timestamp, created_on, double_value, string_value, json_value, provenance_id) \
@@ -185,22 +176,41 @@ async fn insert_history(
         ))
         .await?;
     for chunk in keep.chunks(RECORD_CHUNK) {
-        let sids: Vec<i64> = chunk.iter().map(|c| c.0).collect();
-        let ts: Vec<i64> = chunk.iter().map(|c| records[c.1].timestamp).collect();
-        let (mut ds, mut xs, mut js) = (
-            Vec::with_capacity(chunk.len()),
-            Vec::with_capacity(chunk.len()),
-            Vec::with_capacity(chunk.len()),
-        );
-        for c in chunk {
-            let (d, x, j) = value_columns(&records[c.1].value);
-            ds.push(d);
-            xs.push(x);
-            js.push(j);
-        }
+        let (sids, ts, ds, xs, js) = row_arrays(chunk, records);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
             [&sids, &ts, &now, &ds, &xs, &js, &prov];
         tx.execute(&statement, &params).await?;
     }
     Ok(())
+}
+
+/// The array parameters of rows `(series id, record index)`: series ids, timestamps,
+/// and the double, string and JSON value columns.
+#[allow(clippy::type_complexity)]
+fn row_arrays<'r>(
+    rows: &[(i64, usize)],
+    records: &'r [RecordInput],
+) -> (
+    Vec<i64>,
+    Vec<i64>,
+    Vec<Option<f64>>,
+    Vec<Option<&'r str>>,
+    Vec<Option<&'r str>>,
+) {
+    let mut arrays = (
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+    );
+    for &(series, k) in rows {
+        let (d, x, j) = value_columns(&records[k].value);
+        arrays.0.push(series);
+        arrays.1.push(records[k].timestamp);
+        arrays.2.push(d);
+        arrays.3.push(x);
+        arrays.4.push(j);
+    }
+    arrays
 }
