@@ -19,6 +19,7 @@
 mod access;
 pub mod demo;
 mod error;
+mod flat_writer;
 pub mod geojson;
 mod import;
 mod openapi;

@@ -1,7 +1,6 @@
 //! Rows → JSON: value rendering per field kind, flat rows and the tree hierarchy.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use hub_query::timeseries::{DefList, Kind, OutColumn, Route};
 use hub_store::timeseries::Cell;
@@ -184,7 +183,13 @@ impl RenderCache {
 }
 
 /// Writes one field as JSON into `out`, byte-identical to serializing [`render`]'s value.
-fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache: &mut RenderCache) {
+pub(crate) fn render_into(
+    kind: Kind,
+    cells: &[Cell],
+    zone: Zone,
+    out: &mut Vec<u8>,
+    cache: &mut RenderCache,
+) {
     let w = |out: &mut Vec<u8>, v: &Value| serde_json::to_writer(out, v).expect("writing to a Vec");
     let s = |out: &mut Vec<u8>, t: &str| serde_json::to_writer(out, t).expect("writing to a Vec");
     match (kind, cells) {
@@ -227,127 +232,6 @@ fn render_into(kind: Kind, cells: &[Cell], zone: Zone, out: &mut Vec<u8>, cache:
         }
         (Kind::Value, [Cell::Null, Cell::Text(t), _]) => s(out, t),
         _ => w(out, &render(kind, cells, zone)),
-    }
-}
-
-/// Writes flat rows batch by batch as the elements of one JSON array (the caller writes
-/// the brackets), byte-identical to serializing [`flat`]'s value over all the rows: a
-/// streamed answer holds one batch, not the whole array.
-pub struct FlatWriter<'a> {
-    columns: &'a [OutColumn],
-    zone: Zone,
-    shownull: bool,
-    /// `"key":` of each column.
-    prefixes: Vec<Vec<u8>>,
-    /// The first cell of each column.
-    offsets: Vec<usize>,
-    cache: RenderCache,
-    /// Per column, the last text cell written and its JSON: a cursor hands a column's
-    /// repeated text out as the same shared cell (station and data type columns repeat
-    /// on every row of a series), which is then written by copying these bytes.
-    written_text: Vec<Option<(Arc<str>, Vec<u8>)>>,
-    wrote: bool,
-    /// Per column, whether a value in it makes the row worth writing (`_timestamp` alone
-    /// does not).
-    counts: Vec<bool>,
-    /// Two visible columns share a key: rows go through [`flat`]'s value map, which keeps
-    /// the first position and the last value.
-    by_value: bool,
-}
-
-impl<'a> FlatWriter<'a> {
-    pub fn new(columns: &'a [OutColumn], zone: Zone, shownull: bool) -> Self {
-        let mut seen = std::collections::HashSet::new();
-        let by_value = !columns
-            .iter()
-            .filter(|c| !c.hidden)
-            .all(|c| seen.insert(c.key.as_str()));
-        let mut prefixes = Vec::with_capacity(columns.len());
-        let mut offsets = Vec::with_capacity(columns.len());
-        let mut off = 0;
-        for c in columns {
-            let mut k = serde_json::to_vec(&c.key).expect("writing to a Vec");
-            k.push(b':');
-            prefixes.push(k);
-            offsets.push(off);
-            off += c.kind.width();
-        }
-        FlatWriter {
-            columns,
-            zone,
-            shownull,
-            prefixes,
-            offsets,
-            cache: RenderCache::default(),
-            written_text: vec![None; columns.len()],
-            wrote: false,
-            counts: columns.iter().map(|c| c.key != "_timestamp").collect(),
-            by_value,
-        }
-    }
-
-    /// Appends the array elements of `rows`.
-    pub fn rows(&mut self, rows: &[Vec<Cell>], out: &mut Vec<u8>) {
-        if self.by_value {
-            if let Value::Array(items) = flat(self.columns, rows, self.zone, self.shownull) {
-                for item in items {
-                    if self.wrote {
-                        out.push(b',');
-                    }
-                    serde_json::to_writer(&mut *out, &item).expect("writing to a Vec");
-                    self.wrote = true;
-                }
-            }
-            return;
-        }
-        let (columns, zone, shownull) = (self.columns, self.zone, self.shownull);
-        for row in rows {
-            let start = out.len();
-            if self.wrote {
-                out.push(b',');
-            }
-            out.push(b'{');
-            let mut first = true;
-            let mut any = false;
-            for (ci, c) in columns.iter().enumerate() {
-                if c.hidden {
-                    continue;
-                }
-                let mark = out.len();
-                if !first {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&self.prefixes[ci]);
-                let vstart = out.len();
-                let off = self.offsets[ci];
-                let cells = &row[off..off + c.kind.width()];
-                match (cells, &mut self.written_text[ci]) {
-                    ([Cell::Text(t)], Some((last, json))) if Arc::ptr_eq(t, last) => {
-                        out.extend_from_slice(json)
-                    }
-                    ([Cell::Text(t)], memo) => {
-                        render_into(c.kind, cells, zone, out, &mut self.cache);
-                        *memo = Some((Arc::clone(t), out[vstart..].to_vec()));
-                    }
-                    _ => render_into(c.kind, cells, zone, out, &mut self.cache),
-                }
-                let null = &out[vstart..] == b"null";
-                if !null && self.counts[ci] {
-                    any = true;
-                }
-                if null && !shownull {
-                    out.truncate(mark);
-                    continue;
-                }
-                first = false;
-            }
-            out.push(b'}');
-            if any || shownull {
-                self.wrote = true;
-            } else {
-                out.truncate(start);
-            }
-        }
     }
 }
 
