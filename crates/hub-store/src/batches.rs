@@ -29,12 +29,22 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Batches of rows in the query's order; an error ends the sequence.
 pub struct Batches<T> {
     rx: mpsc::Receiver<Result<Vec<T>>>,
+    spent: mpsc::UnboundedSender<Vec<T>>,
 }
 
 impl<T> Batches<T> {
     /// The next batch; `None` after the last.
     pub async fn next(&mut self) -> Option<Result<Vec<T>>> {
         self.rx.recv().await
+    }
+
+    /// Hands a batch that has been written out back to the producer, which drops its
+    /// rows and fills it again. Rows share reference-counted cells with the rows the
+    /// producer is making (a series' texts); dropped here, on another thread, every
+    /// count would move between the two cores' caches row by row. Optional: a batch
+    /// not given back is simply dropped.
+    pub fn give_back(&self, batch: Vec<T>) {
+        let _ = self.spent.send(batch);
     }
 
     /// Every remaining row, failing with `too_many(limit)` as soon as more than `limit`
@@ -75,17 +85,23 @@ pub(crate) fn hand_over_count<T>(
 pub(crate) struct BatchSender<T> {
     tx: mpsc::Sender<Result<Vec<T>>>,
     batch: Vec<T>,
+    spent: mpsc::UnboundedReceiver<Vec<T>>,
 }
 
 /// A connected pair.
 pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
     let (tx, rx) = mpsc::channel(IN_FLIGHT);
+    let (spent_tx, spent) = mpsc::unbounded_channel();
     (
         BatchSender {
             tx,
             batch: Vec::with_capacity(BATCH_ROWS),
+            spent,
         },
-        Batches { rx },
+        Batches {
+            rx,
+            spent: spent_tx,
+        },
     )
 }
 
@@ -93,11 +109,23 @@ pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
 pub(crate) struct Closed;
 
 impl<T> BatchSender<T> {
+    /// The batch to fill next: one the reader gave back, its rows dropped here (every
+    /// other one given back is dropped too), or a new one.
+    fn next_batch(&mut self) -> Vec<T> {
+        let mut next = None;
+        while let Ok(mut spent) = self.spent.try_recv() {
+            spent.clear();
+            next.get_or_insert(spent);
+        }
+        next.unwrap_or_else(|| Vec::with_capacity(BATCH_ROWS))
+    }
+
     /// Adds a row from a blocking thread (SQLite), sending a full batch.
     pub(crate) fn push_blocking(&mut self, row: T) -> std::result::Result<(), Closed> {
         self.batch.push(row);
         if self.batch.len() >= BATCH_ROWS {
-            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ROWS));
+            let next = self.next_batch();
+            let full = std::mem::replace(&mut self.batch, next);
             // The SQLite cursor runs on the runtime's blocking pool, where the runtime's
             // timers are at hand; without a runtime, wait as long as it takes.
             match tokio::runtime::Handle::try_current() {
@@ -129,7 +157,8 @@ impl<T> BatchSender<T> {
     async fn push_within(&mut self, row: T, stall: Duration) -> std::result::Result<(), Closed> {
         self.batch.push(row);
         if self.batch.len() >= BATCH_ROWS {
-            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ROWS));
+            let next = self.next_batch();
+            let full = std::mem::replace(&mut self.batch, next);
             self.tx
                 .send_timeout(Ok(full), stall)
                 .await
@@ -186,5 +215,56 @@ mod tests {
         }
         assert!(producer.await.unwrap());
         assert_eq!(rows, (0..1234).collect::<Vec<_>>());
+    }
+
+    /// Rows of batches the reader gives back are dropped by the producer's thread (the
+    /// one that made them), and every row still arrives once, in order.
+    #[tokio::test]
+    async fn batches_given_back_are_dropped_where_their_rows_were_made() {
+        use std::sync::{Arc, Mutex};
+        use std::thread::ThreadId;
+
+        struct Row(usize, Arc<Mutex<Vec<ThreadId>>>);
+        impl Drop for Row {
+            fn drop(&mut self) {
+                self.1.lock().unwrap().push(std::thread::current().id());
+            }
+        }
+        const BATCHES: usize = 20;
+        let drops = Arc::new(Mutex::new(Vec::new()));
+        let (mut tx, mut rx) = channel::<Row>();
+        let made = drops.clone();
+        let producer = std::thread::spawn(move || {
+            for n in 0..BATCHES * BATCH_ROWS {
+                if tx.push_blocking(Row(n, made.clone())).is_err() {
+                    break;
+                }
+            }
+            // Rows dropped while producing (not when the sender goes, below).
+            let me = std::thread::current().id();
+            let dropped_here = made.lock().unwrap().iter().filter(|&&t| t == me).count();
+            tx.finish_blocking(Ok(()));
+            dropped_here
+        });
+        let mut seen = 0;
+        while let Some(batch) = rx.next().await {
+            let batch = batch.unwrap();
+            for row in &batch {
+                assert_eq!(row.0, seen);
+                seen += 1;
+            }
+            rx.give_back(batch);
+        }
+        drop(rx);
+        let by_producer = producer.join().unwrap();
+        assert_eq!(seen, BATCHES * BATCH_ROWS);
+        assert_eq!(drops.lock().unwrap().len(), BATCHES * BATCH_ROWS);
+        // When the producer starts its last batch, the channel holds at most IN_FLIGHT
+        // batches, so the reader has taken all but those and the last and has given
+        // back every batch before the one it reads.
+        assert!(
+            by_producer >= (BATCHES - IN_FLIGHT - 2) * BATCH_ROWS,
+            "{by_producer} rows dropped by the producer while producing"
+        );
     }
 }

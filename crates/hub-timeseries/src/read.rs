@@ -251,6 +251,7 @@ fn stream_flat(
         chunk.push(b'[');
         for rows in ready {
             writer.rows(&rows, &mut chunk);
+            batches.give_back(rows);
             if tx.send(Ok(sized_like(&mut chunk))).await.is_err() {
                 return;
             }
@@ -259,7 +260,7 @@ fn stream_flat(
             match batch {
                 Ok(rows) => {
                     writer.rows(&rows, &mut chunk);
-                    drop(rows);
+                    batches.give_back(rows);
                     if tx.send(Ok(sized_like(&mut chunk))).await.is_err() {
                         return;
                     }
