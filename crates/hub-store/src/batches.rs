@@ -86,7 +86,13 @@ pub(crate) struct BatchSender<T> {
     tx: mpsc::Sender<Result<Vec<T>>>,
     batch: Vec<T>,
     spent: mpsc::UnboundedReceiver<Vec<T>>,
+    /// Rows of batches given back, for a producer that fills rows again
+    /// ([`BatchSender::take_spare_rows`]); at most [`SPARE_ROWS`].
+    spare: Vec<T>,
 }
+
+/// Rows of given-back batches kept for filling again; the rest are dropped.
+const SPARE_ROWS: usize = 2 * BATCH_ROWS;
 
 /// A connected pair.
 pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
@@ -97,6 +103,7 @@ pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
             tx,
             batch: Vec::with_capacity(BATCH_ROWS),
             spent,
+            spare: Vec::new(),
         },
         Batches {
             rx,
@@ -109,15 +116,25 @@ pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
 pub(crate) struct Closed;
 
 impl<T> BatchSender<T> {
-    /// The batch to fill next: one the reader gave back, its rows dropped here (every
-    /// other one given back is dropped too), or a new one.
+    /// The batch to fill next: one the reader gave back, or a new one. The rows of
+    /// batches given back are kept as spare rows (up to [`SPARE_ROWS`]) or dropped here.
     fn next_batch(&mut self) -> Vec<T> {
         let mut next = None;
         while let Ok(mut spent) = self.spent.try_recv() {
+            let room = SPARE_ROWS.saturating_sub(self.spare.len());
+            self.spare.extend(spent.drain(..room.min(spent.len())));
             spent.clear();
             next.get_or_insert(spent);
         }
         next.unwrap_or_else(|| Vec::with_capacity(BATCH_ROWS))
+    }
+
+    /// Moves the spare rows (rows of batches the reader gave back) to `to`, for a
+    /// producer that fills old rows again instead of allocating new ones.
+    pub(crate) fn take_spare_rows(&mut self, to: &mut Vec<T>) {
+        if !self.spare.is_empty() {
+            to.append(&mut self.spare);
+        }
     }
 
     /// Adds a row from a blocking thread (SQLite), sending a full batch.
@@ -262,9 +279,46 @@ mod tests {
         // When the producer starts its last batch, the channel holds at most IN_FLIGHT
         // batches, so the reader has taken all but those and the last and has given
         // back every batch before the one it reads.
+        // Up to SPARE_ROWS of them are kept as spare rows, dropped when the sender goes.
         assert!(
-            by_producer >= (BATCHES - IN_FLIGHT - 2) * BATCH_ROWS,
+            by_producer >= (BATCHES - IN_FLIGHT - 2) * BATCH_ROWS - SPARE_ROWS,
             "{by_producer} rows dropped by the producer while producing"
+        );
+    }
+
+    /// A producer that fills rows again gets the rows of batches given back (rows it
+    /// made before), never more than SPARE_ROWS at a time.
+    #[tokio::test]
+    async fn rows_given_back_are_spare_rows_for_the_producer() {
+        const BATCHES: usize = 10;
+        let (mut tx, mut rx) = channel::<usize>();
+        let producer = std::thread::spawn(move || {
+            let mut received = 0;
+            for n in 0..BATCHES * BATCH_ROWS {
+                if tx.push_blocking(n).is_err() {
+                    break;
+                }
+                let mut spare = Vec::new();
+                tx.take_spare_rows(&mut spare);
+                assert!(spare.len() <= SPARE_ROWS);
+                assert!(spare.iter().all(|&made| made < n), "rows made before");
+                received += spare.len();
+            }
+            tx.finish_blocking(Ok(()));
+            received
+        });
+        let mut taken = 0;
+        while let Some(batch) = rx.next().await {
+            let batch = batch.unwrap();
+            taken += batch.len();
+            rx.give_back(batch);
+        }
+        let received = producer.join().unwrap();
+        assert_eq!(taken, BATCHES * BATCH_ROWS);
+        // As above: all but the last few batches came back while producing.
+        assert!(
+            received >= SPARE_ROWS.min((BATCHES - IN_FLIGHT - 2) * BATCH_ROWS),
+            "{received} spare rows"
         );
     }
 }

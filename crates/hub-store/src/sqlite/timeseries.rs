@@ -172,7 +172,7 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             .read(move |conn| {
                 let mut out = Vec::new();
                 if let Some(plan) = &compiled.narrow {
-                    if read_narrow(conn, plan, |row| {
+                    if read_narrow(conn, plan, |row, _| {
                         out.push(row);
                         true
                     })? {
@@ -202,7 +202,12 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
                 let conn = conn?;
                 if let Some(plan) = &compiled.narrow {
-                    if read_narrow(conn, plan, |row| tx.push_blocking(row).is_ok())? {
+                    let emit = |row, spare: &mut Vec<Vec<Cell>>| {
+                        let taken = tx.push_blocking(row).is_ok();
+                        tx.take_spare_rows(spare);
+                        taken
+                    };
+                    if read_narrow(conn, plan, emit)? {
                         return Ok(());
                     }
                 }

@@ -44,7 +44,7 @@ fn cells_from(
 pub(super) fn read_narrow(
     conn: &rusqlite::Connection,
     plan: &NarrowHistory,
-    emit: impl FnMut(Vec<Cell>) -> bool,
+    emit: impl FnMut(Vec<Cell>, &mut Vec<Vec<Cell>>) -> bool,
 ) -> Result<bool> {
     // One snapshot for every read (ended by dropping it: nothing was written).
     let _snapshot = conn.unchecked_transaction()?;

@@ -6,12 +6,34 @@ use serde_json::Value;
 
 /// One SQL value of a result row. Text is shared: rows of one series repeat their
 /// station's and data type's texts, which a cursor hands out once (see `cells`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum Cell {
     Null,
     Int(i64),
     Real(f64),
     Text(std::sync::Arc<str>),
+}
+
+impl Clone for Cell {
+    fn clone(&self) -> Self {
+        match self {
+            Cell::Null => Cell::Null,
+            Cell::Int(i) => Cell::Int(*i),
+            Cell::Real(r) => Cell::Real(*r),
+            Cell::Text(t) => Cell::Text(std::sync::Arc::clone(t)),
+        }
+    }
+
+    /// A row filled again from its series' row keeps the texts it already shares with
+    /// it: no reference count changes (`Vec::clone_from` clones element by element).
+    fn clone_from(&mut self, source: &Self) {
+        if let (Cell::Text(mine), Cell::Text(theirs)) = (&*self, source) {
+            if std::sync::Arc::ptr_eq(mine, theirs) {
+                return;
+            }
+        }
+        *self = source.clone();
+    }
 }
 
 /// What a level-1 list enumerates.

@@ -124,6 +124,8 @@ pub(crate) struct Merge<'p> {
     skip: u64,
     left: Option<u64>,
     last: Option<Vec<Cell>>,
+    /// Rows the answer's reader is done with, filled again instead of allocating.
+    spare: Vec<Vec<Cell>>,
 }
 
 impl<'p> Merge<'p> {
@@ -146,12 +148,21 @@ impl<'p> Merge<'p> {
             skip: plan.offset,
             left: plan.limit,
             last: None,
+            spare: Vec::new(),
         }
     }
 
+    /// Where rows the reader is done with go, to be filled again: a row of the same
+    /// series keeps its shared texts (see `Cell::clone_from`), so filling it costs no
+    /// allocation and no reference count.
+    pub(crate) fn spare_rows(&mut self) -> &mut Vec<Vec<Cell>> {
+        &mut self.spare
+    }
+
     /// Series k's row with `measured` (and its provenance's columns) in place.
-    fn fill(&self, k: usize, measured: Vec<Cell>) -> Vec<Cell> {
-        let mut row = self.templates[k].clone();
+    fn fill(&mut self, k: usize, measured: Vec<Cell>) -> Vec<Cell> {
+        let mut row = self.spare.pop().unwrap_or_default();
+        row.clone_from(&self.templates[k]);
         let mut measured = measured.into_iter();
         for (&at, cell) in self.plan.measured.iter().zip(measured.by_ref()) {
             row[at] = cell;
@@ -230,14 +241,16 @@ impl<'p> Merge<'p> {
 }
 
 /// Merges the series of `plan` from a source that has every row at hand, handing each
-/// answered row to `emit` (which returns `false` to stop). `pull(k)` returns series k's
-/// next measurement cells (in `plan.measured` order) in time order, `None` at its end.
+/// answered row to `emit` (which returns `false` to stop, and may put rows the reader
+/// is done with into its second argument, [`Merge::spare_rows`]). `pull(k)` returns
+/// series k's next measurement cells (in `plan.measured` order) in time order, `None`
+/// at its end.
 pub(crate) fn merge_history(
     plan: &NarrowHistory,
     templates: &[Vec<Cell>],
     provenances: &Provenances,
     mut pull: impl FnMut(usize) -> Result<Option<Vec<Cell>>>,
-    mut emit: impl FnMut(Vec<Cell>) -> bool,
+    mut emit: impl FnMut(Vec<Cell>, &mut Vec<Vec<Cell>>) -> bool,
 ) -> Result<()> {
     let mut merge = Merge::new(plan, templates, provenances);
     loop {
@@ -249,7 +262,7 @@ pub(crate) fn merge_history(
         })?;
         match step {
             Step::Row(row) => {
-                if !emit(row) {
+                if !emit(row, merge.spare_rows()) {
                     return Ok(());
                 }
             }

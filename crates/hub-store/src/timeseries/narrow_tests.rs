@@ -82,12 +82,14 @@ fn merge(plan: &NarrowHistory, series: &[(&str, Vec<(i64, f64)>)]) -> Vec<(i64, 
             at[k] += 1;
             Ok(row)
         },
-        |row| {
+        |row, spare| {
             let (Cell::Int(t), Cell::Real(v), Cell::Text(code)) = (&row[0], &row[1], &row[4])
             else {
                 panic!("row {row:?}")
             };
             out.push((*t, code.to_string(), *v));
+            // Every row comes back to be filled again, for whichever series is next.
+            spare.push(row);
             true
         },
     )
@@ -166,7 +168,7 @@ fn merging_stops_when_the_receiver_does() {
                 Cell::Null,
             ]))
         },
-        |_| {
+        |_, _| {
             emitted += 1;
             emitted < 3
         },

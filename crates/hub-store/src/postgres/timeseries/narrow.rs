@@ -47,14 +47,19 @@ enum Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// Takes a row; `false` when the streamed answer's reader has gone.
-    async fn take(&mut self, row: Vec<Cell>) -> bool {
+    /// Takes a row; `false` when the streamed answer's reader has gone. Rows the reader
+    /// is done with go to `spare`, to be filled again.
+    async fn take(&mut self, row: Vec<Cell>, spare: &mut Vec<Vec<Cell>>) -> bool {
         match self {
             Sink::Rows(rows) => {
                 rows.push(row);
                 true
             }
-            Sink::Stream(tx) => tx.push(row).await.is_ok(),
+            Sink::Stream(tx) => {
+                let taken = tx.push(row).await.is_ok();
+                tx.take_spare_rows(spare);
+                taken
+            }
         }
     }
 }
@@ -202,7 +207,7 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
         })?;
         match step {
             Step::Row(row) => {
-                if !sink.take(row).await {
+                if !sink.take(row, merge.spare_rows()).await {
                     break;
                 }
             }
