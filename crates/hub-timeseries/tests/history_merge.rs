@@ -102,6 +102,16 @@ async fn store() -> (tempfile::TempDir, TimeseriesState) {
         json!({"name": "(default)", "provenance": prov, "data": [], "branch": branch}),
     )
     .await;
+    // JSON values (a series of their own): `select=mvalue.a` reads a path of them.
+    let documents: Vec<Value> = (0..12)
+        .map(|i| json!({"timestamp": T0 + i * 2 * MIN + MIN, "value": {"a": i, "b": ["x", i]}, "period": 120}))
+        .collect();
+    post(
+        &state,
+        "/v2/json/pushRecords/MeteoStation",
+        json!({"name": "(default)", "data": [], "branch": {"A1": {"branch": {"state": {"data": documents}}}, "B2": {"branch": {"state": {"data": documents}}}}}),
+    )
+    .await;
     // Later values of one series without a provenance: NULL provenance columns.
     let later: Vec<Value> = (30..36)
         .map(|i| json!({"timestamp": T0 + i * MIN, "value": i as f64, "period": 60}))
@@ -200,6 +210,8 @@ async fn split_and_compiled_where_answer_the_same_bytes() {
         "limit=5&offset=2&select=sname,mvalue&distinct=true",
         "limit=-1&timezone=UTC%2B2&shownull=true&select=scode,mvalidtime,mvalue,pname",
         "limit=-1&shownull=true&select=prname,mvalue,scode,prlineage,mvalidtime",
+        // JSON paths of the measurement and of the station in the selection.
+        "limit=-1&select=mvalidtime,mvalue.a,smetadata.city,scode",
     ];
     let mut compared = 0;
     for (station, measurement) in pairs {
@@ -241,6 +253,21 @@ async fn split_and_compiled_where_answer_the_same_bytes() {
     }
     // Most combinations answer rows (a filter matching nothing would prove little).
     assert!(compared > 100, "only {compared} non-empty answers");
+    // A path of JSON values reads the documents' values (the station's text values,
+    // another series, have none), narrow as compiled.
+    let uri = format!(
+        "/v2/flat/MeteoStation/state/2024-01-15/2024-01-16?limit=-1&select=mvalue.a,scode&where={}",
+        enc("scode.eq.\"B2\",mvalidtime.lt.2024-01-15T10:06:00")
+    );
+    let (s, body) = call(&state, &uri, None, None).await;
+    assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let values: Vec<Value> = rows(&body).iter().map(|r| r["mvalue.a"].clone()).collect();
+    let none = Value::Null;
+    assert_eq!(
+        values,
+        [none.clone(), json!(0), none, json!(1), json!(2)],
+        "{uri}"
+    );
 }
 
 /// 64 series whose rows interleave minute by minute, each with more rows than one fetch

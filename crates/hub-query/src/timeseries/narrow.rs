@@ -33,9 +33,13 @@ pub struct NarrowHistory {
     /// order.
     pub series: SqlBuilder,
     /// One series' measurement columns (those at `measured`, in that order) in time
-    /// order, then its provenance id when `provenance` is read apart. Parameter 1 is
-    /// the series id (bound to 0 here; the store binds each series' id in its place).
+    /// order, then its provenance id when `provenance` is read apart. Its parameter at
+    /// `series_param` is the series id (bound to 0 here; the store binds each series'
+    /// id in its place).
     pub history: SqlBuilder,
+    /// Which of `history`'s parameters is the series id: selected JSON paths of the
+    /// measurement come before it.
+    pub series_param: usize,
     /// The provenance columns the answer selects, read once apart instead of joined to
     /// every measurement row (unless a `where` item filters on them).
     pub provenance: Option<ProvenanceRead>,
@@ -259,7 +263,9 @@ pub(super) fn narrow_history(
     if uses_provenance || where_provenance {
         join_provenance(&mut h, "me.provenance_id");
     }
-    h.sql(" WHERE me.series_id = ").param(SqlValue::Int(0));
+    h.sql(" WHERE me.series_id = ");
+    let series_param = h.params().len();
+    h.param(SqlValue::Int(0));
     h.sql(" AND me.timestamp >= ");
     time_param(&mut h, p.from);
     h.sql(" AND me.timestamp < ");
@@ -278,6 +284,7 @@ pub(super) fn narrow_history(
     Ok(Some(NarrowHistory {
         series: s,
         history: h,
+        series_param,
         provenance,
         measured: positions,
         order: p.order.iter().map(|o| o - 1).collect(),

@@ -70,7 +70,7 @@ pub(super) fn read_narrow(
     let mut params = plan.history.params().to_vec();
     let mut cursors = Vec::with_capacity(ids.len());
     for (stmt, id) in statements.iter_mut().zip(&ids) {
-        params[0] = SqlValue::Int(*id);
+        params[plan.series_param] = SqlValue::Int(*id);
         let bound = super::bind(&params);
         cursors.push(stmt.query(bound.as_slice())?);
     }

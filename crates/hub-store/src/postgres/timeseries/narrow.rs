@@ -178,7 +178,7 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     // Every portal bound (one round trip), then every first part asked for at once.
     let portals = try_join_all(ids.iter().map(|&id| {
         let mut params = plan.history.params().to_vec();
-        params[0] = SqlValue::Int(id);
+        params[plan.series_param] = SqlValue::Int(id);
         async move {
             let bound = bind(&params);
             tx.portal(statement, &refs(&bound)).await
