@@ -91,8 +91,9 @@ pub(crate) struct BatchSender<T> {
     spare: Vec<T>,
 }
 
-/// Rows of given-back batches kept for filling again; the rest are dropped.
-const SPARE_ROWS: usize = 2 * BATCH_ROWS;
+/// Rows of given-back batches kept for filling again (a batch's worth: the producer
+/// fills one batch while the next comes back); the rest are dropped.
+const SPARE_ROWS: usize = BATCH_ROWS;
 
 /// A connected pair.
 pub(crate) fn channel<T>() -> (BatchSender<T>, Batches<T>) {
