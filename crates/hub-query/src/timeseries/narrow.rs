@@ -40,6 +40,9 @@ pub struct NarrowHistory {
     /// Which of `history`'s parameters is the series id: selected JSON paths of the
     /// measurement come before it.
     pub series_param: usize,
+    /// Which of `history`'s parameters are the time range's start and end (epoch
+    /// milliseconds, `[start, end)`): a store may read the range in parts.
+    pub range_params: (usize, usize),
     /// The provenance columns the answer selects, read once apart instead of joined to
     /// every measurement row (unless a `where` item filters on them).
     pub provenance: Option<ProvenanceRead>,
@@ -267,6 +270,7 @@ pub(super) fn narrow_history(
     let series_param = h.params().len();
     h.param(SqlValue::Int(0));
     h.sql(" AND me.timestamp >= ");
+    let range_params = (h.params().len(), h.params().len() + 1);
     time_param(&mut h, p.from);
     h.sql(" AND me.timestamp < ");
     time_param(&mut h, p.to);
@@ -285,6 +289,7 @@ pub(super) fn narrow_history(
         series: s,
         history: h,
         series_param,
+        range_params,
         provenance,
         measured: positions,
         order: p.order.iter().map(|o| o - 1).collect(),
@@ -292,4 +297,40 @@ pub(super) fn narrow_history(
         offset: q.offset.max(0) as u64,
         limit: (q.limit > 0).then_some(q.limit as u64),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::query::compile_query;
+    use super::*;
+    use crate::timeseries::Route;
+
+    /// The series id and the time range are found by position whatever the selection
+    /// puts before them (a JSON path of the measurement is a parameter too).
+    #[test]
+    fn the_series_and_range_parameters_are_named_by_position() {
+        for (select, dialect) in [
+            ("mvalidtime,mvalue", Dialect::Sqlite),
+            ("mvalidtime,mvalue.a.b,smetadata.city", Dialect::Sqlite),
+            ("mvalue.a,mvalue.b", Dialect::Postgres),
+        ] {
+            let q = TsQuery {
+                route: Route::History { from: 111, to: 222 },
+                tree: false,
+                types: None,
+                data_types: None,
+                filter: None,
+                select: Some(select.into()),
+                distinct: false,
+                limit: 0,
+                offset: -1,
+                access: None,
+            };
+            let plan = compile_query(&q, dialect).unwrap().narrow.expect("narrow");
+            let params = plan.history.params();
+            assert_eq!(params[plan.series_param], SqlValue::Int(0), "{select}");
+            assert_eq!(params[plan.range_params.0], SqlValue::Int(111), "{select}");
+            assert_eq!(params[plan.range_params.1], SqlValue::Int(222), "{select}");
+        }
+    }
 }

@@ -21,6 +21,7 @@ use super::{query_error, row_cells};
 use crate::batches::BatchSender;
 use crate::postgres::session::{Conn, Stmt, Tx};
 use crate::postgres::{bind, refs, Queries};
+use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::{Cell, SharedText};
 use crate::Result;
@@ -34,10 +35,50 @@ fn usable(conn: &Conn, plan: Option<NarrowHistory>) -> Option<NarrowHistory> {
 /// Rows buffered across all series' portals at most (about 13 MB of cells).
 const BUFFERED_ROWS: usize = 65_536;
 
-/// Rows fetched from each portal at a time when `series` are merged: one round trip
-/// for a week of one series (2,016 five-minute values), a bounded buffer for many.
-fn fetch_rows(series: usize) -> i32 {
-    (BUFFERED_ROWS / series.max(1)).clamp(128, 16_384) as i32
+/// Rows fetched from each portal at a time when `parts` portals are read at once: one
+/// round trip for a week of one series (2,016 five-minute values), a bounded buffer for
+/// many.
+fn fetch_rows(parts: usize) -> i32 {
+    (BUFFERED_ROWS / parts.max(1)).clamp(128, 16_384) as i32
+}
+
+/// Series merged at most for their histories to be read window by window.
+const WINDOWED_SERIES: usize = 4;
+
+/// The most windows one series' history is read in.
+const MAX_WINDOWS: i64 = 36;
+
+/// `[from, to)` cut at the starts of UTC months (the history's partitions), into at most
+/// [`MAX_WINDOWS`] windows of whole months (several each for a long range); `[from, to)`
+/// whole when it is not cut. PostgreSQL sorts a partitioned history read before its
+/// first row (with a DEFAULT partition, a generic plan cannot append partitions in
+/// order); a window is sorted alone, while the rows of the one before it are read.
+fn windows(from: i64, to: i64) -> Vec<(i64, i64)> {
+    let (Some(first), Some(last)) = (Month::of_ms(from), Month::of_ms(to.saturating_sub(1))) else {
+        return vec![(from, to)];
+    };
+    let months = (last.year as i64 * 12 + last.month as i64)
+        - (first.year as i64 * 12 + first.month as i64)
+        + 1;
+    if from >= to || months <= 1 {
+        return vec![(from, to)];
+    }
+    let step = (months + MAX_WINDOWS - 1) / MAX_WINDOWS;
+    let mut out = Vec::new();
+    let mut start = from;
+    let mut k = step;
+    while k < months {
+        match first.plus(k).start_ms() {
+            Some(cut) if cut > start && cut < to => {
+                out.push((start, cut));
+                start = cut;
+            }
+            _ => break,
+        }
+        k += step;
+    }
+    out.push((start, to));
+    out
 }
 
 /// Where the merged rows go: into memory, or batch by batch to a streamed answer.
@@ -64,48 +105,106 @@ impl Sink<'_> {
     }
 }
 
-/// The parts of the series' portals asked for and not yet read, and the rows read.
-/// The connection answers in the order it was asked, so the part in front is read first
-/// (its rows kept for later when another series is wanted); a part is read as its rows
-/// arrive, so Hub decodes and merges while PostgreSQL still produces the rest.
+/// One time window of a series' history: its portal and the rows read of it.
+struct Window {
+    portal: Portal,
+    buffered: VecDeque<Vec<Cell>>,
+    /// A part of it is in flight.
+    asked: bool,
+    /// A part came back short: the portal has no more rows.
+    ended: bool,
+}
+
+/// A series' windows, merged in time order: `current` is the one its rows come from.
+struct SeriesRead {
+    windows: Vec<Window>,
+    current: usize,
+    shared: SharedText,
+}
+
+/// The parts of the portals asked for and not yet read, and the rows read. The
+/// connection answers in the order it was asked, so the part in front is read first
+/// (its rows kept for later when another series or window is wanted); a part is read as
+/// its rows arrive, so Hub decodes and merges while PostgreSQL still produces the rest.
+/// A series' next window is asked for while its current one is read, so PostgreSQL
+/// reads and sorts it meanwhile.
 struct Fetches {
     /// Rows asked for per part.
     size: i32,
-    /// (series, its part's rows, rows read of it so far), in the order asked.
-    in_flight: VecDeque<(usize, Pin<Box<RowStream>>, usize)>,
-    buffered: Vec<VecDeque<Vec<Cell>>>,
-    /// A part of the series came back short: its portal has no more rows.
-    ended: Vec<bool>,
-    shared: Vec<SharedText>,
+    /// (series, window, its part's rows, rows read of it so far), in the order asked.
+    in_flight: VecDeque<(usize, usize, Pin<Box<RowStream>>, usize)>,
+    series: Vec<SeriesRead>,
 }
 
 impl Fetches {
-    /// Asks for the next part of series k's portal (answered after those in flight).
-    async fn send(&mut self, tx: &Tx<'_>, portal: &Portal, k: usize) -> Result<()> {
+    /// Series k's next row, the end of its history, or `Pending` (fetch first).
+    fn pull(&mut self, k: usize) -> Pull {
+        let s = &mut self.series[k];
+        loop {
+            let w = &mut s.windows[s.current];
+            if let Some(row) = w.buffered.pop_front() {
+                return Pull::Row(row);
+            }
+            if !w.ended {
+                return Pull::Pending;
+            }
+            if s.current + 1 == s.windows.len() {
+                return Pull::End;
+            }
+            s.current += 1;
+        }
+    }
+
+    /// Asks for the next part of window w of series k (answered after those in flight),
+    /// unless one is in flight or the window has ended.
+    async fn send(&mut self, tx: &Tx<'_>, k: usize, w: usize) -> Result<()> {
+        let Some(window) = self.series[k].windows.get_mut(w) else {
+            return Ok(());
+        };
+        if window.asked || window.ended {
+            return Ok(());
+        }
         let rows = tx
-            .fetch_stream(portal, self.size)
+            .fetch_stream(&window.portal, self.size)
             .await
             .map_err(query_error)?;
-        self.in_flight.push_back((k, Box::pin(rows), 0));
+        window.asked = true;
+        self.in_flight.push_back((k, w, Box::pin(rows), 0));
         Ok(())
     }
 
-    /// Reads at least one more row of series k, or learns that it has ended: parts in
-    /// front of its own are read to their ends first; its part's rows already received
-    /// are taken too, without waiting for more.
-    async fn more(&mut self, tx: &Tx<'_>, portal: &Portal, k: usize) -> Result<()> {
-        if !self.in_flight.iter().any(|(s, _, _)| *s == k) {
-            self.send(tx, portal, k).await?;
-        }
-        // Series k's part is in flight until its end is read below.
-        while let Some((series, rows, read)) = self.in_flight.front_mut() {
-            let series = *series;
+    /// Asks for series k's current window and the one after it, ahead.
+    async fn ask(&mut self, tx: &Tx<'_>, k: usize) -> Result<()> {
+        let current = self.series[k].current;
+        self.send(tx, k, current).await?;
+        self.send(tx, k, current + 1).await
+    }
+
+    /// A part of window w of series k came to its end after `read` rows.
+    fn part_ended(&mut self, k: usize, w: usize, read: usize) {
+        let window = &mut self.series[k].windows[w];
+        window.asked = false;
+        window.ended = read < self.size as usize;
+    }
+
+    /// Reads at least one more row of series k's current window, or learns that it has
+    /// ended: parts in front of its own are read to their ends first; its part's rows
+    /// already received are taken too, without waiting for more.
+    async fn more(&mut self, tx: &Tx<'_>, k: usize) -> Result<()> {
+        self.ask(tx, k).await?;
+        let current = self.series[k].current;
+        // Series k's current part is in flight until its end is read below.
+        while let Some((series, window, rows, read)) = self.in_flight.front_mut() {
+            let (series, window) = (*series, *window);
+            let wanted = (series, window) == (k, current);
             match rows.next().await {
                 Some(row) => {
                     *read += 1;
                     let row = row.map_err(query_error)?;
-                    self.buffered[series].push_back(row_cells(&row, &mut self.shared[series])?);
-                    if series == k {
+                    let s = &mut self.series[series];
+                    let cells = row_cells(&row, &mut s.shared)?;
+                    s.windows[window].buffered.push_back(cells);
+                    if wanted {
                         // A finished part must not be polled again (its answer channel
                         // is closed): its end is taken here too when it has arrived.
                         loop {
@@ -113,13 +212,14 @@ impl Fetches {
                                 Some(Some(row)) => {
                                     *read += 1;
                                     let row = row.map_err(query_error)?;
-                                    self.buffered[k]
-                                        .push_back(row_cells(&row, &mut self.shared[k])?);
+                                    let s = &mut self.series[k];
+                                    let cells = row_cells(&row, &mut s.shared)?;
+                                    s.windows[current].buffered.push_back(cells);
                                 }
                                 Some(None) => {
                                     let read = *read;
                                     self.in_flight.pop_front();
-                                    self.ended[k] = read < self.size as usize;
+                                    self.part_ended(k, current, read);
                                     return Ok(());
                                 }
                                 None => return Ok(()),
@@ -130,14 +230,26 @@ impl Fetches {
                 None => {
                     let read = *read;
                     self.in_flight.pop_front();
-                    self.ended[series] = read < self.size as usize;
-                    if series == k {
+                    self.part_ended(series, window, read);
+                    if wanted {
                         return Ok(());
                     }
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The time range of the history read, from its parameters.
+fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
+    let params = plan.history.params();
+    match (
+        params.get(plan.range_params.0),
+        params.get(plan.range_params.1),
+    ) {
+        (Some(SqlValue::Int(from)), Some(SqlValue::Int(to))) => Some((*from, *to)),
+        _ => None,
     }
 }
 
@@ -173,46 +285,74 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     let Stmt::Named(statement) = &history else {
         return Ok(false);
     };
-    let fetch = fetch_rows(ids.len());
+    let windows = match range(plan) {
+        Some((from, to)) if ids.len() <= WINDOWED_SERIES => windows(from, to),
+        _ => Vec::new(),
+    };
     let tx = &tx;
-    // Every portal bound (one round trip), then every first part asked for at once.
-    let portals = try_join_all(ids.iter().map(|&id| {
-        let mut params = plan.history.params().to_vec();
-        params[plan.series_param] = SqlValue::Int(id);
-        async move {
-            let bound = bind(&params);
-            tx.portal(statement, &refs(&bound)).await
-        }
+    // Every window of every series bound (one round trip); a portal per window.
+    let bindings = ids.iter().flat_map(|&id| {
+        let windows = if windows.is_empty() {
+            vec![None]
+        } else {
+            windows.iter().copied().map(Some).collect()
+        };
+        windows.into_iter().map(move |window| {
+            let mut params = plan.history.params().to_vec();
+            params[plan.series_param] = SqlValue::Int(id);
+            if let Some((from, to)) = window {
+                params[plan.range_params.0] = SqlValue::Int(from);
+                params[plan.range_params.1] = SqlValue::Int(to);
+            }
+            params
+        })
+    });
+    let mut portals = try_join_all(bindings.map(|params| async move {
+        let bound = bind(&params);
+        tx.portal(statement, &refs(&bound)).await
     }))
     .await
-    .map_err(query_error)?;
+    .map_err(query_error)?
+    .into_iter();
+    let per_series = windows.len().max(1);
+    let ahead = usize::from(per_series > 1);
     let mut fetches = Fetches {
-        size: fetch,
-        in_flight: VecDeque::with_capacity(ids.len()),
-        buffered: ids.iter().map(|_| VecDeque::new()).collect(),
-        ended: vec![false; ids.len()],
-        shared: ids.iter().map(|_| SharedText::default()).collect(),
+        size: fetch_rows(ids.len() * (1 + ahead)),
+        in_flight: VecDeque::new(),
+        series: ids
+            .iter()
+            .map(|_| SeriesRead {
+                windows: portals
+                    .by_ref()
+                    .take(per_series)
+                    .map(|portal| Window {
+                        portal,
+                        buffered: VecDeque::new(),
+                        asked: false,
+                        ended: false,
+                    })
+                    .collect(),
+                current: 0,
+                shared: SharedText::default(),
+            })
+            .collect(),
     };
-    for (k, portal) in portals.iter().enumerate() {
-        fetches.send(tx, portal, k).await?;
+    // Every series' first window asked for at once, then every second one, ahead.
+    for w in 0..=ahead {
+        for k in 0..ids.len() {
+            fetches.send(tx, k, w).await?;
+        }
     }
     let mut merge = Merge::new(plan, &templates, &provenances);
     loop {
-        let step = merge.next(|k| {
-            Ok(match fetches.buffered[k].pop_front() {
-                Some(measured) => Pull::Row(measured),
-                None if fetches.ended[k] => Pull::End,
-                None => Pull::Pending,
-            })
-        })?;
-        match step {
+        match merge.next(|k| Ok(fetches.pull(k)))? {
             Step::Row(row) => {
                 if !sink.take(row, merge.spare_rows()).await {
                     break;
                 }
             }
             Step::Done => break,
-            Step::Fetch(k) => fetches.more(tx, &portals[k], k).await?,
+            Step::Fetch(k) => fetches.more(tx, k).await?,
         }
     }
     Ok(true)
@@ -280,6 +420,77 @@ pub(super) async fn narrow_stream(
 
 #[cfg(test)]
 mod tests {
+    use super::windows;
+    use crate::timeseries::history::Month;
+
+    fn ms(s: &str) -> i64 {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .timestamp_millis()
+    }
+
+    #[test]
+    fn a_range_is_read_in_windows_of_whole_months() {
+        // (from, to, cuts between windows)
+        let table: [(&str, &str, &[&str]); 5] = [
+            ("2026-03-04T05:00:00Z", "2026-03-28T00:00:00Z", &[]),
+            // Ending at a month's start: no empty window after it.
+            ("2026-03-04T05:00:00Z", "2026-04-01T00:00:00Z", &[]),
+            (
+                "2026-03-04T05:00:00Z",
+                "2026-05-01T00:00:01Z",
+                &["2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+            ),
+            (
+                "2025-11-26T14:42:00Z",
+                "2026-01-27T14:43:00Z",
+                &["2025-12-01T00:00:00Z", "2026-01-01T00:00:00Z"],
+            ),
+            // Starting at a month's start.
+            (
+                "2026-01-01T00:00:00Z",
+                "2026-02-10T00:00:00Z",
+                &["2026-02-01T00:00:00Z"],
+            ),
+        ];
+        for (from, to, cuts) in table {
+            let got = windows(ms(from), ms(to));
+            let mut bounds = vec![ms(from)];
+            bounds.extend(cuts.iter().map(|c| ms(c)));
+            bounds.push(ms(to));
+            let want: Vec<(i64, i64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+            assert_eq!(got, want, "{from} .. {to}");
+        }
+    }
+
+    #[test]
+    fn long_or_odd_ranges_stay_few_windows_covering_the_range() {
+        for (from, to) in [
+            (ms("2016-02-10T00:00:00Z"), ms("2026-11-27T00:00:00Z")),
+            (ms("1900-01-01T00:00:00Z"), ms("2100-01-01T00:00:00Z")),
+            (0, 1),
+            (5, 5),
+            (9, 3),
+            (i64::MIN, i64::MAX),
+            (-86_400_000 * 400, 86_400_000 * 400),
+        ] {
+            let got = windows(from, to);
+            assert!(
+                !got.is_empty() && got.len() <= 36,
+                "{from} .. {to}: {}",
+                got.len()
+            );
+            assert_eq!(got[0].0, from);
+            assert_eq!(got.last().unwrap().1, to);
+            for pair in got.windows(2) {
+                assert_eq!(pair[0].1, pair[1].0, "contiguous");
+                assert!(pair[0].0 < pair[0].1, "not empty");
+                let cut = Month::of_ms(pair[0].1).unwrap();
+                assert_eq!(cut.start_ms(), Some(pair[0].1), "cut at a month's start");
+            }
+        }
+    }
+
     #[test]
     fn few_series_fetch_much_at_once_many_series_a_bounded_part() {
         // (series merged, rows fetched per round trip)
