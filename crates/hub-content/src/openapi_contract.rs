@@ -100,7 +100,7 @@ pub fn parameter_schema(path: &str, name: &str) -> Option<Value> {
             s["pattern"] = json!(format!("^({TEXT_CHAR}*{NAME_CHAR}{TEXT_CHAR}*)?$"));
             s
         }
-        (_, "idlist" | "source" | "validforentity" | "types" | "typelist") => text(
+        (_, "idlist" | "source" | "publishedon" | "validforentity" | "types" | "typelist") => text(
             MAX_LIST_CHARS,
             &format!("comma list of at most {MAX_LIST_ITEMS} items"),
         ),
@@ -417,6 +417,54 @@ mod tests {
             .clone();
         for l in hub_model::language::LANGUAGES {
             assert!(languages.contains(&Value::from(*l)), "{l}");
+        }
+    }
+
+    /// A text parameter the list parser refuses with a control character in it says so
+    /// in its schema (a pattern that does not match such a value), so a generated
+    /// client or a fuzzer never sends one expecting success.
+    #[test]
+    fn parameters_refusing_control_characters_document_it() {
+        use crate::params::{ListParams, RawQuery};
+        let doc = document();
+        let mut checked = Vec::new();
+        for path in ["/v1/Article", "/v1/Event", "/v1/Accommodation"] {
+            for p in doc["paths"][path]["get"]["parameters"].as_array().unwrap() {
+                let name = p["name"].as_str().unwrap();
+                let query = RawQuery::parse(Some(&format!("{name}=a%C2%84")));
+                let refused = matches!(
+                    ListParams::parse(&query.typed()),
+                    Err(crate::ContentError::InvalidParameter { ref parameter, .. }
+                        | crate::ContentError::Parse { ref parameter, .. }) if parameter == name
+                );
+                let schema = &p["schema"];
+                let schema = if schema["anyOf"].is_array() {
+                    &schema["anyOf"][0]
+                } else {
+                    schema
+                };
+                // Free text: a string without an enum or a format saying what it holds.
+                let text = schema["type"] == "string"
+                    || schema["type"]
+                        .as_array()
+                        .is_some_and(|t| t.contains(&Value::from("string")));
+                if !refused
+                    || !text
+                    || schema.get("enum").is_some()
+                    || schema.get("format").is_some()
+                {
+                    continue;
+                }
+                let pattern = schema["pattern"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{path} {name}: refused, but no pattern says so"));
+                let pattern = regex::Regex::new(pattern).unwrap();
+                assert!(!pattern.is_match("a\u{84}"), "{path} {name}: {pattern}");
+                checked.push(name.to_string());
+            }
+        }
+        for name in ["publishedon", "source", "searchfilter", "idlist"] {
+            assert!(checked.iter().any(|c| c == name), "{name} was not checked");
         }
     }
 
