@@ -246,3 +246,99 @@ fn concurrent_large_pushes_from_two_stores_keep_every_row_once() {
         assert_eq!(ends, [vec![11_998_000; 6], vec![11_999_000; 6]].concat());
     });
 }
+
+/// A push naming series that exist and series that do not yet (a new station and, for
+/// the known stations, their first text values) stores both kinds, sums up and leaves
+/// the same latest values as SQLite; a push of only older records changes nothing.
+#[test]
+fn pushes_of_known_and_new_series_store_and_sum_up_as_sqlite_does() {
+    use crate::postgres::Queries;
+    let Some(_) = test_admin() else { return };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let pg = Store::open_for_tests(dir.path()).unwrap();
+    let lite = Store::open_sqlite(lite_dir.path()).unwrap();
+    let (Backend::Postgres(b), Backend::Sqlite(l)) = (&*pg.backend, &*lite.backend) else {
+        panic!("not PostgreSQL and SQLite")
+    };
+    // (series, timestamp, double, text) of every latest row, by station code and value table.
+    const LATEST_SQL: &str = "SELECT st.stationcode, s.value_table, l.timestamp, l.double_value, l.string_value \
+         FROM ts_latest l JOIN ts_series s ON s.id = l.series_id JOIN ts_station st ON st.id = s.station_id \
+         ORDER BY st.stationcode, s.value_table";
+    rt.block_on(async {
+        for store in [&pg, &lite] {
+            stations(&*store.timeseries(), 3).await;
+        }
+        let doubles = |stations: usize, from: i64, to: i64| -> Vec<RecordInput> {
+            records(stations, from, to)
+                .into_iter()
+                .filter(|r| matches!(r.value, RecordValue::Double(_)))
+                .collect()
+        };
+        let pushes = [
+            // Doubles of S0 and S1 only: their series are new.
+            doubles(2, 1, 50),
+            // S0 and S1 go on (known), their text values and all of S2 are new.
+            records(3, 40, 120),
+            // Older records only: skipped, nothing changes.
+            records(3, 60, 100),
+        ];
+        for (k, push) in pushes.iter().enumerate() {
+            let on_pg = pg
+                .timeseries()
+                .push_records("P".into(), None, push.clone())
+                .await
+                .unwrap();
+            let on_sqlite = lite
+                .timeseries()
+                .push_records("P".into(), None, push.clone())
+                .await
+                .unwrap();
+            assert_eq!(on_pg, on_sqlite, "push {k}");
+        }
+        type Latest = Vec<(String, i64, i64, Option<f64>, Option<String>)>;
+        let pg_latest: Latest = b
+            .read(|conn| async move {
+                Ok(conn
+                    .query(LATEST_SQL, &[])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+                    .collect())
+            })
+            .await
+            .unwrap();
+        let lite_latest: Latest = l
+            .read(|conn| {
+                let mut st = conn.prepare(LATEST_SQL)?;
+                let rows = st.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?;
+                Ok(rows.collect::<std::result::Result<Latest, _>>()?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(pg_latest, lite_latest);
+        // Per station a series of doubles ending at 118 s and one of texts at 119 s (every
+        // 7th second is a text).
+        let ends: Vec<(&str, i64)> = pg_latest.iter().map(|r| (r.0.as_str(), r.2)).collect();
+        assert_eq!(
+            ends,
+            [
+                ("S0", 118_000),
+                ("S0", 119_000),
+                ("S1", 118_000),
+                ("S1", 119_000),
+                ("S2", 118_000),
+                ("S2", 119_000)
+            ]
+        );
+        assert_eq!(
+            (pg_latest[2].3, pg_latest[3].4.as_deref()),
+            (Some(119.0), Some("text 119 ü"))
+        );
+    });
+}
