@@ -342,3 +342,66 @@ fn pushes_of_known_and_new_series_store_and_sum_up_as_sqlite_does() {
         );
     });
 }
+
+/// Pushes rewrite a series' latest row on its own page: no page of `ts_latest` fills up
+/// with versions, so the rows stay where they are and the table does not grow with each
+/// push (with full pages every rewritten row would move and the table grow).
+#[test]
+fn pushes_rewrite_latest_rows_on_their_pages() {
+    use crate::postgres::Queries;
+    let Some(_) = test_admin() else { return };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let Backend::Postgres(b) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    // Per latest row the page it is on, and the table's pages.
+    let layout = || {
+        b.read(|conn| async move {
+            let pages: Vec<String> = conn
+                .query(
+                    "SELECT (ctid::text::point)[0]::int8::text FROM ts_latest ORDER BY series_id",
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let size: i64 = conn
+                .query_one("SELECT pg_relation_size('ts_latest')", &[])
+                .await?
+                .get(0);
+            Ok((pages, size))
+        })
+    };
+    rt.block_on(async {
+        // 300 series of doubles: several pages of latest rows.
+        let doubles = |from: i64, to: i64| -> Vec<RecordInput> {
+            records(300, from, to)
+                .into_iter()
+                .filter(|r| matches!(r.value, RecordValue::Double(_)))
+                .collect()
+        };
+        stations(&*store.timeseries(), 300).await;
+        store
+            .timeseries()
+            .push_records("P".into(), None, doubles(1, 3))
+            .await
+            .unwrap();
+        let first = layout().await.unwrap();
+        assert_eq!(first.0.len(), 300);
+        assert!(first.1 >= 3 * 8192, "{} bytes", first.1);
+        for round in 1..6 {
+            store
+                .timeseries()
+                .push_records("P".into(), None, doubles(round * 10, round * 10 + 3))
+                .await
+                .unwrap();
+            assert_eq!(layout().await.unwrap(), first, "after push {round}");
+        }
+    });
+}
