@@ -12,7 +12,8 @@
 //! `steps_per_push` time steps of every series (one transaction each, oldest first: a
 //! push only keeps records newer than a series' latest value, so time order is
 //! required); with `writers` > 1, as many pushes at once, each of its share of the
-//! stations. On PostgreSQL the monthly `ts_history` partitions are made by that push
+//! stations. Each writer generates its next push on a blocking thread while the current
+//! one runs, as a data source produces records independently of the store. On PostgreSQL the monthly `ts_history` partitions are made by that push
 //! path as each month is reached. Must not: touch connections or build SQL.
 
 use std::time::{Duration, Instant};

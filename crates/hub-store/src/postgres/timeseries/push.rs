@@ -10,9 +10,10 @@ use tokio_postgres::types::ToSql;
 use super::history_copy::{HistoryCopy, HISTORY_COLUMNS, MESSAGE_BYTES};
 use super::*;
 
-/// History rows from which a push copies instead of inserting: COPY costs two round
-/// trips more than the cached array statement, which small pushes would notice, and
-/// saves the server most of its per-row work on large ones.
+/// History rows from which a push copies instead of inserting: COPY costs a round trip
+/// more than the cached array statement (its start is answered before the rows go out),
+/// which small pushes would notice, and saves the server most of its per-row work on
+/// large ones.
 const COPY_MIN_ROWS: usize = 1_000;
 
 pub(super) async fn push_records(
