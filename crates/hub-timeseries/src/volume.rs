@@ -12,7 +12,8 @@
 //! `steps_per_push` time steps of every series (one transaction each, oldest first: a
 //! push only keeps records newer than a series' latest value, so time order is
 //! required); with `writers` > 1, as many pushes at once, each of its share of the
-//! stations. On PostgreSQL the monthly `ts_history` partitions are made by that push
+//! stations. Each writer generates its next push on a blocking thread while the current
+//! one runs, as a data source produces records independently of the store. On PostgreSQL the monthly `ts_history` partitions are made by that push
 //! path as each month is reached. Must not: touch connections or build SQL.
 
 use std::time::{Duration, Instant};
@@ -128,7 +129,7 @@ pub struct VolumeSummary {
 /// The records of time steps `k..k + steps` of the series of `stations` (index and code).
 fn volume_records(
     opts: &VolumeOptions,
-    stations: &[(usize, &String)],
+    stations: &[(usize, String)],
     names: &[String],
     k: u32,
     steps: u32,
@@ -136,7 +137,7 @@ fn volume_records(
     let (first, _) = opts.span_ms();
     let step = opts.interval_s.max(1) * 1000;
     let mut recs = Vec::with_capacity(stations.len() * names.len() * steps as usize);
-    for &(s, code) in stations {
+    for (s, code) in stations {
         for (d, name) in names.iter().enumerate() {
             let series = (s * names.len() + d) as u64;
             for j in k..k + steps {
@@ -226,14 +227,36 @@ pub async fn load_volume(
     let shared = std::cell::RefCell::new((&mut sum, &mut progress));
     let started = Instant::now();
     let pushes = (0..writers).map(|w| {
-        let (codes, names, shared) = (&codes, &names, &shared);
-        async move {
-            let mine: Vec<(usize, &String)> =
-                codes.iter().enumerate().skip(w).step_by(writers).collect();
-            let mut k = 0u32;
-            while k < opts.points {
+        let shared = &shared;
+        // What this writer generates from: its share of the stations, the type names.
+        let mine: Vec<(usize, String)> = codes
+            .iter()
+            .cloned()
+            .enumerate()
+            .skip(w)
+            .step_by(writers)
+            .collect();
+        let source = std::sync::Arc::new((opts.clone(), mine, names.clone()));
+        // The records of steps k.. on a blocking thread, as a data source produces them
+        // independently of the store: the next push is generated while this one runs.
+        let generate = move |k: u32| {
+            let source = source.clone();
+            tokio::task::spawn_blocking(move || {
+                let (opts, mine, names) = &*source;
                 let steps = opts.steps_per_push.max(1).min(opts.points - k);
-                let recs = volume_records(opts, &mine, names, k, steps);
+                (steps, volume_records(opts, mine, names, k, steps))
+            })
+        };
+        async move {
+            let mut k = 0u32;
+            let mut next = (k < opts.points).then(|| generate(k));
+            while let Some(generated) = next.take() {
+                let (steps, recs) = generated
+                    .await
+                    .map_err(|e| StoreError::Task(e.to_string()))?;
+                if k + steps < opts.points {
+                    next = Some(generate(k + steps));
+                }
                 let done = store
                     .push_records(opts.station_type.clone(), None, recs)
                     .await?;

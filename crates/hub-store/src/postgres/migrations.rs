@@ -57,6 +57,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: revision writes notify listeners",
         parts: schema::content::POSTGRES_REVISION_NOTIFY,
     },
+    Change {
+        version: 8,
+        name: "time series: latest values leave room for updates on their pages",
+        parts: schema::timeseries::POSTGRES_LATEST_FILLFACTOR,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -358,12 +358,24 @@ impl Tx<'_> {
         self.tx.query_portal_raw(portal, max_rows).await
     }
 
-    /// `COPY … FROM STDIN` in this transaction (its statement lives and closes inside it).
+    /// `COPY … FROM STDIN` in this transaction: a statement prepared once per connection
+    /// (no round trip to describe it again), or behind a transaction-mode pooler one
+    /// that lives and closes inside the transaction.
     pub(crate) async fn copy_in<U>(&self, sql: &str) -> Result<tokio_postgres::CopyInSink<U>, Error>
     where
         U: bytes::Buf + Send + 'static,
     {
-        self.tx.copy_in(sql).await
+        match self.mode {
+            StatementMode::Prepared => {
+                let statement = self
+                    .tx
+                    .statement_cache
+                    .prepare(self.tx.client(), sql)
+                    .await?;
+                self.tx.copy_in(&statement).await
+            }
+            StatementMode::Unnamed(_) => self.tx.copy_in(sql).await,
+        }
     }
 }
 

@@ -423,6 +423,19 @@ pub(crate) const POSTGRES_TIME_SERIES: &[Part] = &[
     Part::Only(Dialect::Postgres, FILTER_FUNCTIONS),
 ];
 
+/// PostgreSQL migration 8: `ts_latest` pages are filled to 40 %. A push rewrites the
+/// latest row of each series it writes; on a full page the new version goes to another
+/// page with a new entry in the primary key (not a HOT update), so the table and its
+/// index grow with every push until vacuumed. With room for a second version of every
+/// row next to the live one (and the line pointer that leads to it once the version
+/// before is pruned, which happens when a page is next read after the writing push
+/// ended), each rewrite stays on its page. Pages filled before the change get the room
+/// as their rows move (SQLite rewrites rows in place and has no such setting).
+pub(crate) const POSTGRES_LATEST_FILLFACTOR: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    "ALTER TABLE ts_latest SET (fillfactor = 40);",
+)];
+
 /// Every table of the group, for the twin check in the parent module.
 #[cfg(test)]
 pub(crate) const TABLES: &[&Table] = &[

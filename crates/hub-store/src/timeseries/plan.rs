@@ -97,7 +97,10 @@ pub type SeriesKey = (i64, i64, i64, i64);
 /// code, data type, period and timestamp; records equal in all four keep their order).
 /// Codes and types compare as their ranks among the push's distinct values: a push of
 /// 100,000 records has a few thousand of those, so strings are compared that often
-/// rather than at every step of the sort.
+/// rather than at every step of the sort. Collectors send a series' records together
+/// and in time order, so the runs of records (one series, time not going back) are
+/// sorted first, as wholes; only when that does not give the one stable order (runs of
+/// a series overlapping in time) are the records sorted one by one.
 pub fn sort_records(records: &mut Vec<RecordInput>) {
     let codes = distinct_sorted(records.iter().map(|r| r.station_code.as_str()));
     let types = distinct_sorted(records.iter().map(|r| r.data_type.as_str()));
@@ -113,13 +116,47 @@ pub fn sort_records(records: &mut Vec<RecordInput>) {
             )
         })
         .collect();
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&k| keys[k]);
+    let order = sorted_runs(&keys).unwrap_or_else(|| {
+        let mut order: Vec<usize> = (0..records.len()).collect();
+        order.sort_by_key(|&k| keys[k]);
+        order
+    });
     if order.iter().enumerate().all(|(at, &k)| at == k) {
         return;
     }
     let mut slots: Vec<Option<RecordInput>> = records.drain(..).map(Some).collect();
     records.extend(order.into_iter().filter_map(|k| slots[k].take()));
+}
+
+/// The stable order of `keys` from sorting its runs (consecutive keys of one series,
+/// the time not decreasing) by their first key, or `None` when that order is not the
+/// stable sort of the keys themselves.
+fn sorted_runs(keys: &[(u32, u32, i64, i64)]) -> Option<Vec<usize>> {
+    let mut starts: Vec<usize> = Vec::new();
+    for (k, key) in keys.iter().enumerate() {
+        let continues = k > 0 && {
+            let before = &keys[k - 1];
+            (before.0, before.1, before.2) == (key.0, key.1, key.2) && before.3 <= key.3
+        };
+        if !continues {
+            starts.push(k);
+        }
+    }
+    let mut runs: Vec<(usize, usize)> = starts
+        .iter()
+        .zip(starts.iter().skip(1).copied().chain([keys.len()]))
+        .map(|(&start, end)| (start, end))
+        .collect();
+    runs.sort_by_key(|&(start, _)| keys[start]);
+    let order: Vec<usize> = runs
+        .into_iter()
+        .flat_map(|(start, end)| start..end)
+        .collect();
+    // The stable sort is the one order in which (key, position) only grows.
+    order
+        .windows(2)
+        .all(|w| (keys[w[0]], w[0]) < (keys[w[1]], w[1]))
+        .then_some(order)
 }
 
 /// The distinct values of `values`, sorted (runs of one value, as records grouped by

@@ -326,3 +326,89 @@ fn records_sort_by_series_and_time_keeping_the_order_of_equals() {
     sort_records(&mut records);
     assert_eq!(format!("{records:?}"), expected);
 }
+
+/// Records in runs of one series in time order, as collectors send them, the runs in
+/// any order: runs of a series that continue each other, that overlap in time, that
+/// repeat a timestamp (within a run and across runs, values telling them apart), and
+/// series out of order. Sorted exactly as comparing the strings, stably, would sort them.
+#[test]
+fn runs_of_records_sort_as_records_do() {
+    let run = |code: &str, dtype: &str, times: &[i64], tag: f64| -> Vec<RecordInput> {
+        times
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| rec(code, dtype, t, RecordValue::Double(tag + k as f64 / 100.0)))
+            .collect()
+    };
+    let reference = |records: &[RecordInput]| {
+        let mut expected = records.to_vec();
+        expected.sort_by(|a, b| {
+            (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
+                &b.station_code,
+                &b.data_type,
+                b.period,
+                b.timestamp,
+            ))
+        });
+        format!("{expected:?}")
+    };
+    let cases: Vec<Vec<Vec<RecordInput>>> = vec![
+        // Series out of order, each one run.
+        vec![
+            run("B", "t", &[1, 2, 3], 1.0),
+            run("A", "w", &[1, 2], 2.0),
+            run("A", "t", &[5, 9], 3.0),
+        ],
+        // A series in two runs that continue each other, the later one first.
+        vec![
+            run("A", "t", &[4, 5, 6], 1.0),
+            run("B", "t", &[1], 2.0),
+            run("A", "t", &[1, 2, 3], 3.0),
+        ],
+        // Runs of a series overlapping in time.
+        vec![
+            run("A", "t", &[1, 3, 5], 1.0),
+            run("A", "t", &[2, 4, 6], 2.0),
+        ],
+        // Repeated timestamps: within a run, across runs, a run starting where one ends.
+        vec![
+            run("A", "t", &[1, 1, 2], 1.0),
+            run("A", "t", &[2, 2, 3], 2.0),
+            run("A", "t", &[1, 2], 3.0),
+        ],
+        vec![
+            run("A", "t", &[5, 6], 1.0),
+            run("A", "t", &[3, 6], 2.0),
+            run("A", "t", &[6, 7], 3.0),
+        ],
+        // Time going back inside a series' records starts a new run.
+        vec![run("A", "t", &[3, 2, 1, 2, 3], 1.0)],
+        vec![],
+    ];
+    for (n, runs) in cases.into_iter().enumerate() {
+        let mut records: Vec<RecordInput> = runs.concat();
+        let expected = reference(&records);
+        sort_records(&mut records);
+        assert_eq!(format!("{records:?}"), expected, "case {n}");
+    }
+    // The volume set's shape: 200 series of 20 steps, types not in name order.
+    let mut records: Vec<RecordInput> = (0..40)
+        .flat_map(|s| {
+            ["wind", "temp", "air", "rain", "sun"]
+                .into_iter()
+                .flat_map(move |t| {
+                    (0..20).map(move |j| {
+                        rec(
+                            &format!("S{s:03}"),
+                            t,
+                            j * 60,
+                            RecordValue::Double(j as f64),
+                        )
+                    })
+                })
+        })
+        .collect();
+    let expected = reference(&records);
+    sort_records(&mut records);
+    assert_eq!(format!("{records:?}"), expected);
+}

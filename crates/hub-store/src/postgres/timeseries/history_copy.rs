@@ -59,19 +59,29 @@ impl<'r, I: Iterator<Item = HistoryRow<'r>>> HistoryCopy<I> {
     }
 
     fn put_row(&mut self, (series, timestamp, value): HistoryRow<'_>) {
-        let b = &mut self.buf;
-        b.put_i16(7);
-        put_int8(b, series);
-        put_int8(b, timestamp);
-        put_int8(b, self.created_on);
         let (double, string, json) = value_columns(value);
-        match double {
-            Some(d) => {
-                b.put_i32(8);
-                b.put_f64(d);
-            }
-            None => b.put_i32(-1),
+        // The fixed-size fields (count, series, timestamp, creation time, double) are
+        // laid out on the stack and copied in one piece: most rows are only these and
+        // three NULLs.
+        let mut head = [0u8; 50];
+        head[..2].copy_from_slice(&7i16.to_be_bytes());
+        for (at, v) in [(2, series), (14, timestamp), (26, self.created_on)] {
+            head[at..at + 4].copy_from_slice(&8i32.to_be_bytes());
+            head[at + 4..at + 12].copy_from_slice(&v.to_be_bytes());
         }
+        let len = match double {
+            Some(d) => {
+                head[38..42].copy_from_slice(&8i32.to_be_bytes());
+                head[42..50].copy_from_slice(&d.to_be_bytes());
+                50
+            }
+            None => {
+                head[38..42].copy_from_slice(&(-1i32).to_be_bytes());
+                42
+            }
+        };
+        let b = &mut self.buf;
+        b.put_slice(&head[..len]);
         put_text(b, string);
         put_text(b, json);
         match self.provenance {

@@ -246,3 +246,162 @@ fn concurrent_large_pushes_from_two_stores_keep_every_row_once() {
         assert_eq!(ends, [vec![11_998_000; 6], vec![11_999_000; 6]].concat());
     });
 }
+
+/// A push naming series that exist and series that do not yet (a new station and, for
+/// the known stations, their first text values) stores both kinds, sums up and leaves
+/// the same latest values as SQLite; a push of only older records changes nothing.
+#[test]
+fn pushes_of_known_and_new_series_store_and_sum_up_as_sqlite_does() {
+    use crate::postgres::Queries;
+    let Some(_) = test_admin() else { return };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let pg = Store::open_for_tests(dir.path()).unwrap();
+    let lite = Store::open_sqlite(lite_dir.path()).unwrap();
+    let (Backend::Postgres(b), Backend::Sqlite(l)) = (&*pg.backend, &*lite.backend) else {
+        panic!("not PostgreSQL and SQLite")
+    };
+    // (series, timestamp, double, text) of every latest row, by station code and value table.
+    const LATEST_SQL: &str = "SELECT st.stationcode, s.value_table, l.timestamp, l.double_value, l.string_value \
+         FROM ts_latest l JOIN ts_series s ON s.id = l.series_id JOIN ts_station st ON st.id = s.station_id \
+         ORDER BY st.stationcode, s.value_table";
+    rt.block_on(async {
+        for store in [&pg, &lite] {
+            stations(&*store.timeseries(), 3).await;
+        }
+        let doubles = |stations: usize, from: i64, to: i64| -> Vec<RecordInput> {
+            records(stations, from, to)
+                .into_iter()
+                .filter(|r| matches!(r.value, RecordValue::Double(_)))
+                .collect()
+        };
+        let pushes = [
+            // Doubles of S0 and S1 only: their series are new.
+            doubles(2, 1, 50),
+            // S0 and S1 go on (known), their text values and all of S2 are new.
+            records(3, 40, 120),
+            // Older records only: skipped, nothing changes.
+            records(3, 60, 100),
+        ];
+        for (k, push) in pushes.iter().enumerate() {
+            let on_pg = pg
+                .timeseries()
+                .push_records("P".into(), None, push.clone())
+                .await
+                .unwrap();
+            let on_sqlite = lite
+                .timeseries()
+                .push_records("P".into(), None, push.clone())
+                .await
+                .unwrap();
+            assert_eq!(on_pg, on_sqlite, "push {k}");
+        }
+        type Latest = Vec<(String, i64, i64, Option<f64>, Option<String>)>;
+        let pg_latest: Latest = b
+            .read(|conn| async move {
+                Ok(conn
+                    .query(LATEST_SQL, &[])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+                    .collect())
+            })
+            .await
+            .unwrap();
+        let lite_latest: Latest = l
+            .read(|conn| {
+                let mut st = conn.prepare(LATEST_SQL)?;
+                let rows = st.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?;
+                Ok(rows.collect::<std::result::Result<Latest, _>>()?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(pg_latest, lite_latest);
+        // Per station a series of doubles ending at 118 s and one of texts at 119 s (every
+        // 7th second is a text).
+        let ends: Vec<(&str, i64)> = pg_latest.iter().map(|r| (r.0.as_str(), r.2)).collect();
+        assert_eq!(
+            ends,
+            [
+                ("S0", 118_000),
+                ("S0", 119_000),
+                ("S1", 118_000),
+                ("S1", 119_000),
+                ("S2", 118_000),
+                ("S2", 119_000)
+            ]
+        );
+        assert_eq!(
+            (pg_latest[2].3, pg_latest[3].4.as_deref()),
+            (Some(119.0), Some("text 119 ü"))
+        );
+    });
+}
+
+/// Pushes rewrite a series' latest row on its own page: no page of `ts_latest` fills up
+/// with versions, so the rows stay where they are and the table does not grow with each
+/// push (with full pages every rewritten row would move and the table grow).
+#[test]
+fn pushes_rewrite_latest_rows_on_their_pages() {
+    use crate::postgres::Queries;
+    let Some(_) = test_admin() else { return };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let Backend::Postgres(b) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    // Per latest row the page it is on, and the table's pages.
+    let layout = || {
+        b.read(|conn| async move {
+            let pages: Vec<String> = conn
+                .query(
+                    "SELECT (ctid::text::point)[0]::int8::text FROM ts_latest ORDER BY series_id",
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let size: i64 = conn
+                .query_one("SELECT pg_relation_size('ts_latest')", &[])
+                .await?
+                .get(0);
+            Ok((pages, size))
+        })
+    };
+    rt.block_on(async {
+        // 300 series of doubles: several pages of latest rows.
+        let doubles = |from: i64, to: i64| -> Vec<RecordInput> {
+            records(300, from, to)
+                .into_iter()
+                .filter(|r| matches!(r.value, RecordValue::Double(_)))
+                .collect()
+        };
+        stations(&*store.timeseries(), 300).await;
+        store
+            .timeseries()
+            .push_records("P".into(), None, doubles(1, 3))
+            .await
+            .unwrap();
+        let first = layout().await.unwrap();
+        assert_eq!(first.0.len(), 300);
+        assert!(first.1 >= 3 * 8192, "{} bytes", first.1);
+        for round in 1..6 {
+            store
+                .timeseries()
+                .push_records("P".into(), None, doubles(round * 10, round * 10 + 3))
+                .await
+                .unwrap();
+            assert_eq!(layout().await.unwrap(), first, "after push {round}");
+        }
+    });
+}
