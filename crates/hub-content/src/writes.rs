@@ -248,8 +248,14 @@ fn respond(status: StatusCode, body: Value, location: Option<String>) -> Respons
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, ContentError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ContentError::InvalidDocument(format!("the body is not JSON: {e}")))
+    let doc: Value = serde_json::from_slice(body)
+        .map_err(|e| ContentError::InvalidDocument(format!("the body is not JSON: {e}")))?;
+    match hub_model::text::first_nul(&doc) {
+        Some(path) => Err(ContentError::InvalidDocument(format!(
+            "{path} holds a NUL character (\\u0000), which documents may not contain"
+        ))),
+        None => Ok(doc),
+    }
 }
 
 fn stamp_author(doc: &mut Value, principal: &Principal) {

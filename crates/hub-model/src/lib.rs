@@ -15,6 +15,7 @@ pub mod language;
 pub mod naming;
 pub mod principal;
 pub mod problem;
+pub mod text;
 pub mod time;
 
 pub use entity::{EntityType, ENTITY_TYPES};

@@ -148,13 +148,23 @@ fn odh_body(problem: Problem, now: chrono::DateTime<chrono::Utc>) -> Value {
     Value::Object(body)
 }
 
+/// Any problem in this API's body (the edge refuses some `/v2` requests before the API
+/// sees them, and its clients read one shape): `parameter` and `position` stay members.
+pub fn problem_response(mut problem: Problem) -> Response {
+    if let Some(parameter) = problem.parameter.take() {
+        problem = problem.with("parameter", json!(parameter));
+    }
+    if let Some(position) = problem.position.take() {
+        problem = problem.with("position", json!(position));
+    }
+    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(odh_body(problem, chrono::Utc::now()))).into_response()
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let problem = self.to_problem();
-        let status =
-            StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut resp = (status, axum::Json(odh_body(problem, chrono::Utc::now()))).into_response();
-        if status == StatusCode::UNAUTHORIZED {
+        let mut resp = problem_response(self.to_problem());
+        if resp.status() == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 "www-authenticate",
                 axum::http::HeaderValue::from_static("Bearer"),

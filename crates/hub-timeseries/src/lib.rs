@@ -39,7 +39,7 @@ use hub_store::timeseries::TimeSeriesRepo;
 use serde::{Deserialize, Serialize};
 
 pub use demo::load_demo;
-pub use error::ApiError;
+pub use error::{problem_response, ApiError};
 pub use hub_query::timeseries::Route;
 pub use import::{import_file, import_value, ImportError, ImportSummary};
 pub use volume::{load_volume, VolumeOptions, VolumeSummary};

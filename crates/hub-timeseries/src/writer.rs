@@ -32,8 +32,15 @@ fn authorize(st: &TimeseriesState, ext: &Extensions) -> Result<(), ApiError> {
 }
 
 fn body(bytes: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad(format!("The request body is not valid JSON: {e}")))
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad(format!("The request body is not valid JSON: {e}")))?;
+    match hub_model::text::first_nul(&v) {
+        Some(path) => Err(at(
+            &path,
+            "holds a NUL character (\\u0000), which no value may contain",
+        )),
+        None => Ok(v),
+    }
 }
 
 fn at(path: &str, what: &str) -> ApiError {

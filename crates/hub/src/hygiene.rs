@@ -1,5 +1,5 @@
 //! HTTP hygiene at the edge: requests whose target or headers are too large are refused
-//! before any API sees them (414/431), and every error the server or its middleware
+//! before any API sees them (414/431), as are targets holding a NUL (400), and every error the server or its middleware
 //! writes itself (axum's rejections such as 405/413/415, load shedding) leaves as an
 //! `application/problem+json` body; every 503 says when to come back (`Retry-After`).
 //!
@@ -52,6 +52,46 @@ pub fn problem_kind(status: StatusCode) -> &'static str {
     }
 }
 
+/// A request whose path or query holds a percent-encoded NUL (`%00`): 400 naming where.
+/// No resource, id, station or parameter value has one, and PostgreSQL cannot even
+/// compare text holding one, so it is refused before any API or store sees it (the same
+/// request answered 404 on one backend and 500 on the other before). Only requests whose
+/// target contains `%00` at all are decoded.
+pub fn nul_in_target(path: &str, query: Option<&str>) -> Option<Problem> {
+    const NUL: &str = "%00";
+    if let Some(at) = path.find(NUL) {
+        let before = percent_encoding::percent_decode_str(&path[..at]).decode_utf8_lossy();
+        let position = before.chars().count() + 1;
+        return Some(nul_problem(
+            "path",
+            position,
+            format!("the request path holds a NUL character (%00) at position {position}; no resource has one"),
+        ));
+    }
+    let query = query.filter(|q| q.contains(NUL))?;
+    form_urlencoded::parse(query.as_bytes()).find_map(|(name, value)| {
+        let (parameter, position) = match name.find('\0') {
+            Some(at) => (name.replace('\0', "\\0"), name[..at].chars().count() + 1),
+            None => (
+                name.to_string(),
+                value[..value.find('\0')?].chars().count() + 1,
+            ),
+        };
+        Some(nul_problem(
+            &parameter,
+            position,
+            format!("parameter '{parameter}' holds a NUL character (%00) at position {position}"),
+        ))
+    })
+}
+
+fn nul_problem(parameter: &str, position: usize, detail: String) -> Problem {
+    Problem {
+        position: Some(hub_model::problem::saturating_u32(position)),
+        ..Problem::invalid_parameter(parameter, detail)
+    }
+}
+
 /// A problem for `status` with `detail`, titled by the status's reason phrase.
 pub fn server_problem(status: StatusCode, detail: impl Into<String>) -> Problem {
     let title = status.canonical_reason().unwrap_or("Error");
@@ -79,6 +119,18 @@ pub async fn hygiene(request: Request, next: Next) -> Response {
             _ => format!("the request headers are larger than {MAX_HEADER_BYTES} bytes"),
         };
         return server_problem(status, detail).into_response();
+    }
+    let path = request.uri().path();
+    // The token service checks its own fields and answers in OAuth's shape.
+    if !path.starts_with("/auth/") {
+        if let Some(problem) = nul_in_target(path, request.uri().query()) {
+            // Each API's clients read its own error body.
+            return if path.starts_with("/v2/") {
+                hub_timeseries::problem_response(problem)
+            } else {
+                problem.into_response()
+            };
+        }
     }
     let response = next.run(request).await;
     with_problem_body(response).await
@@ -129,6 +181,42 @@ async fn with_problem_body(response: Response) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nul_in_the_target_is_refused_by_name_and_position() {
+        type Case<'a> = (&'a str, Option<&'a str>, Option<(&'a str, u32)>);
+        let cases: &[Case] = &[
+            (
+                "/v1/Article/abc",
+                Some("pagesize=10&searchfilter=h%C3%BCtte"),
+                None,
+            ),
+            ("/v1/Article/a%00b", None, Some(("path", 14))),
+            ("/v1/Article/%C3%BC%00", Some("x=%00"), Some(("path", 14))),
+            (
+                "/v2/flat/X",
+                Some("where=sname.eq.%22a%00%22"),
+                Some(("where", 12)),
+            ),
+            (
+                "/v2/flat/X",
+                Some("limit=1&sel%00ect=a"),
+                Some(("sel\\0ect", 4)),
+            ),
+            ("/v2/flat/X", Some("a=%C3%BC%C3%BC%00"), Some(("a", 3))),
+            ("/v2/flat/X", Some("a=%2500"), None),
+        ];
+        for (path, query, expected) in cases {
+            let found = nul_in_target(path, *query).map(|p| {
+                (
+                    p.parameter.clone().unwrap_or_default(),
+                    p.position.unwrap_or_default(),
+                )
+            });
+            let expected = expected.map(|(name, at)| (name.to_string(), at));
+            assert_eq!(found, expected, "{path}?{query:?}");
+        }
+    }
 
     #[test]
     fn edge_limits() {

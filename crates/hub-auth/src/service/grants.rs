@@ -52,6 +52,51 @@ impl Client {
     }
 }
 
+/// The longest value a token request's field may hold, in bytes (real ones are far
+/// shorter: a refresh token is a few hundred bytes).
+pub const MAX_FORM_VALUE_BYTES: usize = 8192;
+
+/// The fields a token request is read from (others are ignored, as Keycloak does).
+const FORM_FIELDS: &[&str] = &[
+    "grant_type",
+    "client_id",
+    "client_secret",
+    "username",
+    "password",
+    "refresh_token",
+    "scope",
+];
+
+/// Fields compared as secrets only (hashed, never looked up), so any character may appear.
+const SECRET_FIELDS: &[&str] = &["password", "client_secret"];
+
+/// Refuses a field a client could not have meant: over [`MAX_FORM_VALUE_BYTES`], or, for
+/// anything looked up or echoed (client ids, user names, tokens, scopes), holding a control
+/// character — PostgreSQL cannot even hold a NUL in text, so letting one through turned a
+/// typing mistake into a store failure.
+pub(crate) fn check_form_value(name: &str, value: &str) -> Result<(), AuthError> {
+    let shown: String = name.chars().take(64).collect();
+    if value.len() > MAX_FORM_VALUE_BYTES {
+        return Err(AuthError::oauth(
+            "invalid_request",
+            format!("parameter '{shown}' is longer than {MAX_FORM_VALUE_BYTES} bytes"),
+        ));
+    }
+    if SECRET_FIELDS.contains(&name) {
+        return Ok(());
+    }
+    if let Some(position) = value.chars().position(char::is_control) {
+        return Err(AuthError::oauth(
+            "invalid_request",
+            format!(
+                "parameter '{shown}' holds a control character at position {}",
+                position + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl AuthService {
     /// Access token claims for a subject with roles, issued to `client`.
     fn claims(
@@ -108,6 +153,12 @@ impl AuthService {
         basic: Option<(String, String)>,
         client_ip: Option<std::net::IpAddr>,
     ) -> Result<TokenResponse, AuthError> {
+        for (name, value) in form
+            .iter()
+            .filter(|(k, _)| FORM_FIELDS.contains(&k.as_str()))
+        {
+            check_form_value(name, value)?;
+        }
         let field = |name: &str| {
             form.iter()
                 .find(|(k, _)| k == name)
@@ -125,6 +176,10 @@ impl AuthService {
         };
         let client_id = client_id
             .ok_or_else(|| AuthError::oauth("invalid_client", "missing parameter: client_id"))?;
+        check_form_value("client_id", &client_id)?;
+        if let Some(secret) = &secret {
+            check_form_value("client_secret", secret)?;
+        }
         let client = self
             .authenticate_client(&client_id, secret.as_deref())
             .await?;

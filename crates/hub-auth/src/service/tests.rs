@@ -251,3 +251,94 @@ async fn early_and_future_dated_tokens_are_refused() {
         }
     }
 }
+
+#[tokio::test]
+async fn fields_no_client_could_mean_are_refused_by_name_before_any_lookup() {
+    let clock = Arc::new(ManualClock::new(1_700_000_000));
+    let (svc, _dir) = service(clock).await;
+    let long = "a".repeat(grants::MAX_FORM_VALUE_BYTES + 1);
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (
+            &[
+                ("grant_type", "refresh_token"),
+                ("client_id", "x\u{0}y"),
+                ("refresh_token", "t"),
+            ],
+            "parameter 'client_id' holds a control character at position 2",
+        ),
+        (
+            &[
+                ("grant_type", "password"),
+                ("client_id", "hub-generic-client"),
+                ("username", "an\u{85}n"),
+                ("password", "pw"),
+            ],
+            "parameter 'username' holds a control character at position 3",
+        ),
+        (
+            &[
+                ("grant_type", "refresh_token"),
+                ("client_id", "hub-generic-client"),
+                ("refresh_token", "\n"),
+            ],
+            "parameter 'refresh_token' holds a control character at position 1",
+        ),
+        (
+            &[
+                ("grant_type", "password"),
+                ("client_id", "hub-generic-client"),
+                ("username", "ann"),
+                ("password", &long),
+            ],
+            "parameter 'password' is longer than 8192 bytes",
+        ),
+    ];
+    for (fields, expected) in cases {
+        match svc.token(&form(fields), None).await {
+            Err(AuthError::OAuth { error, description }) => {
+                assert_eq!(
+                    (error, description.as_str()),
+                    ("invalid_request", *expected)
+                );
+            }
+            other => panic!("{fields:?}: expected invalid_request, got {other:?}"),
+        }
+    }
+    // The same NUL through client_secret_basic is refused the same way.
+    let basic = Some(("svc\u{0}".to_string(), "s3cret".to_string()));
+    match svc
+        .token(&form(&[("grant_type", "client_credentials")]), basic)
+        .await
+    {
+        Err(AuthError::OAuth { error, description }) => assert_eq!(
+            (error, description.as_str()),
+            (
+                "invalid_request",
+                "parameter 'client_id' holds a control character at position 4"
+            )
+        ),
+        other => panic!("expected invalid_request, got {other:?}"),
+    }
+    // Passwords are hashed, never looked up: a control character in one is just wrong.
+    let r = svc
+        .token(
+            &form(&[
+                ("grant_type", "password"),
+                ("client_id", "hub-generic-client"),
+                ("username", "ann"),
+                ("password", "p\tw"),
+            ]),
+            None,
+        )
+        .await;
+    assert!(
+        matches!(
+            r,
+            Err(AuthError::OAuth {
+                error: "invalid_grant",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
