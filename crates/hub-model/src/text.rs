@@ -3,6 +3,8 @@
 //! keep what the other refuses, so both refuse it up front and a document reads the same
 //! on either backend.
 
+use std::fmt::Write;
+
 use serde_json::Value;
 
 /// The JSON path (`$`, `$.Detail.de.Title`, `$[2].name`) of the first string or member
@@ -18,7 +20,7 @@ fn find(value: &Value, path: &mut String) -> bool {
         Value::String(s) => s.contains('\0'),
         Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
             let len = path.len();
-            path.push_str(&format!("[{i}]"));
+            let _ = write!(path, "[{i}]");
             let found = find(item, path);
             if !found {
                 path.truncate(len);
@@ -27,8 +29,7 @@ fn find(value: &Value, path: &mut String) -> bool {
         }),
         Value::Object(members) => members.iter().any(|(name, member)| {
             let len = path.len();
-            path.push('.');
-            path.push_str(&name.escape_debug().to_string());
+            let _ = write!(path, ".{}", name.escape_debug());
             let found = name.contains('\0') || find(member, path);
             if !found {
                 path.truncate(len);

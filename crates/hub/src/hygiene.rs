@@ -1,11 +1,12 @@
 //! HTTP hygiene at the edge: requests whose target or headers are too large are refused
-//! before any API sees them (414/431), as are targets holding a NUL (400), and every error the server or its middleware
-//! writes itself (axum's rejections such as 405/413/415, load shedding) leaves as an
-//! `application/problem+json` body; every 503 says when to come back (`Retry-After`).
+//! before any API sees them (414/431), as are targets holding a NUL (400); every error
+//! the server or its middleware writes itself (axum's rejections such as 405/413/415,
+//! load shedding) leaves as an `application/problem+json` body; every 503 says when to
+//! come back (`Retry-After`).
 //!
-//! Owns: [`MAX_URI_BYTES`], [`MAX_HEADER_BYTES`], [`RETRY_AFTER_SECS`] and the rewrite of
-//! plain-text error bodies. Must not: touch bodies an API wrote (JSON, problem, XML),
-//! or decide any API's statuses.
+//! Owns: [`MAX_URI_BYTES`], [`MAX_HEADER_BYTES`], [`RETRY_AFTER_SECS`], [`nul_in_target`]
+//! and the rewrite of plain-text error bodies. Must not: touch bodies an API wrote (JSON,
+//! problem, XML), or decide any API's statuses.
 
 use axum::body::Body;
 use axum::extract::Request;

@@ -391,23 +391,7 @@ async fn a_full_store_answers_503_and_reads_go_on() {
 
     // The cap only refuses growth (SQLite keeps it at no less than the file's size): a
     // token still fits in the free space of existing pages, a 200 KB document does not.
-    let form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        hub_auth::demo::DEMO_WRITER_CLIENT,
-        hub_auth::demo::DEMO_WRITER_SECRET
-    );
-    let granted = send(
-        &router,
-        Request::post("/auth/realms/hub/protocol/openid-connect/token")
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(Body::from(form))
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(granted.status(), 200);
-    let bytes = granted.into_body().collect().await.unwrap().to_bytes();
-    let token: Value = serde_json::from_slice(&bytes).unwrap();
-    let token = token["access_token"].as_str().unwrap().to_string();
+    let token = writer_token(&router).await;
     let article = serde_json::json!({
         "Id": "TOO-MUCH",
         "Active": true,
@@ -435,6 +419,7 @@ async fn a_full_store_answers_503_and_reads_go_on() {
     assert_eq!(send(&router, get("/health")).await.status(), 200);
 }
 
+/// An access token of the demo writer client (client credentials grant).
 async fn writer_token(router: &Router) -> String {
     let form = format!(
         "grant_type=client_credentials&client_id={}&client_secret={}",

@@ -168,7 +168,12 @@ impl AuthService {
         let grant = field("grant_type")
             .ok_or_else(|| AuthError::oauth("invalid_request", "missing parameter: grant_type"))?;
         let (client_id, secret) = match basic {
-            Some((id, secret)) => (Some(id), Some(secret)),
+            Some((id, secret)) => {
+                // Basic credentials are checked like the form's fields.
+                check_form_value("client_id", &id)?;
+                check_form_value("client_secret", &secret)?;
+                (Some(id), Some(secret))
+            }
             None => (
                 field("client_id").map(str::to_string),
                 field("client_secret").map(str::to_string),
@@ -176,10 +181,6 @@ impl AuthService {
         };
         let client_id = client_id
             .ok_or_else(|| AuthError::oauth("invalid_client", "missing parameter: client_id"))?;
-        check_form_value("client_id", &client_id)?;
-        if let Some(secret) = &secret {
-            check_form_value("client_secret", secret)?;
-        }
         let client = self
             .authenticate_client(&client_id, secret.as_deref())
             .await?;

@@ -310,7 +310,18 @@ fn records_sort_by_series_and_time_keeping_the_order_of_equals() {
         .collect();
     // Runs of one station, as collectors send them.
     records.extend((0..50).map(|k| rec("S7", "temp", 100 - k, RecordValue::Double(-1.0))));
-    let mut expected = records.clone();
+    let expected = sorted_as_strings(&records);
+    sort_records(&mut records);
+    assert_eq!(format!("{records:?}"), expected);
+    // Already sorted records stay as they are.
+    sort_records(&mut records);
+    assert_eq!(format!("{records:?}"), expected);
+}
+
+/// `records` as a stable sort comparing station code, data type, period and timestamp
+/// (the strings compared as strings) orders them, printed for comparison.
+fn sorted_as_strings(records: &[RecordInput]) -> String {
+    let mut expected = records.to_vec();
     expected.sort_by(|a, b| {
         (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
             &b.station_code,
@@ -319,12 +330,7 @@ fn records_sort_by_series_and_time_keeping_the_order_of_equals() {
             b.timestamp,
         ))
     });
-    let expected = format!("{expected:?}");
-    sort_records(&mut records);
-    assert_eq!(format!("{records:?}"), expected);
-    // Already sorted records stay as they are.
-    sort_records(&mut records);
-    assert_eq!(format!("{records:?}"), expected);
+    format!("{expected:?}")
 }
 
 /// Records in runs of one series in time order, as collectors send them, the runs in
@@ -339,18 +345,6 @@ fn runs_of_records_sort_as_records_do() {
             .enumerate()
             .map(|(k, &t)| rec(code, dtype, t, RecordValue::Double(tag + k as f64 / 100.0)))
             .collect()
-    };
-    let reference = |records: &[RecordInput]| {
-        let mut expected = records.to_vec();
-        expected.sort_by(|a, b| {
-            (&a.station_code, &a.data_type, a.period, a.timestamp).cmp(&(
-                &b.station_code,
-                &b.data_type,
-                b.period,
-                b.timestamp,
-            ))
-        });
-        format!("{expected:?}")
     };
     let cases: Vec<Vec<Vec<RecordInput>>> = vec![
         // Series out of order, each one run.
@@ -387,7 +381,7 @@ fn runs_of_records_sort_as_records_do() {
     ];
     for (n, runs) in cases.into_iter().enumerate() {
         let mut records: Vec<RecordInput> = runs.concat();
-        let expected = reference(&records);
+        let expected = sorted_as_strings(&records);
         sort_records(&mut records);
         assert_eq!(format!("{records:?}"), expected, "case {n}");
     }
@@ -408,7 +402,7 @@ fn runs_of_records_sort_as_records_do() {
                 })
         })
         .collect();
-    let expected = reference(&records);
+    let expected = sorted_as_strings(&records);
     sort_records(&mut records);
     assert_eq!(format!("{records:?}"), expected);
 }

@@ -67,6 +67,34 @@ fn test_admin() -> Option<String> {
 }
 
 /// Station `S0`…`S{stations-1}` with type `free`, in a store.
+/// A PostgreSQL store (`HUB_TEST_DATABASE`) and an SQLite store side by side, with a
+/// runtime to drive both; `None` (the test returns) without PostgreSQL.
+struct BesideSqlite {
+    rt: tokio::runtime::Runtime,
+    pg: Store,
+    lite: Store,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+impl BesideSqlite {
+    fn open() -> Option<BesideSqlite> {
+        test_admin()?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let pg = Store::open_for_tests(dir.path()).unwrap();
+        let lite = Store::open_sqlite(lite_dir.path()).unwrap();
+        Some(BesideSqlite {
+            rt,
+            pg,
+            lite,
+            _dirs: (dir, lite_dir),
+        })
+    }
+}
+
 async fn stations(ts: &dyn crate::timeseries::TimeSeriesRepo, stations: usize) {
     ts.sync_data_types(vec![DataTypeInput {
         name: "free".into(),
@@ -121,19 +149,12 @@ const STORED_SQL: [&str; 2] = [
 #[test]
 fn large_pushes_store_and_sum_up_as_sqlite_does() {
     use crate::postgres::Queries;
-    let Some(_) = test_admin() else { return };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let pg = Store::open_for_tests(dir.path()).unwrap();
-    let lite = Store::open_sqlite(lite_dir.path()).unwrap();
-    let Backend::Postgres(b) = &*pg.backend else {
-        panic!("not PostgreSQL")
+    let Some(pair) = BesideSqlite::open() else {
+        return;
     };
-    let Backend::Sqlite(l) = &*lite.backend else {
-        panic!("not SQLite")
+    let (rt, pg, lite) = (&pair.rt, &pair.pg, &pair.lite);
+    let (Backend::Postgres(b), Backend::Sqlite(l)) = (&*pg.backend, &*lite.backend) else {
+        panic!("not PostgreSQL and SQLite")
     };
     rt.block_on(async {
         for store in [&pg, &lite] {
@@ -253,14 +274,10 @@ fn concurrent_large_pushes_from_two_stores_keep_every_row_once() {
 #[test]
 fn pushes_of_known_and_new_series_store_and_sum_up_as_sqlite_does() {
     use crate::postgres::Queries;
-    let Some(_) = test_admin() else { return };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let pg = Store::open_for_tests(dir.path()).unwrap();
-    let lite = Store::open_sqlite(lite_dir.path()).unwrap();
+    let Some(pair) = BesideSqlite::open() else {
+        return;
+    };
+    let (rt, pg, lite) = (&pair.rt, &pair.pg, &pair.lite);
     let (Backend::Postgres(b), Backend::Sqlite(l)) = (&*pg.backend, &*lite.backend) else {
         panic!("not PostgreSQL and SQLite")
     };
