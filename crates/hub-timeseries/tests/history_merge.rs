@@ -409,3 +409,141 @@ async fn series_read_month_by_month_answer_the_same_bytes_merged() {
         assert_eq!(got.len(), expected, "{shape}");
     }
 }
+
+/// The `data` of an answer: what differs between a latest answer read unordered
+/// (`limit=-1`) and one read with the compiled `ORDER BY` (a limit above the row count)
+/// is only the envelope's `limit`.
+fn data_bytes(body: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(body).unwrap();
+    v["data"].to_string()
+}
+
+/// Latest values without a limit are read in any order and sorted by the store: they
+/// answer the rows, in the order, the compiled query answers with a limit, whatever the
+/// shape, `select`, `distinct`, `offset`, `where` or caller.
+#[tokio::test]
+async fn latest_values_sorted_in_the_store_answer_as_the_compiled_order() {
+    let (_dir, state) = store().await;
+    for roles in [None, Some(&["ADMIN"][..])] {
+        for repr in ["flat", "tree"] {
+            for params in [
+                "",
+                "&offset=3",
+                "&offset=100",
+                "&select=scode,tname,mvalue",
+                "&select=sname&distinct=true",
+                "&select=mvalue.a,mperiod",
+                "&select=mvalidtime,pcode&shownull=true",
+                &format!("&where={}", enc("pcode.eq.\"P\"")),
+                &format!("&where={}", enc("or(sname.eq.\"Beta\",mperiod.eq.300)")),
+                "&timezone=Europe/Rome&offset=1",
+            ] {
+                let base = format!("/v2/{repr}/MeteoStation/*/latest?");
+                let (s1, unordered) =
+                    call(&state, &format!("{base}limit=-1{params}"), None, roles).await;
+                let (s2, ordered) =
+                    call(&state, &format!("{base}limit=1000{params}"), None, roles).await;
+                assert_eq!(
+                    s1,
+                    StatusCode::OK,
+                    "{}",
+                    String::from_utf8_lossy(&unordered)
+                );
+                assert_eq!(s2, StatusCode::OK, "{}", String::from_utf8_lossy(&ordered));
+                assert_eq!(
+                    data_bytes(&unordered),
+                    data_bytes(&ordered),
+                    "{repr} {params} as {roles:?}"
+                );
+            }
+        }
+    }
+    // The rows are there and in order: time, station code, type, period.
+    let (_, body) = call(
+        &state,
+        "/v2/flat/MeteoStation/*/latest?limit=-1&select=mvalidtime,scode,tname,mperiod",
+        None,
+        Some(&["ADMIN"]),
+    )
+    .await;
+    let got: Vec<(String, String, String, i64)> = rows(&body)
+        .iter()
+        .map(|r| {
+            (
+                r["mvalidtime"].as_str().unwrap().to_string(),
+                r["scode"].as_str().unwrap().to_string(),
+                r["tname"].as_str().unwrap().to_string(),
+                r["mperiod"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    // 3 stations × (temp at 60 and 300, secret, state as strings), and JSON values of
+    // two of them (a series of their own) = 14 series.
+    assert_eq!(got.len(), 14, "{got:?}");
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(got, sorted);
+}
+
+/// More latest rows than the store sorts in memory: the store stops reading them and
+/// answers with the compiled query, streamed in its order; nothing is answered twice.
+#[tokio::test]
+async fn latest_values_beyond_the_in_memory_bound_are_answered_by_the_ordered_query() {
+    use hub_query::timeseries::{compile_query, Route, TsQuery};
+    use hub_store::timeseries::{RecordInput, RecordValue};
+    let codes: Vec<String> = (0..40).map(|n| format!("L{:02}", (n * 7) % 40)).collect();
+    let (_dir, store) = meteo_stations(&codes).await;
+    let ts = store.timeseries();
+    let records = codes
+        .iter()
+        .enumerate()
+        .map(|(n, code)| RecordInput {
+            station_code: code.clone(),
+            data_type: "temp".into(),
+            period: 60,
+            timestamp: T0 + (n as i64 % 3) * MIN,
+            value: RecordValue::Double(n as f64),
+        })
+        .collect();
+    ts.push_records("MeteoStation".into(), None, records)
+        .await
+        .unwrap();
+    let q = TsQuery {
+        route: Route::Latest,
+        tree: false,
+        types: Some(vec!["MeteoStation".into()]),
+        data_types: None,
+        filter: None,
+        select: Some("scode,mvalue".into()),
+        distinct: false,
+        limit: -1,
+        offset: 5,
+        access: None,
+    };
+    let read = |max_rows: Option<usize>| {
+        let mut compiled = compile_query(&q, ts.dialect()).unwrap();
+        match max_rows {
+            Some(max) => {
+                compiled
+                    .unordered
+                    .as_mut()
+                    .expect("latest without limit")
+                    .max_rows = max
+            }
+            None => compiled.unordered = None,
+        }
+        let mut batches = ts.query_batches(compiled);
+        async move {
+            let mut rows = Vec::new();
+            while let Some(batch) = batches.next().await {
+                rows.extend(batch.unwrap());
+            }
+            rows
+        }
+    };
+    let ordered = read(None).await;
+    assert_eq!(ordered.len(), 35);
+    for max_rows in [1, 39, 40, 41, 10_000] {
+        assert_eq!(read(Some(max_rows)).await, ordered, "max_rows {max_rows}");
+    }
+}

@@ -4,8 +4,8 @@
 //! reference ("Ninja") parses them — same accepted inputs, same error texts and positions
 //! — and compiled to SQL with bound parameters for SQLite and PostgreSQL. Also the field
 //! catalogue (output names and their columns), the route queries, closed-data rules,
-//! the narrow reads of history answers ([`NarrowHistory`]) and the reference's date/time
-//! input format.
+//! the narrow reads of history answers ([`NarrowHistory`]), the unordered reads of latest
+//! values ([`UnorderedRead`]) and the reference's date/time input format.
 //!
 //! Owns: ASTs, error texts, SQL text. Must not: run SQL, know HTTP, or render JSON (the
 //! store runs [`CompiledTs`]; `hub-timeseries` shapes rows). The dialect switch lives in
@@ -27,12 +27,13 @@ pub mod schema;
 pub mod select;
 #[cfg(test)]
 mod tests;
+mod unordered;
 
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
 pub use query::{
     compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, ProvenanceRead,
-    Route, TsQuery, MAX_NARROW_SERIES,
+    Route, TsQuery, UnorderedRead, MAX_NARROW_SERIES, MAX_UNORDERED_ROWS,
 };
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};

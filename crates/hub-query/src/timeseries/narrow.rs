@@ -14,7 +14,9 @@
 
 use super::filter;
 use super::parser::{Node, Where};
-use super::query::{access, in_list, join_provenance, select_target, time_param, yes, TsQuery};
+use super::query::{
+    access, in_list, join_provenance, select_target, station_joins, time_param, yes, TsQuery,
+};
 use super::schema::{field, Field, Kind};
 use super::select::Target;
 use super::TsQueryError;
@@ -199,15 +201,7 @@ pub(super) fn narrow_history(
 
     // The series: the compiled query's joins and conditions without the measurement.
     s.sql(" FROM ts_series ts JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id");
-    if (p.uses)("m") {
-        s.sql(" LEFT JOIN ts_metadata m ON m.id = s.meta_data_id");
-    }
-    if p.needs_parent {
-        s.sql(" LEFT JOIN ts_station p ON p.id = s.parent_id");
-    }
-    if (p.uses)("pm") {
-        s.sql(" LEFT JOIN ts_metadata pm ON pm.id = p.meta_data_id");
-    }
+    station_joins(&mut s, (p.uses)("m"), p.needs_parent, (p.uses)("pm"));
     if (p.uses)("tm") {
         s.sql(" LEFT JOIN ts_type_metadata tm ON tm.id = t.meta_data_id");
     }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::sync::Arc;
 
-use hub_query::timeseries::CompiledTs;
+use hub_query::timeseries::{CompiledTs, UnorderedRead};
 use tokio_postgres::types::{FromSql, Type};
 
 mod history_copy;
@@ -20,6 +20,7 @@ mod push;
 use super::{bind, refs, PgBackend, Queries, Tx};
 use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
+use crate::timeseries::unordered::Unordered;
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
     ProvenanceInput, PushSummary, QueryLog, RecordInput, SharedText, StationInput, SyncSummary,
@@ -94,6 +95,35 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
         });
     }
     Ok(cells)
+}
+
+/// Latest values read in any order and sorted here; `None` when there is no such plan
+/// or the rows are more than it sorts in memory (the compiled query answers then).
+async fn unordered_rows(
+    conn: &super::Conn,
+    plan: Option<UnorderedRead>,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let Some(plan) = plan else {
+        return Ok(None);
+    };
+    let (sql, params) = plan.sql.clone().into_parts();
+    let bound = bind(&params);
+    let stmt = super::prepare_bounded(conn, &sql)
+        .await
+        .map_err(query_error)?;
+    let rows = conn
+        .query_raw(&stmt, refs(&bound))
+        .await
+        .map_err(query_error)?;
+    futures::pin_mut!(rows);
+    let mut shared = SharedText::default();
+    let mut unordered = Unordered::new(&plan);
+    while let Some(row) = futures::StreamExt::next(&mut rows).await {
+        if !unordered.take(row_cells(&row.map_err(query_error)?, &mut shared)?) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(unordered.finish()))
 }
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
@@ -250,6 +280,9 @@ impl TimeSeriesRepo for PgTimeSeries {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
                 };
+                if let Some(rows) = unordered_rows(&conn, compiled.unordered.take()).await? {
+                    return Ok(rows);
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let bound = bind(&params);
                 let stmt = super::prepare_bounded(&conn, &sql)
@@ -290,7 +323,16 @@ impl TimeSeriesRepo for PgTimeSeries {
                     return;
                 }
             };
+            let unordered = compiled.unordered.take();
             let result = async {
+                if let Some(rows) = unordered_rows(&conn, unordered).await? {
+                    for row in rows {
+                        if tx.push(row).await.is_err() {
+                            break;
+                        }
+                    }
+                    return Ok(());
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let bound = bind(&params);
                 let stmt = super::prepare_bounded(&conn, &sql)

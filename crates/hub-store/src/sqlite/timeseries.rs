@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hub_query::timeseries::CompiledTs;
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::timeseries_rows::{cells, read_narrow};
+use super::timeseries_rows::{cells, read_narrow, unordered_rows};
 use super::SqliteBackend;
 use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
@@ -179,6 +179,9 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                         return Ok(out);
                     }
                 }
+                if let Some(rows) = unordered_rows(conn, compiled.unordered.as_ref())? {
+                    return Ok(rows);
+                }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;
                 let n = stmt.column_count();
@@ -210,6 +213,14 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                     if read_narrow(conn, plan, emit)? {
                         return Ok(());
                     }
+                }
+                if let Some(rows) = unordered_rows(conn, compiled.unordered.as_ref())? {
+                    for row in rows {
+                        if tx.push_blocking(row).is_err() {
+                            break;
+                        }
+                    }
+                    return Ok(());
                 }
                 let (sql, params) = compiled.sql.into_parts();
                 let mut stmt = conn.prepare_cached(&sql)?;

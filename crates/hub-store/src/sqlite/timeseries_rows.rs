@@ -1,12 +1,14 @@
-//! Rows of Time Series reads on SQLite: result rows as cells, and a history answer read
+//! Rows of Time Series reads on SQLite: result rows as cells, a history answer read
 //! narrow (the series read, one cursor per series, merged by
-//! `timeseries::narrow::merge_history`). Must not: decide what to read (`hub-query`'s
-//! `NarrowHistory` does) or order rows itself.
+//! `timeseries::narrow::merge_history`) and latest values read in any order (sorted by
+//! `timeseries::unordered`). Must not: decide what to read (`hub-query`'s
+//! `NarrowHistory` and `UnorderedRead` do) or order rows itself.
 
-use hub_query::timeseries::NarrowHistory;
+use hub_query::timeseries::{NarrowHistory, UnorderedRead};
 use hub_query::SqlValue;
 use rusqlite::types::ValueRef;
 
+use crate::timeseries::unordered::Unordered;
 use crate::timeseries::{narrow, Cell, SharedText};
 use crate::Result;
 
@@ -17,6 +19,30 @@ pub(super) fn cells(
     shared: &mut SharedText,
 ) -> Result<Vec<Cell>> {
     cells_from(row, 0, n, shared)
+}
+
+/// Latest values read in any order and sorted; `None` when there is no such plan or the
+/// rows are more than it sorts in memory (the compiled query answers then).
+pub(super) fn unordered_rows(
+    conn: &rusqlite::Connection,
+    plan: Option<&UnorderedRead>,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let Some(plan) = plan else {
+        return Ok(None);
+    };
+    let (sql, params) = plan.sql.clone().into_parts();
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let n = stmt.column_count();
+    let bound = super::bind(&params);
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut shared = SharedText::default();
+    let mut unordered = Unordered::new(plan);
+    while let Some(row) = rows.next()? {
+        if !unordered.take(cells(row, n, &mut shared)?) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(unordered.finish()))
 }
 
 /// The cells of columns `from..n` of a row.

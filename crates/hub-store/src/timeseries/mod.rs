@@ -10,7 +10,8 @@
 //! Owns: the [`TimeSeriesRepo`] trait the Time Series API uses, its vocabulary
 //! ([`model`]), every decision both backends share (pure functions: [`plan`],
 //! [`history`] for the history's months and retention, `narrow` for merging a history
-//! answer read narrow), and the SQL functions SQLite needs for the compiled queries. The implementations only move
+//! answer read narrow, `unordered` for sorting latest values read in any order), and the
+//! SQL functions SQLite needs for the compiled queries. The implementations only move
 //! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
@@ -21,6 +22,7 @@ pub mod history;
 pub mod model;
 pub(crate) mod narrow;
 pub mod plan;
+pub(crate) mod unordered;
 
 use hub_query::timeseries::CompiledTs;
 

@@ -30,12 +30,14 @@ pub(crate) fn compare_cells(a: &Cell, b: &Cell) -> Ordering {
         (Cell::Real(x), Cell::Real(y)) => x.total_cmp(y),
         (Cell::Int(x), Cell::Real(y)) => (*x as f64).total_cmp(y),
         (Cell::Real(x), Cell::Int(y)) => x.total_cmp(&(*y as f64)),
+        // Rows read in a row share a repeated text (`SharedText`): no bytes to compare.
+        (Cell::Text(x), Cell::Text(y)) if std::sync::Arc::ptr_eq(x, y) => Ordering::Equal,
         (Cell::Text(x), Cell::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         _ => rank(a).cmp(&rank(b)),
     }
 }
 
-fn compare_rows(order: &[usize], a: &[Cell], b: &[Cell]) -> Ordering {
+pub(crate) fn compare_rows(order: &[usize], a: &[Cell], b: &[Cell]) -> Ordering {
     order
         .iter()
         .map(|&k| compare_cells(&a[k], &b[k]))
