@@ -88,6 +88,22 @@ impl SqlBuilder {
         &self.params
     }
 
+    /// Replaces the trusted text in `range` (a part without placeholders, so the
+    /// parameters keep their numbers); `None` when the range holds a placeholder or is
+    /// not within the text.
+    pub fn replace_text(&mut self, range: std::ops::Range<usize>, text: &str) -> Option<()> {
+        let part = self.sql.get(range.clone())?;
+        let marker = match self.dialect {
+            Dialect::Sqlite => '?',
+            Dialect::Postgres => '$',
+        };
+        if part.contains(marker) {
+            return None;
+        }
+        self.sql.replace_range(range, text);
+        Some(())
+    }
+
     pub fn into_parts(self) -> (String, Vec<SqlValue>) {
         (self.sql, self.params)
     }

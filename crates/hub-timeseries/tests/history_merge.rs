@@ -431,6 +431,8 @@ async fn latest_values_sorted_in_the_store_answer_as_the_compiled_order() {
                 "&offset=3",
                 "&offset=100",
                 "&select=scode,tname,mvalue",
+                "&select=scode,tname,mvalue,prname,tunit&distinct=false&offset=2",
+                "&select=pname,pmetadata,smetadata,tmetadata,prlineage&distinct=false&shownull=true",
                 "&select=sname&distinct=true",
                 "&select=mvalue.a,mperiod",
                 "&select=mvalidtime,pcode&shownull=true",
@@ -546,4 +548,60 @@ async fn latest_values_beyond_the_in_memory_bound_are_answered_by_the_ordered_qu
     for max_rows in [1, 39, 40, 41, 10_000] {
         assert_eq!(read(Some(max_rows)).await, ordered, "max_rows {max_rows}");
     }
+}
+
+/// Latest answers after stations, a parent and a data type changed show the changes at
+/// once: on PostgreSQL their columns come from a catalog the store keeps between reads,
+/// used only at the row versions the read finds.
+#[tokio::test]
+async fn latest_values_show_station_parent_and_type_changes_at_once() {
+    let (_dir, state) = store().await;
+    // Without `distinct` (a `SELECT DISTINCT` is answered by the compiled query).
+    let uri = "/v2/flat/MeteoStation/temp/latest?limit=-1&distinct=false&select=scode,sname,smetadata,pname,pcode,tunit,tmetadata,mperiod";
+    let admin = Some(&["ADMIN"][..]);
+    let answer = |uri: String| {
+        let state = state.clone();
+        async move {
+            let (s, body) = call(&state, &uri, None, admin).await;
+            assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+            rows(&body)
+        }
+    };
+    let before = answer(uri.to_string()).await;
+    let a10 = before.iter().find(|r| r["scode"] == "A10").unwrap();
+    assert_eq!(a10["sname"], "Alpha 10");
+    assert_eq!(a10["pname"], "Parent");
+    assert_eq!(a10["tunit"], "°C");
+    post(
+        &state,
+        "/v2/json/syncStations/Area",
+        json!([{"id": "P", "name": "Parent renamed", "origin": "O"}, {"id": "Q", "name": "Other parent", "origin": "O"}]),
+    )
+    .await;
+    post(
+        &state,
+        "/v2/json/syncStations/MeteoStation",
+        json!([
+            {"id": "A1", "name": "Alpha", "origin": "O", "latitude": 46.5, "longitude": 11.3, "metaData": {"city": "Bozen"}, "parentStation": "Q", "parentStationType": "Area"},
+            {"id": "A10", "name": "Alpha ten", "origin": "O", "latitude": 46.6, "longitude": 11.2, "metaData": {"city": "Bolzano Sud"}, "parentStation": "P", "parentStationType": "Area"},
+            {"id": "B2", "name": "Beta", "origin": "O", "latitude": 46.7, "longitude": 11.1},
+        ]),
+    )
+    .await;
+    post(
+        &state,
+        "/v2/json/syncDataTypes",
+        json!([{"name": "temp", "unit": "K", "metaData": {"scale": 2}}]),
+    )
+    .await;
+    let after = answer(uri.to_string()).await;
+    let ordered = answer(uri.replace("limit=-1", "limit=1000")).await;
+    assert_eq!(after, ordered);
+    let by_code = |code: &str| after.iter().find(|r| r["scode"] == code).unwrap().clone();
+    assert_eq!(by_code("A10")["sname"], "Alpha ten");
+    assert_eq!(by_code("A10")["pname"], "Parent renamed");
+    assert_eq!(by_code("A1")["smetadata"], json!({"city": "Bozen"}));
+    assert_eq!(by_code("A1")["pcode"], "Q");
+    assert_eq!(by_code("B2")["tunit"], "K");
+    assert_eq!(by_code("B2")["tmetadata"], json!({"scale": 2}));
 }

@@ -32,8 +32,9 @@ mod unordered;
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
 pub use query::{
-    compile_query, AccessRule, CompiledTs, EventScope, NarrowHistory, OutColumn, ProvenanceRead,
-    Route, TsQuery, UnorderedRead, MAX_NARROW_SERIES, MAX_UNORDERED_ROWS,
+    compile_query, AccessRule, CatalogKind, CatalogRead, CellSource, CompiledTs, EventScope,
+    NarrowHistory, OutColumn, ProvenanceRead, Route, TsQuery, UnorderedRead, MAX_NARROW_SERIES,
+    MAX_UNORDERED_ROWS,
 };
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};

@@ -10,7 +10,10 @@ use super::parser::Where;
 use super::regex_check;
 use super::schema::{DefList, Kind};
 use super::select::{expand_select, Target};
-pub use super::unordered::{UnorderedRead, MAX_UNORDERED_ROWS};
+use super::unordered::catalog_read;
+pub use super::unordered::{
+    CatalogKind, CatalogRead, CellSource, UnorderedRead, MAX_UNORDERED_ROWS,
+};
 use super::TsQueryError;
 use crate::{Dialect, SqlBuilder, SqlValue};
 
@@ -225,9 +228,13 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         }
         first = false;
     };
+    // Each SQL column's expression when it is a plain column (the catalog plan of an
+    // unordered read takes those of stations, types and provenances from the store).
+    let mut plain_exprs: Vec<Option<String>> = Vec::new();
     for (key, kind, hidden, expr) in &lead {
         comma(&mut b);
         b.sql(expr);
+        plain_exprs.push(Some(expr.clone()));
         columns.push(OutColumn {
             key: key.to_string(),
             kind: *kind,
@@ -238,6 +245,10 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     for t in &targets {
         comma(&mut b);
         select_target(&mut b, t);
+        match t.json_path {
+            Some(_) => plain_exprs.push(None),
+            None => plain_exprs.extend(t.field.exprs(dialect).into_iter().map(Some)),
+        }
         let kind = if t.json_path.is_some() {
             Kind::Json
         } else {
@@ -252,6 +263,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     }
     if columns.is_empty() {
         b.sql("NULL");
+        plain_exprs.push(Some("NULL".into()));
         columns.push(OutColumn {
             key: "_none".into(),
             kind: Kind::Text,
@@ -259,6 +271,8 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
             hidden: true,
         });
     }
+    let select_end = b.as_sql().len();
+    let select_has_params = !b.params().is_empty();
 
     // FROM and joins.
     let needs_parent = uses("p") || uses("pm");
@@ -458,6 +472,12 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     };
     let unordered = match (&q.route, q.limit) {
         (Route::Latest, limit) if limit <= 0 => Some(UnorderedRead {
+            catalog: match (dialect, select_has_params, q.distinct && !unique) {
+                (Dialect::Postgres, false, false) => {
+                    catalog_read(&b, select_end, &plain_exprs, needs_parent)
+                }
+                _ => None,
+            },
             sql: b.clone(),
             order: ordinals.iter().map(|o| o - 1).collect(),
             offset: q.offset.max(0) as u64,
@@ -516,7 +536,7 @@ pub(super) fn station_joins(
     }
     if parent {
         b.sql(match b.dialect {
-            Dialect::Postgres => " LEFT JOIN (SELECT * FROM ts_station WHERE id IN (SELECT parent_id FROM ts_station WHERE parent_id IS NOT NULL)) p ON p.id = s.parent_id",
+            Dialect::Postgres => " LEFT JOIN (SELECT *, xmin FROM ts_station WHERE id IN (SELECT parent_id FROM ts_station WHERE parent_id IS NOT NULL)) p ON p.id = s.parent_id",
             Dialect::Sqlite => " LEFT JOIN ts_station p ON p.id = s.parent_id",
         });
     }
@@ -555,7 +575,8 @@ pub(super) fn select_target(b: &mut SqlBuilder, t: &Target) {
 /// for.
 pub(super) fn join_provenance(b: &mut SqlBuilder, id: &str) {
     match b.dialect {
-        Dialect::Postgres => b.sql(" LEFT JOIN (SELECT * FROM ts_provenance OFFSET 0) pr"),
+        // `xmin`: the row version a catalog read compares (see `CatalogRead`).
+        Dialect::Postgres => b.sql(" LEFT JOIN (SELECT *, xmin FROM ts_provenance OFFSET 0) pr"),
         Dialect::Sqlite => b.sql(" LEFT JOIN ts_provenance pr"),
     };
     b.sql(" ON pr.id = ").sql(id);

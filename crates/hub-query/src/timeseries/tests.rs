@@ -663,3 +663,111 @@ fn where_size_limits() {
         );
     }
 }
+
+#[test]
+fn latest_without_limit_reads_station_type_and_provenance_columns_from_the_catalog() {
+    let latest = |dialect, select: Option<&str>, distinct: bool, limit: i64| {
+        let q = TsQuery {
+            route: Route::Latest,
+            tree: false,
+            types: Some(vec!["MeteoStation".into()]),
+            data_types: None,
+            filter: Some(parse_where("pcode.eq.\"P\"").unwrap()),
+            select: select.map(str::to_string),
+            distinct,
+            limit,
+            offset: 3,
+            access: Some(vec![AccessRule::default()]),
+        };
+        compile_query(&q, dialect).unwrap()
+    };
+    // (dialect, select, distinct, limit, read from the catalog)
+    let table = [
+        (Dialect::Postgres, None, true, -1, true),
+        (Dialect::Postgres, None, false, 0, true),
+        (
+            Dialect::Postgres,
+            Some("scode,mvalue,tunit"),
+            false,
+            -1,
+            true,
+        ),
+        // A limit keeps the compiled order; SQLite has no row versions.
+        (Dialect::Postgres, None, true, 10, false),
+        (Dialect::Sqlite, None, true, -1, false),
+        // DISTINCT compares columns, not ids; a JSON path is computed in SQL.
+        (Dialect::Postgres, Some("scode,mvalue"), true, -1, false),
+        (
+            Dialect::Postgres,
+            Some("smetadata.city,mvalue"),
+            false,
+            -1,
+            false,
+        ),
+        // Nothing from a catalog.
+        (
+            Dialect::Postgres,
+            Some("mvalidtime,mvalue"),
+            false,
+            -1,
+            false,
+        ),
+    ];
+    for (dialect, select, distinct, limit, expected) in table {
+        let compiled = latest(dialect, select, distinct, limit);
+        let catalog = compiled.unordered.as_ref().and_then(|u| u.catalog.as_ref());
+        assert_eq!(
+            catalog.is_some(),
+            expected,
+            "{dialect:?} {select:?} {distinct} {limit}"
+        );
+        let Some(read) = catalog else { continue };
+        let sql = read.sql.as_sql();
+        let (select_list, tail) = sql.split_once(" FROM ").unwrap();
+        // The same joins, conditions and parameters as the compiled query; no catalog
+        // column is read, each entity's id and version are.
+        let compiled_sql = compiled.unordered.as_ref().unwrap().sql.as_sql();
+        assert!(compiled_sql.ends_with(tail), "{sql}");
+        assert_eq!(
+            read.sql.params(),
+            compiled.unordered.as_ref().unwrap().sql.params()
+        );
+        for column in [
+            "s.stationcode",
+            "m.json",
+            "t.cunit",
+            "tm.json",
+            "pr.lineage",
+        ] {
+            assert!(!select_list.contains(column), "{select_list}");
+        }
+        for (k, kind) in read.entities.iter().enumerate() {
+            assert!(select_list.contains(".xmin"), "{select_list}");
+            let from_catalog = read
+                .sources
+                .iter()
+                .filter(|s| matches!(s, CellSource::Catalog { entity, .. } if *entity == k))
+                .count();
+            assert!(from_catalog > 0 && from_catalog <= kind.columns().len());
+        }
+        assert_eq!(
+            read.sources.len(),
+            compiled
+                .columns
+                .iter()
+                .map(|c| c.kind.width())
+                .sum::<usize>()
+        );
+    }
+    // Every column of the default select: 10 of the station, 10 of the parent, 5 of the
+    // type, 3 of the provenance from the catalog; the time (twice), period, value (3)
+    // and transaction time read.
+    let read = latest(Dialect::Postgres, None, true, -1)
+        .unordered
+        .unwrap()
+        .catalog
+        .unwrap();
+    assert_eq!(read.read_columns, 7);
+    assert_eq!(read.entities.len(), 4);
+    assert_eq!(read.sources.len(), 7 + 10 + 10 + 5 + 3);
+}

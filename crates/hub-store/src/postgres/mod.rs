@@ -101,6 +101,8 @@ pub(crate) struct PgBackend {
     revision_reads: std::sync::atomic::AtomicU64,
     /// The revisions kept from notifications, in the `revision_notify` mode.
     revision_watch: Option<revision_watch::RevisionWatch>,
+    /// Station, type and provenance rows of latest reads (see `CatalogRead`).
+    ts_catalog: crate::timeseries::Catalog,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -305,6 +307,7 @@ impl PgBackend {
             revisions: crate::coalesce::Coalesced::new(REVISION_READERS),
             revision_reads: Default::default(),
             revision_watch: None,
+            ts_catalog: Default::default(),
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         // Listening starts after the migrations: the trigger that notifies is one.

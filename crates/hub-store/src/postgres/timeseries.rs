@@ -21,6 +21,7 @@ use super::{bind, refs, PgBackend, Queries, Tx};
 use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
 use crate::timeseries::unordered::Unordered;
+use crate::timeseries::Catalog;
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
     ProvenanceInput, PushSummary, QueryLog, RecordInput, SharedText, StationInput, SyncSummary,
@@ -67,6 +68,11 @@ impl<'a> FromSql<'a> for AnyCell<'a> {
             Type::FLOAT8 => AnyCell::Cell(Cell::Real(f64::from_sql(ty, raw)?)),
             Type::FLOAT4 => AnyCell::Cell(Cell::Real(f32::from_sql(ty, raw)? as f64)),
             Type::JSONB => AnyCell::Text(raw.get(1..).unwrap_or_default()),
+            // A row version (`xmin`): four bytes, network order.
+            Type::XID => {
+                let bytes: [u8; 4] = raw.try_into().map_err(|_| "an xid of other than 4 bytes")?;
+                AnyCell::Cell(Cell::Int(u32::from_be_bytes(bytes) as i64))
+            }
             Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
                 AnyCell::Text(raw)
             }
@@ -97,18 +103,58 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
     Ok(cells)
 }
 
-/// Latest values read in any order and sorted here; `None` when there is no such plan
-/// or the rows are more than it sorts in memory (the compiled query answers then).
+/// Latest values read in any order and sorted here, their station, type and provenance
+/// columns from the catalog when the plan has a catalog read; `None` when there is no
+/// such plan, the rows are more than it sorts in memory or an entity changed between
+/// the reads (the compiled query answers then).
 async fn unordered_rows(
     conn: &super::Conn,
     plan: Option<UnorderedRead>,
+    catalog: &Catalog,
 ) -> Result<Option<Vec<Vec<Cell>>>> {
     let Some(plan) = plan else {
         return Ok(None);
     };
-    let (sql, params) = plan.sql.clone().into_parts();
+    let mut unordered = Unordered::new(&plan);
+    let Some(read) = &plan.catalog else {
+        let Some(rows) = rows_up_to(conn, &plan.sql, plan.max_rows).await? else {
+            return Ok(None);
+        };
+        rows.into_iter().for_each(|row| _ = unordered.take(row));
+        return Ok(Some(unordered.finish()));
+    };
+    let Some(rows) = rows_up_to(conn, &read.sql, plan.max_rows).await? else {
+        return Ok(None);
+    };
+    let (mut answer, missing) = catalog.lookup(read, &rows);
+    for (kind, ids) in missing {
+        let stmt = conn.prepare_cached(kind.sql()).await.map_err(query_error)?;
+        let found = conn.query(&stmt, &[&ids]).await.map_err(query_error)?;
+        let mut shared = SharedText::default();
+        let found = found
+            .iter()
+            .map(|row| row_cells(row, &mut shared))
+            .collect::<Result<Vec<_>>>()?;
+        catalog.keep(&mut answer, kind, found);
+    }
+    for row in rows {
+        match answer.row(row) {
+            Some(row) => _ = unordered.take(row),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(unordered.finish()))
+}
+
+/// The rows of `sql`, or `None` when they are more than `max`.
+async fn rows_up_to(
+    conn: &super::Conn,
+    sql: &hub_query::SqlBuilder,
+    max: usize,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let (text, params) = sql.clone().into_parts();
     let bound = bind(&params);
-    let stmt = super::prepare_bounded(conn, &sql)
+    let stmt = super::prepare_bounded(conn, &text)
         .await
         .map_err(query_error)?;
     let rows = conn
@@ -117,13 +163,14 @@ async fn unordered_rows(
         .map_err(query_error)?;
     futures::pin_mut!(rows);
     let mut shared = SharedText::default();
-    let mut unordered = Unordered::new(&plan);
+    let mut out = Vec::new();
     while let Some(row) = futures::StreamExt::next(&mut rows).await {
-        if !unordered.take(row_cells(&row.map_err(query_error)?, &mut shared)?) {
+        if out.len() == max {
             return Ok(None);
         }
+        out.push(row_cells(&row.map_err(query_error)?, &mut shared)?);
     }
-    Ok(Some(unordered.finish()))
+    Ok(Some(out))
 }
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
@@ -272,6 +319,7 @@ impl TimeSeriesRepo for PgTimeSeries {
 
     async fn query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         let log = QueryLog::start(&compiled);
+        let backend = self.backend.clone();
         let rows = self
             .db()
             .read(move |conn| async move {
@@ -280,7 +328,9 @@ impl TimeSeriesRepo for PgTimeSeries {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
                 };
-                if let Some(rows) = unordered_rows(&conn, compiled.unordered.take()).await? {
+                if let Some(rows) =
+                    unordered_rows(&conn, compiled.unordered.take(), &backend.ts_catalog).await?
+                {
                     return Ok(rows);
                 }
                 let (sql, params) = compiled.sql.into_parts();
@@ -306,6 +356,7 @@ impl TimeSeriesRepo for PgTimeSeries {
 
     fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
         let (tx, rx) = crate::batches::channel();
+        let backend = self.backend.clone();
         self.db().spawn_read(move |conn| async move {
             let mut compiled = compiled;
             let log = QueryLog::start(&compiled);
@@ -325,7 +376,7 @@ impl TimeSeriesRepo for PgTimeSeries {
             };
             let unordered = compiled.unordered.take();
             let result = async {
-                if let Some(rows) = unordered_rows(&conn, unordered).await? {
+                if let Some(rows) = unordered_rows(&conn, unordered, &backend.ts_catalog).await? {
                     for row in rows {
                         if tx.push(row).await.is_err() {
                             break;

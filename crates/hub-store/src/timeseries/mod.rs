@@ -10,11 +10,13 @@
 //! Owns: the [`TimeSeriesRepo`] trait the Time Series API uses, its vocabulary
 //! ([`model`]), every decision both backends share (pure functions: [`plan`],
 //! [`history`] for the history's months and retention, `narrow` for merging a history
-//! answer read narrow, `unordered` for sorting latest values read in any order), and the
-//! SQL functions SQLite needs for the compiled queries. The implementations only move
-//! rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
+//! answer read narrow, `unordered` for sorting latest values read in any order,
+//! `catalog` for their station, type and provenance columns kept between reads), and
+//! the SQL functions SQLite needs for the compiled queries. The implementations only
+//! move rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
 
+mod catalog;
 mod cells;
 mod functions;
 mod geometry;
@@ -34,6 +36,7 @@ pub use hub_query::timeseries::REGEX_SIZE_LIMIT;
 pub use model::*;
 pub use plan::SyncFlags;
 
+pub(crate) use catalog::Catalog;
 pub(crate) use cells::SharedText;
 pub(crate) use functions::register as register_functions;
 pub(crate) use geometry::{edge_line, geometry_bbox};

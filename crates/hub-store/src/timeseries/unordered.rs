@@ -60,6 +60,7 @@ mod tests {
             order,
             offset,
             max_rows,
+            catalog: None,
         }
     }
 
