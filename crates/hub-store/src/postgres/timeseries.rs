@@ -115,35 +115,51 @@ async fn unordered_rows(
     let Some(plan) = plan else {
         return Ok(None);
     };
-    let mut unordered = Unordered::new(&plan);
-    let Some(read) = &plan.catalog else {
-        let Some(rows) = rows_up_to(conn, &plan.sql, plan.max_rows).await? else {
-            return Ok(None);
-        };
-        rows.into_iter().for_each(|row| _ = unordered.take(row));
-        return Ok(Some(unordered.finish()));
-    };
-    let Some(rows) = rows_up_to(conn, &read.sql, plan.max_rows).await? else {
+    let sql = plan.catalog.as_ref().map_or(&plan.sql, |read| &read.sql);
+    let Some(mut rows) = rows_up_to(conn, sql, plan.max_rows).await? else {
         return Ok(None);
     };
-    let (mut answer, missing) = catalog.lookup(read, &rows);
-    for (kind, ids) in missing {
-        let stmt = conn.prepare_cached(kind.sql()).await.map_err(query_error)?;
-        let found = conn.query(&stmt, &[&ids]).await.map_err(query_error)?;
-        let mut shared = SharedText::default();
-        let found = found
-            .iter()
-            .map(|row| row_cells(row, &mut shared))
-            .collect::<Result<Vec<_>>>()?;
-        catalog.keep(&mut answer, kind, found);
-    }
-    for row in rows {
-        match answer.row(row) {
-            Some(row) => _ = unordered.take(row),
-            None => return Ok(None),
+    if let Some(read) = &plan.catalog {
+        let (mut answer, missing) = catalog.lookup(read, &rows);
+        for (kind, ids) in missing {
+            let stmt = super::prepare_bounded(conn, kind.sql())
+                .await
+                .map_err(query_error)?;
+            let found = conn.query(&stmt, &[&ids]).await.map_err(query_error)?;
+            let mut shared = SharedText::default();
+            let found = found
+                .iter()
+                .map(|row| row_cells(row, &mut shared))
+                .collect::<Result<Vec<_>>>()?;
+            catalog.keep(&mut answer, kind, found);
         }
+        let Some(made) = rows.into_iter().map(|row| answer.row(row)).collect() else {
+            return Ok(None);
+        };
+        rows = made;
+    }
+    let mut unordered = Unordered::new(&plan);
+    for row in rows {
+        // `rows_up_to` kept to the plan's bound.
+        _ = unordered.take(row);
     }
     Ok(Some(unordered.finish()))
+}
+
+/// The rows of a compiled read as they arrive (its statement prepared once per
+/// connection).
+async fn row_stream(
+    conn: &super::Conn,
+    sql: hub_query::SqlBuilder,
+) -> Result<tokio_postgres::RowStream> {
+    let (text, params) = sql.into_parts();
+    let bound = bind(&params);
+    let stmt = super::prepare_bounded(conn, &text)
+        .await
+        .map_err(query_error)?;
+    conn.query_raw(&stmt, refs(&bound))
+        .await
+        .map_err(query_error)
 }
 
 /// The rows of `sql`, or `None` when they are more than `max`.
@@ -152,15 +168,7 @@ async fn rows_up_to(
     sql: &hub_query::SqlBuilder,
     max: usize,
 ) -> Result<Option<Vec<Vec<Cell>>>> {
-    let (text, params) = sql.clone().into_parts();
-    let bound = bind(&params);
-    let stmt = super::prepare_bounded(conn, &text)
-        .await
-        .map_err(query_error)?;
-    let rows = conn
-        .query_raw(&stmt, refs(&bound))
-        .await
-        .map_err(query_error)?;
+    let rows = row_stream(conn, sql.clone()).await?;
     futures::pin_mut!(rows);
     let mut shared = SharedText::default();
     let mut out = Vec::new();
@@ -384,15 +392,7 @@ impl TimeSeriesRepo for PgTimeSeries {
                     }
                     return Ok(());
                 }
-                let (sql, params) = compiled.sql.into_parts();
-                let bound = bind(&params);
-                let stmt = super::prepare_bounded(&conn, &sql)
-                    .await
-                    .map_err(query_error)?;
-                let rows = conn
-                    .query_raw(&stmt, refs(&bound))
-                    .await
-                    .map_err(query_error)?;
+                let rows = row_stream(&conn, compiled.sql).await?;
                 futures::pin_mut!(rows);
                 let mut shared = SharedText::default();
                 while let Some(row) = futures::StreamExt::next(&mut rows).await {
