@@ -575,6 +575,10 @@ async fn closed_data_rules() {
             .collect::<BTreeSet<_>>()
     };
     assert_eq!(codes(&anon), ["103", "104"].map(String::from).into());
+    // Asking for a second station type, whose rule opens all of it, still hides the
+    // closed parking station (the rules are pruned per request, never widened).
+    let mixed = ok("/v2/flat/ParkingStation,EChargingStation/free/latest?select=scode").await;
+    assert_eq!(codes(&mixed), ["103", "104"].map(String::from).into());
     let (_, secret) = get_as(
         "/v2/flat/ParkingStation/free/latest?select=scode",
         &["SECRET"],

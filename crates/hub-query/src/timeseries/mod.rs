@@ -16,6 +16,7 @@
 //! PostgreSQL migration), and on SQLite `regexp` and `hub_geom_intersects_box`, where
 //! PostgreSQL uses `~` and PostGIS (`ST_Intersects` on generated geometry columns).
 
+mod access;
 pub mod cql2;
 pub mod datetime;
 pub mod filter;

@@ -12,10 +12,11 @@
 //! refers to series fields only or to measurement fields only) and the SQL of both
 //! reads. Must not: run SQL or merge rows (the store does, the same way on any backend).
 
+use super::access::access;
 use super::filter;
 use super::parser::{Node, Where};
 use super::query::{
-    access, in_list, join_provenance, select_target, station_joins, time_param, yes, TsQuery,
+    in_list, join_provenance, select_target, station_joins, time_param, yes, AccessRule, TsQuery,
 };
 use super::schema::{field, Field, Kind};
 use super::select::Target;
@@ -94,6 +95,8 @@ pub(super) struct NarrowParts<'a> {
     pub lead: &'a [(&'a str, Kind, bool, String)],
     pub targets: &'a [Target],
     pub mvalue_tables: Option<&'a [i64]>,
+    /// The closed-data rules left for the query's types (`None`: sees all).
+    pub access: Option<&'a [AccessRule]>,
     pub needs_parent: bool,
     pub uses: &'a dyn Fn(&str) -> bool,
     /// 1-based ordinals of the compiled ORDER BY.
@@ -225,7 +228,7 @@ pub(super) fn narrow_history(
         }
         s.sql(")");
     }
-    if let Some(rules) = &q.access {
+    if let Some(rules) = p.access {
         s.sql(" AND ");
         access(&mut s, rules);
     }

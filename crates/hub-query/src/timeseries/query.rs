@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::access::{access, reachable_rules};
 use super::filter;
 use super::narrow::{narrow_history, NarrowParts};
 pub use super::narrow::{NarrowHistory, ProvenanceRead, MAX_NARROW_SERIES};
@@ -146,6 +147,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         Some(w) => filter::check(w, scope)?,
         None => Vec::new(),
     };
+    let access_rules = reachable_rules(
+        q.access.as_deref(),
+        q.types.as_deref(),
+        q.data_types.as_deref(),
+    );
     let mvalue_tables = match (&q.filter, q.route.measurements()) {
         (Some(w), true) => filter::mvalue_tables(w)?,
         _ => None,
@@ -395,7 +401,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
                     }
                     b.sql(")");
                 }
-                if let Some(rules) = &q.access {
+                if let Some(rules) = &access_rules {
                     b.sql(" AND ");
                     access(&mut b, rules);
                 }
@@ -462,6 +468,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
                 lead: &lead,
                 targets: &targets,
                 mvalue_tables: mvalue_tables.as_deref(),
+                access: access_rules.as_deref(),
                 needs_parent,
                 uses: &uses,
                 order: &ordinals,
@@ -580,40 +587,4 @@ pub(super) fn join_provenance(b: &mut SqlBuilder, id: &str) {
         Dialect::Sqlite => b.sql(" LEFT JOIN ts_provenance pr"),
     };
     b.sql(" ON pr.id = ").sql(id);
-}
-
-/// `(rule OR rule …)`; no rules = nothing visible.
-pub(super) fn access(b: &mut SqlBuilder, rules: &[AccessRule]) {
-    if rules.is_empty() {
-        b.sql("1 = 0");
-        return;
-    }
-    b.sql("(");
-    for (k, r) in rules.iter().enumerate() {
-        if k > 0 {
-            b.sql(" OR ");
-        }
-        b.sql("(1 = 1");
-        if !r.station_types.is_empty() {
-            in_list(b, "s.stationtype", &r.station_types);
-        }
-        if !r.origins.is_empty() {
-            in_list(b, "s.origin", &r.origins);
-        }
-        if !r.data_types.is_empty() {
-            in_list(b, "t.cname", &r.data_types);
-        }
-        if !r.periods.is_empty() {
-            b.sql(" AND ts.period IN (");
-            for (k, p) in r.periods.iter().enumerate() {
-                if k > 0 {
-                    b.sql(", ");
-                }
-                b.param(SqlValue::Int(*p));
-            }
-            b.sql(")");
-        }
-        b.sql(")");
-    }
-    b.sql(")");
 }
