@@ -52,6 +52,11 @@ pub struct NarrowHistory {
     /// Positions (0-based, in the compiled query's SQL columns) of the columns the
     /// history read fills, ascending.
     pub measured: Vec<usize>,
+    /// For each of `measured`, the history read's column that holds it: a column the
+    /// answer shows twice (`_timestamp` and `mvalidtime`) is read once.
+    pub measured_from: Vec<usize>,
+    /// The history read's measurement columns (before the provenance id).
+    pub read_columns: usize,
     /// Positions of the ordering keys, most significant first; each compares as SQL
     /// orders it (NULL first, numbers by value, then text by bytes).
     pub order: Vec<usize>,
@@ -83,7 +88,55 @@ impl NarrowHistory {
     /// Columns of a history read's row: the measured ones, then the provenance id when
     /// the provenance is read apart.
     pub fn history_columns(&self) -> usize {
-        self.measured.len() + usize::from(self.provenance.is_some())
+        self.read_columns + usize::from(self.provenance.is_some())
+    }
+}
+
+/// The history read's select list, each SQL column once, and where the answer's
+/// measured columns come from in it.
+#[derive(Default)]
+struct HistoryColumns {
+    /// The columns read: their SQL when plain (`None`: computed with parameters).
+    read: Vec<Option<String>>,
+    positions: Vec<usize>,
+    sources: Vec<usize>,
+}
+
+impl HistoryColumns {
+    fn separate(&self, h: &mut SqlBuilder) {
+        if !self.read.is_empty() {
+            h.sql(", ");
+        }
+    }
+
+    /// Plain columns (no parameters) at positions `at..`, each read once however often
+    /// the answer shows it.
+    fn plain(&mut self, h: &mut SqlBuilder, at: usize, exprs: &[String]) {
+        for (k, expr) in exprs.iter().enumerate() {
+            self.positions.push(at + k);
+            match self
+                .read
+                .iter()
+                .position(|r| r.as_deref() == Some(expr.as_str()))
+            {
+                Some(read) => self.sources.push(read),
+                None => {
+                    self.separate(h);
+                    h.sql(expr);
+                    self.sources.push(self.read.len());
+                    self.read.push(Some(expr.clone()));
+                }
+            }
+        }
+    }
+
+    /// A column computed with parameters (a JSON path) at position `at`: read as its own.
+    fn computed(&mut self, h: &mut SqlBuilder, at: usize, write: impl FnOnce(&mut SqlBuilder)) {
+        self.separate(h);
+        write(h);
+        self.positions.push(at);
+        self.sources.push(self.read.len());
+        self.read.push(None);
     }
 }
 
@@ -158,21 +211,12 @@ pub(super) fn narrow_history(
     let mut h = SqlBuilder::new(dialect);
     s.sql("SELECT ts.id");
     h.sql("SELECT ");
-    let mut positions = Vec::new();
+    let mut columns = HistoryColumns::default();
     let mut at = 0;
-    let mut first_measured = true;
     let mut uses_provenance = false;
-    let mut measured_column = |h: &mut SqlBuilder, at: usize, width: usize| {
-        if !first_measured {
-            h.sql(", ");
-        }
-        first_measured = false;
-        positions.extend(at..at + width);
-    };
     for (_, kind, _, expr) in p.lead {
         if expr.starts_with("me.") {
-            measured_column(&mut h, at, kind.width());
-            h.sql(expr);
+            columns.plain(&mut h, at, std::slice::from_ref(expr));
             s.sql(", NULL");
         } else {
             s.sql(", ").sql(expr);
@@ -192,8 +236,10 @@ pub(super) fn narrow_history(
             s.sql(&", NULL".repeat(width));
         } else if measured(t.field) {
             uses_provenance |= t.field.table == "pr";
-            measured_column(&mut h, at, width);
-            select_target(&mut h, t);
+            match &t.json_path {
+                None => columns.plain(&mut h, at, &t.field.exprs(dialect)),
+                Some(_) => columns.computed(&mut h, at, |h| select_target(h, t)),
+            }
             s.sql(&", NULL".repeat(width));
         } else {
             s.sql(", ");
@@ -248,7 +294,7 @@ pub(super) fn narrow_history(
 
     // One series' measurements in time order (its primary key's order).
     let provenance = (!provenance_positions.is_empty()).then(|| {
-        h.sql(if first_measured {
+        h.sql(if columns.read.is_empty() {
             "me.provenance_id"
         } else {
             ", me.provenance_id"
@@ -288,7 +334,9 @@ pub(super) fn narrow_history(
         series_param,
         range_params,
         provenance,
-        measured: positions,
+        measured: columns.positions,
+        measured_from: columns.sources,
+        read_columns: columns.read.len(),
         order: p.order.iter().map(|o| o - 1).collect(),
         distinct: p.distinct,
         offset: q.offset.max(0) as u64,
@@ -328,6 +376,56 @@ mod tests {
             assert_eq!(params[plan.series_param], SqlValue::Int(0), "{select}");
             assert_eq!(params[plan.range_params.0], SqlValue::Int(111), "{select}");
             assert_eq!(params[plan.range_params.1], SqlValue::Int(222), "{select}");
+        }
+    }
+
+    /// `_timestamp` and `mvalidtime` are the same column: read once, shown twice; JSON
+    /// paths of the value are each computed (they carry parameters).
+    #[test]
+    fn a_column_the_answer_shows_twice_is_read_once() {
+        // (select, history select list, measured_from)
+        let table: [(Option<&str>, &str, &[usize]); 3] = [
+            (
+                None,
+                "SELECT me.timestamp, me.created_on, me.double_value, me.string_value, me.json_value, me.provenance_id FROM",
+                &[0, 1, 0, 2, 3, 4],
+            ),
+            (
+                Some("mvalidtime,mvalue"),
+                "SELECT me.timestamp, me.double_value, me.string_value, me.json_value FROM",
+                &[0, 0, 1, 2, 3],
+            ),
+            (Some("mvalue.a,mvalue.b"), "SELECT me.timestamp, ", &[0, 1, 2]),
+        ];
+        for (select, list, from) in table {
+            let q = TsQuery {
+                route: Route::History { from: 1, to: 2 },
+                tree: false,
+                types: None,
+                data_types: None,
+                filter: None,
+                select: select.map(str::to_string),
+                distinct: false,
+                limit: 0,
+                offset: -1,
+                access: None,
+            };
+            let plan = compile_query(&q, Dialect::Postgres)
+                .unwrap()
+                .narrow
+                .expect("narrow");
+            assert!(
+                plan.history.as_sql().starts_with(list),
+                "{}",
+                plan.history.as_sql()
+            );
+            assert_eq!(plan.measured_from, from, "{select:?}");
+            assert_eq!(plan.measured.len(), from.len(), "{select:?}");
+            assert_eq!(
+                plan.read_columns,
+                from.iter().max().unwrap() + 1,
+                "{select:?}"
+            );
         }
     }
 }

@@ -165,13 +165,15 @@ impl<'p> Merge<'p> {
     fn fill(&mut self, k: usize, measured: Vec<Cell>) -> Vec<Cell> {
         let mut row = self.spare.pop().unwrap_or_default();
         row.clone_from(&self.templates[k]);
-        let mut measured = measured.into_iter();
-        for (&at, cell) in self.plan.measured.iter().zip(measured.by_ref()) {
-            row[at] = cell;
+        let plan = self.plan;
+        for (&at, &from) in plan.measured.iter().zip(&plan.measured_from) {
+            if let Some(cell) = measured.get(from) {
+                row[at] = cell.clone();
+            }
         }
-        if let Some(read) = &self.plan.provenance {
+        if let Some(read) = &plan.provenance {
             // The history read's last column; the template holds NULLs for an unknown id.
-            if let Some(Cell::Int(id)) = measured.next() {
+            if let Some(&Cell::Int(id)) = measured.get(plan.read_columns) {
                 if let Some(cells) = self.provenances.get(&id) {
                     for (&at, cell) in read.positions.iter().zip(cells) {
                         row[at] = cell.clone();

@@ -365,11 +365,11 @@ fn provenance_columns_are_read_apart_unless_a_where_item_filters_on_them() {
                 assert!(read.sql.as_sql().contains("FROM ts_provenance pr"));
                 assert!(!history.contains("ts_provenance"), "{history}");
                 assert!(history.contains("me.provenance_id FROM"), "{history}");
-                assert_eq!(plan.history_columns(), plan.measured.len() + 1);
+                assert_eq!(plan.history_columns(), plan.read_columns + 1);
             }
             None => {
                 assert!(!apart, "{select:?} {filter:?}");
-                assert_eq!(plan.history_columns(), plan.measured.len());
+                assert_eq!(plan.history_columns(), plan.read_columns);
                 // Filtering on a provenance column joins it to each measurement.
                 assert_eq!(
                     history.contains("ts_provenance"),
