@@ -760,14 +760,22 @@ fn latest_without_limit_reads_station_type_and_provenance_columns_from_the_catal
         );
     }
     // Every column of the default select: 10 of the station, 10 of the parent, 5 of the
-    // type, 3 of the provenance from the catalog; the time (twice), period, value (3)
-    // and transaction time read.
+    // type, 3 of the provenance from the catalog; the time (shown twice, read once),
+    // period, value (3) and transaction time read.
     let read = latest(Dialect::Postgres, None, true, -1)
         .unordered
         .unwrap()
         .catalog
         .unwrap();
-    assert_eq!(read.read_columns, 7);
+    assert_eq!(read.read_columns, 6);
     assert_eq!(read.entities.len(), 4);
     assert_eq!(read.sources.len(), 7 + 10 + 10 + 5 + 3);
+    assert_eq!(
+        read.sources[0], read.sources[3],
+        "_timestamp and mvalidtime"
+    );
+    assert!(read
+        .sql
+        .as_sql()
+        .starts_with("SELECT me.timestamp, ts.period, me.created_on, me.double_value,"));
 }

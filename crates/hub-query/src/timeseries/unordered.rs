@@ -154,9 +154,16 @@ pub(super) fn catalog_read(
                 };
                 sources.push(CellSource::Catalog { entity, column });
             }
+            // A column the answer shows twice (`_timestamp`, `mvalidtime`) is read once.
             None => {
-                sources.push(CellSource::Read(read.len()));
-                read.push(expr.as_deref().unwrap_or_default());
+                let expr = expr.as_deref().unwrap_or_default();
+                match read.iter().position(|r| !expr.is_empty() && *r == expr) {
+                    Some(at) => sources.push(CellSource::Read(at)),
+                    None => {
+                        sources.push(CellSource::Read(read.len()));
+                        read.push(expr);
+                    }
+                }
             }
         }
     }

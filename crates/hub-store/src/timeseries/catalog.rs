@@ -133,7 +133,7 @@ impl CatalogAnswer<'_> {
     /// The compiled query's row from a read's row; `None` when an entity's catalog row
     /// is missing or of another version than read (changed between the two reads: the
     /// compiled query answers instead).
-    pub(crate) fn row(&self, mut read: Vec<Cell>) -> Option<Vec<Cell>> {
+    pub(crate) fn row(&self, read: Vec<Cell>) -> Option<Vec<Cell>> {
         let plan = self.plan;
         // A station, its parent, a type and a provenance at most.
         let mut entities: [Option<&Arc<[Cell]>>; 4] = [None; 4];
@@ -149,7 +149,8 @@ impl CatalogAnswer<'_> {
         let mut out = Vec::with_capacity(plan.sources.len());
         for source in &plan.sources {
             out.push(match *source {
-                CellSource::Read(i) => std::mem::replace(read.get_mut(i)?, Cell::Null),
+                // Copied: a column read once may stand in several places.
+                CellSource::Read(i) => read.get(i)?.clone(),
                 CellSource::Catalog { entity, column } => match entities.get(entity)? {
                     Some(cells) => cells.get(column)?.clone(),
                     None => Cell::Null,
