@@ -230,7 +230,12 @@ impl<'p> Merge<'p> {
                 if self.last.as_ref().is_some_and(|l| same_row(l, &row)) {
                     continue;
                 }
-                self.last = Some(row.clone());
+                // Filled again: its allocation kept, and texts it shares with the new row
+                // (the series' own) not counted again.
+                match &mut self.last {
+                    Some(last) => last.clone_from(&row),
+                    None => self.last = Some(row.clone()),
+                }
             }
             if self.skip > 0 {
                 self.skip -= 1;

@@ -380,3 +380,96 @@ fn provenance_columns_are_read_apart_unless_a_where_item_filters_on_them() {
         }
     }
 }
+
+/// Rows given back are filled again for whichever series and provenance comes next:
+/// each answers as a fresh one, a provenance's columns NULL where the measurement has
+/// none or an unknown one.
+#[test]
+fn rows_filled_again_answer_as_new_ones() {
+    let q = TsQuery {
+        route: Route::History { from: 0, to: 10 },
+        tree: false,
+        types: None,
+        data_types: None,
+        filter: None,
+        select: Some("scode,mvalue,prname".into()),
+        distinct: false,
+        limit: 0,
+        offset: -1,
+        access: None,
+    };
+    let plan = compile_query(&q, Dialect::Sqlite)
+        .unwrap()
+        .narrow
+        .expect("reads narrow");
+    // Columns: _timestamp, mvalue (3), prname, scode.
+    assert_eq!(plan.measured, [0, 1, 2, 3]);
+    assert_eq!(plan.provenance.as_ref().unwrap().positions, [4]);
+    let templates: Vec<Vec<Cell>> = ["A", "B"]
+        .iter()
+        .map(|code| {
+            let mut t = vec![Cell::Null; 6];
+            t[5] = text(code);
+            t
+        })
+        .collect();
+    let mut provenances = Provenances::default();
+    provenances.insert(1, vec![text("collector")]);
+    provenances.insert(2, vec![text("other")]);
+    // (series, time, provenance id)
+    let measurements: [(usize, i64, Cell); 6] = [
+        (0, 1, Cell::Int(1)),
+        (1, 2, Cell::Int(2)),
+        (0, 3, Cell::Int(99)),
+        (1, 4, Cell::Null),
+        (0, 5, Cell::Int(1)),
+        (1, 6, Cell::Int(1)),
+    ];
+    let mut at = [0usize; 2];
+    let mut out = Vec::new();
+    merge_history(
+        &plan,
+        &templates,
+        &provenances,
+        |k| {
+            let mine: Vec<_> = measurements.iter().filter(|m| m.0 == k).collect();
+            let row = mine.get(at[k]).map(|(_, t, pr)| {
+                vec![
+                    Cell::Int(*t),
+                    Cell::Real(*t as f64),
+                    Cell::Null,
+                    Cell::Null,
+                    pr.clone(),
+                ]
+            });
+            at[k] += 1;
+            Ok(row)
+        },
+        |row, spare| {
+            out.push(row.clone());
+            spare.push(row);
+            true
+        },
+    )
+    .unwrap();
+    let expected: Vec<Vec<Cell>> = measurements
+        .iter()
+        .map(|(k, t, pr)| {
+            let name = match pr {
+                Cell::Int(1) => text("collector"),
+                Cell::Int(2) => text("other"),
+                _ => Cell::Null,
+            };
+            let code = text(["A", "B"][*k]);
+            vec![
+                Cell::Int(*t),
+                Cell::Real(*t as f64),
+                Cell::Null,
+                Cell::Null,
+                name,
+                code,
+            ]
+        })
+        .collect();
+    assert_eq!(out, expected);
+}
