@@ -362,11 +362,28 @@ fn pushes_of_known_and_new_series_store_and_sum_up_as_sqlite_does() {
 
 /// Pushes rewrite a series' latest row on its own page: no page of `ts_latest` fills up
 /// with versions, so the rows stay where they are and the table does not grow with each
-/// push (with full pages every rewritten row would move and the table grow).
+/// push (with full pages every rewritten row would move and the table grow, in every
+/// run). A version is pruned only once no snapshot may still see it, and another test's
+/// connection starting up or an autovacuum can hold one for a moment (a row moved once
+/// in a loaded CI run): so three runs on fresh databases, of which one must keep every
+/// row in place.
 #[test]
 fn pushes_rewrite_latest_rows_on_their_pages() {
+    let mut moved = Vec::new();
+    for _ in 0..3 {
+        match latest_rows_after_pushes() {
+            Ok(()) => return,
+            Err(e) => moved.push(e),
+        }
+    }
+    panic!("rows moved in every run: {moved:#?}");
+}
+
+/// One run of [`pushes_rewrite_latest_rows_on_their_pages`]: `Err` names the push after
+/// which a row had moved or the table had grown.
+fn latest_rows_after_pushes() -> Result<(), String> {
     use crate::postgres::Queries;
-    let Some(_) = test_admin() else { return };
+    let Some(_) = test_admin() else { return Ok(()) };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -418,7 +435,11 @@ fn pushes_rewrite_latest_rows_on_their_pages() {
                 .push_records("P".into(), None, doubles(round * 10, round * 10 + 3))
                 .await
                 .unwrap();
-            assert_eq!(layout().await.unwrap(), first, "after push {round}");
+            let now = layout().await.unwrap();
+            if now != first {
+                return Err(format!("after push {round}: {now:?}, first {first:?}"));
+            }
         }
-    });
+        Ok(())
+    })
 }
