@@ -350,6 +350,22 @@ mod tests {
     use super::*;
     use crate::timeseries::Route;
 
+    /// A history query of `[from, to)` by an admin, without `where`.
+    fn history(from: i64, to: i64, select: Option<&str>) -> TsQuery {
+        TsQuery {
+            route: Route::History { from, to },
+            tree: false,
+            types: None,
+            data_types: None,
+            filter: None,
+            select: select.map(str::to_string),
+            distinct: false,
+            limit: 0,
+            offset: -1,
+            access: None,
+        }
+    }
+
     /// The series id and the time range are found by position whatever the selection
     /// puts before them (a JSON path of the measurement is a parameter too).
     #[test]
@@ -359,18 +375,7 @@ mod tests {
             ("mvalidtime,mvalue.a.b,smetadata.city", Dialect::Sqlite),
             ("mvalue.a,mvalue.b", Dialect::Postgres),
         ] {
-            let q = TsQuery {
-                route: Route::History { from: 111, to: 222 },
-                tree: false,
-                types: None,
-                data_types: None,
-                filter: None,
-                select: Some(select.into()),
-                distinct: false,
-                limit: 0,
-                offset: -1,
-                access: None,
-            };
+            let q = history(111, 222, Some(select));
             let plan = compile_query(&q, dialect).unwrap().narrow.expect("narrow");
             let params = plan.history.params();
             assert_eq!(params[plan.series_param], SqlValue::Int(0), "{select}");
@@ -398,19 +403,7 @@ mod tests {
             (Some("mvalue.a,mvalue.b"), "SELECT me.timestamp, ", &[0, 1, 2]),
         ];
         for (select, list, from) in table {
-            let q = TsQuery {
-                route: Route::History { from: 1, to: 2 },
-                tree: false,
-                types: None,
-                data_types: None,
-                filter: None,
-                select: select.map(str::to_string),
-                distinct: false,
-                limit: 0,
-                offset: -1,
-                access: None,
-            };
-            let plan = compile_query(&q, Dialect::Postgres)
+            let plan = compile_query(&history(1, 2, select), Dialect::Postgres)
                 .unwrap()
                 .narrow
                 .expect("narrow");

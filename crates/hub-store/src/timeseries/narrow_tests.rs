@@ -37,20 +37,25 @@ fn cells_order_as_sql_orders_them() {
     }
 }
 
-/// A plan over rows of (time, station code, value): ordered by time then code.
-fn plan(distinct: bool, offset: u64, limit: Option<u64>) -> NarrowHistory {
-    let q = TsQuery {
+/// A history query of [0, 10) by an admin.
+fn history(select: Option<&str>, filter: Option<&str>, distinct: bool) -> TsQuery {
+    TsQuery {
         route: Route::History { from: 0, to: 10 },
         tree: false,
         types: None,
         data_types: None,
-        filter: None,
-        select: Some("scode,mvalue".into()),
+        filter: filter.map(|w| parse_where(w).unwrap()),
+        select: select.map(str::to_string),
         distinct,
         limit: 0,
         offset: -1,
         access: None,
-    };
+    }
+}
+
+/// A plan over rows of (time, station code, value): ordered by time then code.
+fn plan(distinct: bool, offset: u64, limit: Option<u64>) -> NarrowHistory {
+    let q = history(Some("scode,mvalue"), None, distinct);
     let mut plan = compile_query(&q, Dialect::Sqlite)
         .unwrap()
         .narrow
@@ -330,19 +335,7 @@ fn a_merge_fetching_in_parts_answers_as_one_with_every_row_at_hand() {
 #[test]
 fn provenance_columns_are_read_apart_unless_a_where_item_filters_on_them() {
     let compile = |select: Option<&str>, filter: Option<&str>| {
-        let q = TsQuery {
-            route: Route::History { from: 0, to: 10 },
-            tree: false,
-            types: None,
-            data_types: None,
-            filter: filter.map(|w| parse_where(w).unwrap()),
-            select: select.map(str::to_string),
-            distinct: false,
-            limit: 0,
-            offset: -1,
-            access: None,
-        };
-        compile_query(&q, Dialect::Postgres)
+        compile_query(&history(select, filter, false), Dialect::Postgres)
             .unwrap()
             .narrow
             .expect("reads narrow")
@@ -386,22 +379,13 @@ fn provenance_columns_are_read_apart_unless_a_where_item_filters_on_them() {
 /// none or an unknown one.
 #[test]
 fn rows_filled_again_answer_as_new_ones() {
-    let q = TsQuery {
-        route: Route::History { from: 0, to: 10 },
-        tree: false,
-        types: None,
-        data_types: None,
-        filter: None,
-        select: Some("scode,mvalue,prname".into()),
-        distinct: false,
-        limit: 0,
-        offset: -1,
-        access: None,
-    };
-    let plan = compile_query(&q, Dialect::Sqlite)
-        .unwrap()
-        .narrow
-        .expect("reads narrow");
+    let plan = compile_query(
+        &history(Some("scode,mvalue,prname"), None, false),
+        Dialect::Sqlite,
+    )
+    .unwrap()
+    .narrow
+    .expect("reads narrow");
     // Columns: _timestamp, mvalue (3), prname, scode.
     assert_eq!(plan.measured, [0, 1, 2, 3]);
     assert_eq!(plan.provenance.as_ref().unwrap().positions, [4]);
