@@ -13,8 +13,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each pass gets a temporary directory of its own, removed when it ends: a store a test
+# binary keeps in a static for all its tests (the demo, ~360 MB on SQLite) is never
+# dropped, so its directory outlives the binary. Open to every user as /tmp is: tests
+# start PostgreSQL clusters there as the `postgres` user.
+passes=$(mktemp -d "${TMPDIR:-/tmp}/hub-test-passes.XXXXXX")
+chmod 755 "$passes"
+trap 'rm -rf "$passes"' EXIT
+pass() {
+  mkdir -p "$passes/tmp"
+  chmod 1777 "$passes/tmp"
+  TMPDIR=$passes/tmp "$@"
+  rm -rf "$passes/tmp"
+}
+
 echo "== tests on the embedded SQLite store"
-env -u HUB_TEST_DATABASE cargo test --workspace --locked
+pass env -u HUB_TEST_DATABASE cargo test --workspace --locked
 
 skip() {
   if [ "${HUB_REQUIRE_POSTGRES:-0}" = 1 ]; then
@@ -28,7 +42,7 @@ skip() {
 url=${HUB_TEST_DATABASE:-}
 if [ -z "$url" ]; then
   cluster=$(mktemp -d "${TMPDIR:-/tmp}/hub-pg.XXXXXX")
-  trap 'scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true; rm -rf "$cluster"' EXIT
+  trap 'scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true; rm -rf "$cluster" "$passes"' EXIT
   set +e
   url=$(scripts/pg-throwaway.sh start "$cluster" 2>"$cluster/reason")
   status=$?
@@ -42,12 +56,18 @@ if [ -z "$url" ]; then
 fi
 
 echo "== API test suites again on PostgreSQL ($(echo "$url" | sed -E 's#://([^:@/]*):[^@]*@#://\1@#'))"
-HUB_TEST_DATABASE=$url cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
+HUB_TEST_DATABASE=$url pass cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
+# The throwaway cluster's disk goes back before the next pass starts a cluster of its own.
+if [ -n "${cluster:-}" ]; then
+  scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true
+  rm -rf "$cluster"
+  cluster=""
+fi
 
 echo "== Content, token and Time Series API suites through PgBouncer (transaction pooling)"
 topology=$(mktemp -d "${TMPDIR:-/tmp}/hub-topology.XXXXXX")
 chmod 755 "$topology"
-trap 'scripts/pg-topology.sh stop "$topology/t" 2>/dev/null || true; rm -rf "$topology"; [ -n "${cluster:-}" ] && { scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true; rm -rf "$cluster"; }' EXIT
+trap 'scripts/pg-topology.sh stop "$topology/t" 2>/dev/null || true; rm -rf "$topology" "$passes"' EXIT
 set +e
 urls=$(scripts/pg-topology.sh start "$topology/t" 2>"$topology/reason")
 status=$?
@@ -56,4 +76,4 @@ if [ $status = 3 ]; then skip "$(cat "$topology/reason")"; fi
 [ $status = 0 ] || { cat "$topology/reason" >&2; exit 1; }
 pooler=$(echo "$urls" | sed -n 's/^POOLER_URL=//p')
 HUB_TEST_DATABASE=$pooler HUB_TEST_DATABASE_POOLER=transaction \
-  cargo test --locked -p hub --test content_api --test auth_api --test response_cache -p hub-timeseries --test api
+  pass cargo test --locked -p hub --test content_api --test auth_api --test response_cache -p hub-timeseries --test api

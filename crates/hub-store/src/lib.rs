@@ -123,7 +123,8 @@ impl Store {
 
     /// The store an API test suite runs on: with `HUB_TEST_DATABASE` set to a PostgreSQL
     /// server URL, a fresh database there (`hub_test_<pid>_<n>`, replacing a leftover of
-    /// that name); otherwise SQLite in `dir`. One set of tests, two backends. With
+    /// that name, and dropped with the store's last handle, repositories included);
+    /// otherwise SQLite in `dir`. One set of tests, two backends. With
     /// `HUB_TEST_DATABASE_POOLER=transaction` the URL leads through a transaction-mode
     /// pooler (PgBouncer) and the store runs in its mode (see [`PgSettings`]).
     pub fn open_for_tests(dir: &Path) -> Result<Store> {
@@ -136,8 +137,13 @@ impl Store {
                     std::process::id(),
                     NEXT.fetch_add(1, Ordering::Relaxed)
                 );
-                let url = postgres::create_database(admin.trim(), &name, true)?;
-                Store::open_postgres_with(&url, &PgSettings::for_tests())
+                let database = postgres::ThrowawayDatabase::create(admin.trim(), &name)?;
+                let backend =
+                    postgres::PgBackend::open_throwaway(database, &PgSettings::for_tests())?;
+                Ok(Store {
+                    backend: Arc::new(Backend::Postgres(Arc::new(backend))),
+                    counts: Arc::default(),
+                })
             }
             _ => Store::open_sqlite(dir),
         }

@@ -6,7 +6,7 @@
 //! A real streaming replica (read-your-writes, lag bound) is tested by
 //! `crates/hub/tests/pg_topology.rs`.
 
-use hub_store::postgres::create_database;
+use hub_store::postgres::ThrowawayDatabase;
 use hub_store::Store;
 use serde_json::json;
 
@@ -20,10 +20,11 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
         return;
     };
     let pid = std::process::id();
-    let primary_url = create_database(&admin, &format!("hub_test_primary_{pid}"), true).unwrap();
-    let replica_url = create_database(&admin, &format!("hub_test_replica_{pid}"), true).unwrap();
-    let primary = Store::open_postgres(&primary_url, None).unwrap();
-    let replica = Store::open_postgres(&replica_url, None).unwrap();
+    let primary_db = ThrowawayDatabase::create(&admin, &format!("hub_test_primary_{pid}")).unwrap();
+    let replica_db = ThrowawayDatabase::create(&admin, &format!("hub_test_replica_{pid}")).unwrap();
+    let (primary_url, replica_url) = (primary_db.url(), replica_db.url());
+    let primary = Store::open_postgres(primary_url, None).unwrap();
+    let replica = Store::open_postgres(replica_url, None).unwrap();
     replica
         .content()
         .put_batch_blocking(
@@ -35,7 +36,7 @@ async fn reads_go_to_the_replica_and_writes_to_the_primary() {
         )
         .unwrap();
 
-    let both = Store::open_postgres(&primary_url, Some(&replica_url)).unwrap();
+    let both = Store::open_postgres(primary_url, Some(replica_url)).unwrap();
     assert!(
         both.content()
             .get("Article", "only-on-replica")

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hub_store::postgres::create_database;
+use hub_store::postgres::ThrowawayDatabase;
 use hub_store::Store;
 
 fn fixture(name: &str) -> PathBuf {
@@ -323,19 +323,21 @@ async fn open_postgres(url: &str) {
 async fn a_fresh_postgres_store_has_the_recorded_schema() {
     let Some(admin) = admin_url() else { return };
     let name = format!("hub_test_schema_fresh_{}", std::process::id());
-    let url = create_database(&admin, &name, true).unwrap();
-    open_postgres(&url).await;
-    assert_recorded(&pg_dump(&url).await, "postgres.txt");
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let url = database.url();
+    open_postgres(url).await;
+    assert_recorded(&pg_dump(url).await, "postgres.txt");
 }
 
 #[tokio::test]
 async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migrations() {
     let Some(admin) = admin_url() else { return };
     let pid = std::process::id();
-    let old_url = create_database(&admin, &format!("hub_test_schema_old_{pid}"), true).unwrap();
+    let old_db = ThrowawayDatabase::create(&admin, &format!("hub_test_schema_old_{pid}")).unwrap();
+    let old_url = old_db.url();
     {
         // As the old runner did: everything in one transaction.
-        let mut client = connect(&old_url).await;
+        let mut client = connect(old_url).await;
         let tx = client.transaction().await.unwrap();
         tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_version (version bigint PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)").await.unwrap();
         for (version, name) in POSTGRES_V4 {
@@ -351,11 +353,11 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
         }
         tx.commit().await.unwrap();
     }
-    let before = pg_versions(&old_url).await;
+    let before = pg_versions(old_url).await;
 
-    open_postgres(&old_url).await;
+    open_postgres(old_url).await;
 
-    let after = pg_versions(&old_url).await;
+    let after = pg_versions(old_url).await;
     assert_eq!(
         after[..before.len()],
         before[..],
@@ -370,7 +372,9 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
         vec![5, 6, 7, 8],
         "only the migrations newer than version 4 are applied"
     );
-    let fresh_url = create_database(&admin, &format!("hub_test_schema_new_{pid}"), true).unwrap();
-    open_postgres(&fresh_url).await;
-    assert_eq!(pg_dump(&old_url).await, pg_dump(&fresh_url).await);
+    let fresh_db =
+        ThrowawayDatabase::create(&admin, &format!("hub_test_schema_new_{pid}")).unwrap();
+    let fresh_url = fresh_db.url();
+    open_postgres(fresh_url).await;
+    assert_eq!(pg_dump(old_url).await, pg_dump(fresh_url).await);
 }

@@ -989,16 +989,16 @@ async fn concurrent_writers_on_postgres() {
         }
     };
     use hub_store::timeseries::{DataTypeInput, RecordInput, RecordValue};
-    let url = hub_store::postgres::create_database(
+    let database = hub_store::postgres::ThrowawayDatabase::create(
         &admin,
         &format!("hub_test_{}_concurrent", std::process::id()),
-        true,
     )
     .unwrap();
+    let url = database.url();
     let settings = hub_store::PgSettings::for_tests();
     let stores = [
-        Store::open_postgres_with(&url, &settings).unwrap(),
-        Store::open_postgres_with(&url, &settings).unwrap(),
+        Store::open_postgres_with(url, &settings).unwrap(),
+        Store::open_postgres_with(url, &settings).unwrap(),
     ];
     let mut tasks = Vec::new();
     for k in 0..8i64 {
@@ -1106,12 +1106,12 @@ async fn sqlite_copied_to_postgres_answers_alike() {
     hub_timeseries::load_demo(&*sqlite.timeseries(), 1, anchor)
         .await
         .unwrap();
-    let url = hub_store::postgres::create_database(
+    let database = hub_store::postgres::ThrowawayDatabase::create(
         &admin,
         &format!("hub_test_{}_copy", std::process::id()),
-        true,
     )
     .unwrap();
+    let url = database.url().to_string();
     let (path, target) = (dir.path().to_path_buf(), url.clone());
     std::thread::spawn(move || {
         hub_store::copy::copy_sqlite_to_postgres(&path, &target, &mut |_| {})

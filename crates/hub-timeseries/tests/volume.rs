@@ -104,11 +104,12 @@ async fn the_tiny_volume_set_gets_a_partition_per_month_on_postgres() {
         }
     };
     let name = format!("hub_test_volume_{}", std::process::id());
-    let url = hub_store::postgres::create_database(admin.trim(), &name, true).unwrap();
-    let store = Store::open_postgres_with(&url, &hub_store::PgSettings::for_tests()).unwrap();
+    let database = hub_store::postgres::ThrowawayDatabase::create(admin.trim(), &name).unwrap();
+    let url = database.url();
+    let store = Store::open_postgres_with(url, &hub_store::PgSettings::for_tests()).unwrap();
     load_and_read(&store, 1).await;
 
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     tokio::spawn(connection);

@@ -32,15 +32,15 @@ fn admin_url() -> Option<String> {
     }
 }
 
-/// A fresh database for one test; its URL.
-fn fresh_database(admin: &str, what: &str) -> String {
+/// A fresh database for one test, dropped with the guard.
+fn fresh_database(admin: &str, what: &str) -> hub_store::postgres::ThrowawayDatabase {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
         "hub_migrate_{what}_{}_{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    hub_store::postgres::create_database(admin, &name, true).expect("creating a test database")
+    hub_store::postgres::ThrowawayDatabase::create(admin, &name).expect("creating a test database")
 }
 
 /// A SQLite store with the content fixtures, the demo time series and the demo principals.
@@ -200,7 +200,8 @@ fn migrate_copies_everything_and_the_apis_answer_alike() {
     let Some(admin) = admin_url() else { return };
     let dir = tempfile::tempdir().unwrap();
     let sqlite = filled_sqlite(dir.path());
-    let url = fresh_database(&admin, "copy");
+    let database = fresh_database(&admin, "copy");
+    let url = database.url().to_string();
 
     let out = migrate(dir.path(), &url, None);
     assert!(
@@ -269,7 +270,8 @@ fn an_interrupted_migrate_resumes_without_duplicates() {
     let Some(admin) = admin_url() else { return };
     let dir = tempfile::tempdir().unwrap();
     drop(filled_sqlite(dir.path()));
-    let url = fresh_database(&admin, "resume");
+    let database = fresh_database(&admin, "resume");
+    let url = database.url().to_string();
 
     // Stops after 30,000 rows (in the middle of a table), then again 50,000 rows later.
     let first = migrate(dir.path(), &url, Some(30_000));
@@ -357,7 +359,8 @@ fn migrate_refuses_a_target_with_other_data_and_bad_arguments() {
     let Some(admin) = admin_url() else { return };
     let dir = tempfile::tempdir().unwrap();
     drop(filled_sqlite(dir.path()));
-    let url = fresh_database(&admin, "refuse");
+    let database = fresh_database(&admin, "refuse");
+    let url = database.url().to_string();
     let other = Store::open_postgres(&url, None).unwrap();
     other
         .content()

@@ -25,7 +25,13 @@ struct Pair {
     second: Router,
     first_store: Store,
     second_store: Store,
+    _storage: Storage,
+}
+
+/// Where the pair's data lives, removed with the pair (after its stores).
+struct Storage {
     _dir: tempfile::TempDir,
+    _database: Option<hub_store::postgres::ThrowawayDatabase>,
 }
 
 fn fixtures() -> Vec<(&'static str, Value)> {
@@ -43,25 +49,31 @@ fn fixtures() -> Vec<(&'static str, Value)> {
 
 /// The second store opens the first one's database anew: the SQLite file in the same
 /// directory, or the same PostgreSQL database.
-fn open_twice() -> (Store, Store, tempfile::TempDir) {
+fn open_twice() -> (Store, Store, Storage) {
     let dir = tempfile::tempdir().expect("temporary directory");
     match std::env::var("HUB_TEST_DATABASE") {
         Ok(admin) if !admin.trim().is_empty() => {
             let name = format!("hub_test_cache_{}_{}", std::process::id(), next_number());
-            let url = hub_store::postgres::create_database(admin.trim(), &name, true)
+            let database = hub_store::postgres::ThrowawayDatabase::create(admin.trim(), &name)
                 .expect("a fresh database");
             // The statement mode the suite runs in (a transaction-mode pooler, or not).
             let settings = hub_store::PgSettings::for_tests();
             (
-                Store::open_postgres_with(&url, &settings).unwrap(),
-                Store::open_postgres_with(&url, &settings).unwrap(),
-                dir,
+                Store::open_postgres_with(database.url(), &settings).unwrap(),
+                Store::open_postgres_with(database.url(), &settings).unwrap(),
+                Storage {
+                    _dir: dir,
+                    _database: Some(database),
+                },
             )
         }
         _ => (
             Store::open_sqlite(dir.path()).unwrap(),
             Store::open_sqlite(dir.path()).unwrap(),
-            dir,
+            Storage {
+                _dir: dir,
+                _database: None,
+            },
         ),
     }
 }
@@ -73,7 +85,7 @@ fn next_number() -> usize {
 }
 
 async fn pair_with(config: &Config) -> Pair {
-    let (first_store, second_store, dir) = open_twice();
+    let (first_store, second_store, storage) = open_twice();
     first_store
         .content()
         .put_batch_blocking(&fixtures(), &mut |_| {})
@@ -83,7 +95,7 @@ async fn pair_with(config: &Config) -> Pair {
         second: hub::router(second_store.clone(), config),
         first_store,
         second_store,
-        _dir: dir,
+        _storage: storage,
     }
 }
 

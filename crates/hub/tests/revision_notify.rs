@@ -31,6 +31,8 @@ struct Setup {
     other_store: Store,
     /// A direct connection for the test's own SQL.
     url: String,
+    /// Dropped after the stores above.
+    _database: hub_store::postgres::ThrowawayDatabase,
 }
 
 fn admin_url() -> Option<String> {
@@ -51,7 +53,9 @@ fn admin_url() -> Option<String> {
 async fn setup(name: &str) -> Option<Setup> {
     let admin = admin_url()?;
     let db = format!("hub_test_notify_{name}_{}", std::process::id());
-    let url = hub_store::postgres::create_database(&admin, &db, true).expect("a fresh database");
+    let database =
+        hub_store::postgres::ThrowawayDatabase::create(&admin, &db).expect("a fresh database");
+    let url = database.url().to_string();
     let other_store = Store::open_postgres_with(&url, &PgSettings::default()).unwrap();
     other_store
         .content()
@@ -67,6 +71,7 @@ async fn setup(name: &str) -> Option<Setup> {
         notified_store,
         other_store,
         url,
+        _database: database,
     })
 }
 

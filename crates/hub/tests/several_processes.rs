@@ -231,8 +231,9 @@ fn three_processes_behind_a_round_robin_answer_as_one() {
         return;
     };
     let name = format!("hub_test_several_{}", std::process::id());
-    let database = hub_store::postgres::create_database(&admin, &name, true)
+    let throwaway = hub_store::postgres::ThrowawayDatabase::create(&admin, &name)
         .expect("creating the test database");
+    let database = throwaway.url().to_string();
 
     // All start together on the empty database and race to migrate it; a migration
     // applied twice would fail on its CREATE TABLEs and end that process, which

@@ -112,9 +112,10 @@ fn concurrent_rotations_of_one_token_rotate_once_and_revoke_the_family() {
         }
     };
     let name = format!("hub_test_race_{}", std::process::id());
-    let url = crate::postgres::create_database(&admin, &name, true).unwrap();
-    let a = Store::open_postgres(&url, None).unwrap().auth();
-    let b = Store::open_postgres(&url, None).unwrap().auth();
+    let database = crate::postgres::ThrowawayDatabase::create(&admin, &name).unwrap();
+    let url = database.url();
+    let a = Store::open_postgres(url, None).unwrap().auth();
+    let b = Store::open_postgres(url, None).unwrap().auth();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -8,6 +8,7 @@
 //! keeps connections valid whichever runtime asks, and lets blocking callers wait with
 //! a plain executor (the same discipline the SQLite backend keeps with its threads).
 
+mod admin;
 pub(crate) mod auth;
 mod bind;
 pub(crate) mod content;
@@ -35,6 +36,7 @@ use crate::{Result, StoreError};
 pub(crate) use session::{Conn, Queries, Tx};
 use session::{StatementMode, TypeCache};
 
+pub use admin::{create_database, drop_database, url_with_database, ThrowawayDatabase};
 pub use replica::ReplicaStatus;
 pub use revision_watch::LISTENER_NAME as REVISION_LISTENER_NAME;
 
@@ -103,6 +105,9 @@ pub(crate) struct PgBackend {
     revision_watch: Option<revision_watch::RevisionWatch>,
     /// Station, type and provenance rows of latest reads (see `CatalogRead`).
     ts_catalog: crate::timeseries::Catalog,
+    /// A test's database, dropped with the backend (see `Store::open_for_tests`). Last:
+    /// the runtime and pools above are dropped before it.
+    throwaway: Option<ThrowawayDatabase>,
 }
 
 /// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
@@ -269,6 +274,16 @@ fn pool(
 }
 
 impl PgBackend {
+    /// Opens `database` as [`PgBackend::open`] does, and drops it with the backend.
+    pub(crate) fn open_throwaway(
+        database: ThrowawayDatabase,
+        settings: &PgSettings,
+    ) -> Result<Self> {
+        let mut backend = PgBackend::open(database.url(), settings)?;
+        backend.throwaway = Some(database);
+        Ok(backend)
+    }
+
     /// Connects to `url` (and the replica for reads, when given) and migrates the schema.
     pub(crate) fn open(url: &str, settings: &PgSettings) -> Result<Self> {
         if settings.revision_notify && (settings.transaction_pooler || settings.replica.is_some()) {
@@ -308,6 +323,7 @@ impl PgBackend {
             revision_reads: Default::default(),
             revision_watch: None,
             ts_catalog: Default::default(),
+            throwaway: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
         // Listening starts after the migrations: the trigger that notifies is one.
@@ -500,63 +516,6 @@ pub fn redact(url: &str) -> String {
             format!("{}://{}@{}", &url[..scheme], user, &url[at + 1..])
         }
         _ => url.to_string(),
-    }
-}
-
-/// Creates database `name` through the server at `admin_url` (for tests and `hub migrate`
-/// targets), dropping an existing one first when `replace` is set. `name` must be a plain
-/// identifier (letters, digits, underscores).
-pub fn create_database(admin_url: &str, name: &str, replace: bool) -> Result<String> {
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(StoreError::Config(format!(
-            "not a plain database name: {name:?}"
-        )));
-    }
-    let (admin, connector) = connection_config(admin_url)?;
-    let run = async {
-        let (client, connection) = admin.connect(connector).await?;
-        let driver = tokio::spawn(connection);
-        if replace {
-            // The name was checked to be a plain identifier above.
-            client
-                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                .await?;
-        }
-        client.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'")).await?;
-        drop(client);
-        let _ = driver.await;
-        Ok::<_, tokio_postgres::Error>(())
-    };
-    // On a thread of its own: the caller may be inside another runtime, which must
-    // neither block on nor drop a runtime.
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| StoreError::Task(e.to_string()))?;
-            rt.block_on(run).map_err(StoreError::from)
-        })
-        .join()
-    })
-    .map_err(|_| StoreError::Task("database creation panicked".into()))??;
-    Ok(url_with_database(admin_url, name))
-}
-
-/// `url` with its database name replaced by `name`.
-pub fn url_with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let after_scheme = base.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match base[after_scheme..].find('/') {
-        Some(slash) => &base[..after_scheme + slash],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
     }
 }
 

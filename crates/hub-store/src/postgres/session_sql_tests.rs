@@ -61,9 +61,10 @@ fn a_store_plans_its_statements_once_per_connection_by_default() {
         return;
     }
     let name = format!("hub_test_plans_{}", std::process::id());
-    let url = super::create_database(admin.trim(), &name, true).unwrap();
+    let database = super::ThrowawayDatabase::create(admin.trim(), &name).unwrap();
+    let url = database.url();
     assert_eq!(
-        reported(&url, &PgSettings::default()),
+        reported(url, &PgSettings::default()),
         ("force_generic_plan".to_string(), "off".to_string())
     );
     let auto = PgSettings {
@@ -71,7 +72,7 @@ fn a_store_plans_its_statements_once_per_connection_by_default() {
         ..PgSettings::default()
     };
     assert_eq!(
-        reported(&url, &auto),
+        reported(url, &auto),
         ("auto".to_string(), "off".to_string())
     );
 }

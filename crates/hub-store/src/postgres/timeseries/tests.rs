@@ -220,9 +220,10 @@ fn concurrent_large_pushes_from_two_stores_keep_every_row_once() {
     use crate::postgres::{PgSettings, Queries};
     let Some(admin) = test_admin() else { return };
     let name = format!("hub_test_{}_concurrent_pushes", std::process::id());
-    let url = crate::postgres::create_database(&admin, &name, true).unwrap();
-    let one = Store::open_postgres_with(&url, &PgSettings::for_tests()).unwrap();
-    let two = Store::open_postgres_with(&url, &PgSettings::for_tests()).unwrap();
+    let database = crate::postgres::ThrowawayDatabase::create(&admin, &name).unwrap();
+    let url = database.url();
+    let one = Store::open_postgres_with(url, &PgSettings::for_tests()).unwrap();
+    let two = Store::open_postgres_with(url, &PgSettings::for_tests()).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
