@@ -66,8 +66,9 @@ struct Field {
 
 /// Writes flat rows batch by batch as the elements of one JSON array (the caller writes
 /// the brackets): a streamed answer holds one batch, not the whole array.
-pub struct FlatWriter<'a> {
-    columns: &'a [OutColumn],
+pub struct FlatWriter {
+    /// Kept for rows written through [`flat`]'s value map (`by_value`).
+    columns: Vec<OutColumn>,
     zone: Zone,
     shownull: bool,
     fields: Vec<Field>,
@@ -87,8 +88,8 @@ pub struct FlatWriter<'a> {
     by_value: bool,
 }
 
-impl<'a> FlatWriter<'a> {
-    pub fn new(columns: &'a [OutColumn], zone: Zone, shownull: bool) -> Self {
+impl FlatWriter {
+    pub fn new(columns: &[OutColumn], zone: Zone, shownull: bool) -> Self {
         let mut seen_keys = std::collections::HashSet::new();
         let by_value = !columns
             .iter()
@@ -113,7 +114,7 @@ impl<'a> FlatWriter<'a> {
         }
         let n = fields.len();
         FlatWriter {
-            columns,
+            columns: columns.to_vec(),
             zone,
             shownull,
             fields,
@@ -131,7 +132,7 @@ impl<'a> FlatWriter<'a> {
     /// Appends the array elements of `rows`.
     pub fn rows(&mut self, rows: &[Vec<Cell>], out: &mut Vec<u8>) {
         if self.by_value {
-            if let Value::Array(items) = flat(self.columns, rows, self.zone, self.shownull) {
+            if let Value::Array(items) = flat(&self.columns, rows, self.zone, self.shownull) {
                 for item in items {
                     if self.wrote {
                         out.push(b',');

@@ -278,3 +278,28 @@ fn pseudo_random_rows_are_written_as_the_value_tree_serializes_them() {
     }
     assert_same("pseudo-random", &columns, &rows);
 }
+
+/// A field copied from the start of the previous row lands after fields this row
+/// writes anew: it keeps its comma (the previous row's first byte, written as `{`).
+#[test]
+fn a_run_from_the_previous_rows_first_byte_keeps_its_comma() {
+    let columns = vec![
+        column("mvalue", Kind::Value, false),
+        column("scode", Kind::Text, false),
+        column("sname", Kind::Text, false),
+    ];
+    let (code, name) = (text("A"), text("Alpha"));
+    let row = |v: Cell| vec![v, Cell::Null, Cell::Null, code.clone(), name.clone()];
+    let rows = vec![
+        row(Cell::Null),
+        row(Cell::Real(1.5)),
+        row(Cell::Null),
+        row(Cell::Null),
+        row(Cell::Int(2)),
+    ];
+    assert_same("run from the first byte", &columns, &rows);
+    assert_eq!(
+        written(&columns, &rows[..2], false, 2),
+        r#"[{"scode":"A","sname":"Alpha"},{"mvalue":1.5,"scode":"A","sname":"Alpha"}]"#
+    );
+}

@@ -232,9 +232,11 @@ pub async fn dispatch(
 }
 
 /// A flat answer larger than one batch, written batch by batch into a chunked body: the
-/// server holds a batch of rows and its JSON, not the answer. A store error after the
-/// first bytes can no longer change the status; it ends the body early (the client sees
-/// truncated JSON) and is logged.
+/// server holds a batch of rows and its JSON, not the answer. Each chunk is written when
+/// the body is polled for it, in the connection's own task: a writer task of its own
+/// would hand every chunk over to the connection's (a wake-up per batch, often on the
+/// other core). A store error after the first bytes can no longer change the status; it
+/// ends the body early (the client sees truncated JSON) and is logged.
 fn stream_flat(
     head: Vec<u8>,
     columns: Vec<hub_query::timeseries::OutColumn>,
@@ -243,39 +245,38 @@ fn stream_flat(
     ready: Vec<Vec<Vec<hub_store::timeseries::Cell>>>,
     batches: hub_store::Batches<Vec<hub_store::timeseries::Cell>>,
 ) -> Response {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(1);
-    tokio::spawn(async move {
-        let mut batches = batches;
-        let mut writer = flat_writer::FlatWriter::new(&columns, zone, shownull);
-        let mut chunk = head;
-        chunk.push(b'[');
-        for rows in ready {
-            writer.rows(&rows, &mut chunk);
-            batches.give_back(rows);
-            if tx.send(Ok(sized_like(&mut chunk))).await.is_err() {
-                return;
-            }
-        }
-        while let Some(batch) = batches.next().await {
-            match batch {
-                Ok(rows) => {
-                    writer.rows(&rows, &mut chunk);
-                    batches.give_back(rows);
-                    if tx.send(Ok(sized_like(&mut chunk))).await.is_err() {
-                        return;
-                    }
-                }
-                Err(e) => {
+    let mut chunk = head;
+    chunk.push(b'[');
+    let writing = FlatChunks {
+        writer: flat_writer::FlatWriter::new(&columns, zone, shownull),
+        ready: ready.into_iter(),
+        batches,
+        chunk,
+    };
+    // `fuse`: the compression layer polls a finished body again, which an `unfold`
+    // alone does not allow.
+    let chunks = futures::stream::unfold(Some(writing), |writing| async move {
+        let mut w = writing?;
+        let rows = match w.ready.next() {
+            Some(rows) => rows,
+            None => match w.batches.next().await {
+                Some(Ok(rows)) => rows,
+                Some(Err(e)) => {
                     tracing::error!(error = %e, "time series answer ended early");
-                    let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
-                    return;
+                    return Some((Err(std::io::Error::other(e.to_string())), None));
                 }
-            }
-        }
-        chunk.extend_from_slice(b"]}");
-        let _ = tx.send(Ok(chunk)).await;
+                None => {
+                    w.chunk.extend_from_slice(b"]}");
+                    return Some((Ok(std::mem::take(&mut w.chunk)), None));
+                }
+            },
+        };
+        w.writer.rows(&rows, &mut w.chunk);
+        w.batches.give_back(rows);
+        let out = sized_like(&mut w.chunk);
+        Some((Ok(out), Some(w)))
     });
-    let body = axum::body::Body::from_stream(tokio_stream_of(rx));
+    let body = axum::body::Body::from_stream(futures::StreamExt::fuse(chunks));
     let mut r = body.into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -284,21 +285,19 @@ fn stream_flat(
     r
 }
 
+/// What a streamed flat answer has still to write: batches in hand, then those to come.
+struct FlatChunks {
+    writer: flat_writer::FlatWriter,
+    ready: std::vec::IntoIter<Vec<Vec<hub_store::timeseries::Cell>>>,
+    batches: hub_store::Batches<Vec<hub_store::timeseries::Cell>>,
+    chunk: Vec<u8>,
+}
+
 /// Takes the written chunk, leaving an empty one with room for a chunk like it: batches
 /// write alike, and growing each chunk from nothing copied it about twice over.
 fn sized_like(chunk: &mut Vec<u8>) -> Vec<u8> {
     let room = chunk.len() + chunk.len() / 8;
     std::mem::replace(chunk, Vec::with_capacity(room))
-}
-
-/// The receiving end of a chunk channel as a body stream.
-fn tokio_stream_of(
-    rx: tokio::sync::mpsc::Receiver<Result<Vec<u8>, std::io::Error>>,
-) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> {
-    let mut rx = rx;
-    // `poll_recv` answers `None` again when polled after the end (the compression layer
-    // does poll a finished body again; an `unfold` panics there).
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 fn json_response(v: Value) -> Response {
