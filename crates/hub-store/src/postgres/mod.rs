@@ -220,6 +220,8 @@ fn connection_config(url: &str) -> Result<(tokio_postgres::Config, tls::TlsConne
 ///   took 0.08–0.18 ms against 0.03–0.1 ms of execution. On the partitioned measurement
 ///   history it also re-planned every partition's pruning for each 7-day request, where
 ///   a generic plan prunes at execution.
+/// - A random page read is costed as on a solid-state disk, unless the operator set the
+///   cost ([`RANDOM_PAGE_COST`]).
 pub(crate) fn session_sql(settings: &PgSettings) -> Option<String> {
     if settings.transaction_pooler {
         return None;
@@ -228,8 +230,20 @@ pub(crate) fn session_sql(settings: &PgSettings) -> Option<String> {
     if settings.generic_plans {
         sql.push_str("; SET plan_cache_mode = force_generic_plan");
     }
+    sql.push_str("; ");
+    sql.push_str(RANDOM_PAGE_COST);
     Some(sql)
 }
+
+/// `random_page_cost` 1.1, PostgreSQL's advice for solid-state disks and data held in
+/// memory, where its default (4) is set nowhere else: a value from the server's
+/// configuration, the database or the role is the operator's and stays. With the
+/// default, latest values of 1,000 stations among 250,000 series of 50 station types
+/// read all 50,000 series of the data type and hash-joined them to the stations (19 ms
+/// of the server's time); costed for memory, the stations' own series are looked up
+/// through the index (4 ms), so the answer costs what it holds, not what is stored.
+const RANDOM_PAGE_COST: &str = "SELECT set_config('random_page_cost', '1.1', false) \
+     FROM pg_settings WHERE name = 'random_page_cost' AND source = 'default'";
 
 /// A pool of `size` connections to `url`, made on `rt`; each new connection runs
 /// `session_sql` once (see [`session_sql`]).
