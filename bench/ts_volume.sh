@@ -203,6 +203,13 @@ print(f(last - datetime.timedelta(days=7)), f(last - datetime.timedelta(days=366
     env "${env_db[@]}" "$LOADER" "$where" "type=Other$k" "prefix=K$k" stations=1000 types=5 points=2 \
       "statistics=$([ "$k" = 49 ] && echo 1 || echo 0)" >/dev/null 2>&1
   done
+  # A server takes statistics another process refreshed at its hourly upkeep; the
+  # restart stands for that hour, so the figures are those of current statistics.
+  kill "$SERVER"
+  wait "$SERVER" 2>/dev/null || true
+  "$HUB" serve --no-demo --listen "127.0.0.1:$PORT" "${serve_args[@]}" >>"$DATA/serve-$backend.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 1 600); do curl -sf "$base" >/dev/null && break; sleep 0.2; done
   echo "   latest, 1,000 stations: $(rate "$latest")"
   echo "   latest, 1,000 stations x all open types: $(rate "$latest_all")"
   echo "   stations of the type: $(rate "$base/flat/MeteoStation?limit=-1")"

@@ -163,13 +163,31 @@ impl Store {
     /// (measured: a tag filter took 226 ms right after the demo load, 6 ms after the vacuum).
     pub async fn refresh_statistics(&self) -> Result<()> {
         match &*self.backend {
-            Backend::Sqlite(b) => b.write(|conn| Ok(conn.execute_batch("ANALYZE")?)).await,
+            Backend::Sqlite(b) => {
+                b.write(|conn| Ok(conn.execute_batch("ANALYZE")?)).await?;
+                b.statistics_changed();
+                Ok(())
+            }
             Backend::Postgres(b) => {
                 b.write(|conn| async move {
                     Ok(postgres::Queries::batch_execute(&conn, "VACUUM (ANALYZE)").await?)
                 })
                 .await
             }
+        }
+    }
+
+    /// Keeps the planner's statistics current while data grows, cheaply enough to run
+    /// every hour: on SQLite `PRAGMA optimize` (an `ANALYZE` of the tables whose size
+    /// changed much since their statistics were taken), and readers that loaded the old
+    /// statistics are replaced. Without it a server that started with 5,000 series kept
+    /// planning latest values for them after 245,000 more were pushed (2.7 → 6.4 ms for
+    /// 1,000 stations; 2.9 ms once restarted). On PostgreSQL nothing: autovacuum analyzes
+    /// changed tables, and an `ANALYZE` invalidates the plans built on the old figures.
+    pub async fn optimize_statistics(&self) -> Result<()> {
+        match &*self.backend {
+            Backend::Sqlite(b) => b.optimize_statistics().await,
+            Backend::Postgres(_) => Ok(()),
         }
     }
 

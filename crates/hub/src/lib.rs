@@ -8,12 +8,12 @@
 pub mod cli_auth;
 pub mod config;
 pub mod demo;
-pub mod history;
 pub mod hygiene;
 pub mod load;
 pub mod memory;
 pub mod metrics;
 pub mod rate_limit;
+pub mod upkeep;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -162,7 +162,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .await?;
     tracing::info!(?indexes, "rawfilter indexes");
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
-    let upkeep = tokio::spawn(hub::history::maintain_forever(store.timeseries(), history));
+    let upkeep = tokio::spawn(hub::upkeep::maintain_forever(store.clone(), history));
     if store
         .auth()
         .user(hub_auth::demo::DEMO_USER)

@@ -215,9 +215,16 @@ impl ContentRepo for SqliteContent {
             .map(|(entity, doc)| IndexedDocument::from_document(entity, doc))
             .collect::<Result<Vec<_>>>()?;
         self.backend
-            .write_blocking(|conn| put_batch(conn, &indexed, progress))
+            .write_blocking(|conn| put_batch(conn, &indexed, progress))?;
+        if indexed.len() >= BULK_ANALYZE_DOCUMENTS {
+            self.backend.statistics_changed();
+        }
+        Ok(())
     }
 }
+
+/// Documents from which a batch write refreshes the planner's statistics.
+const BULK_ANALYZE_DOCUMENTS: usize = 1000;
 
 fn list_page(
     conn: &Connection,
@@ -341,7 +348,7 @@ fn put_batch(
     tx.commit()?;
     // Bulk loads change the shape of the data: refresh the planner's statistics so
     // it keeps choosing the selective indexes (tags by id, not by document).
-    if docs.len() >= 1000 {
+    if docs.len() >= BULK_ANALYZE_DOCUMENTS {
         conn.execute_batch("ANALYZE")?;
     }
     progress(docs.len() as u64);

@@ -1,12 +1,18 @@
 //! The embedded SQLite backend: one writer connection, a pool of readers (WAL lets them
 //! read while the writer writes), every call on a blocking thread.
+//!
+//! A connection loads the planner's statistics (`sqlite_stat1`) when it first reads the
+//! schema and keeps them: an `ANALYZE` by another connection reaches none of the open
+//! readers, and a read-only connection cannot reload them itself. So every `ANALYZE`
+//! Hub runs moves a statistics generation on, and a reader opened before it is replaced
+//! by a new connection when it is next taken from the pool ([`Inner::current`]).
 
 pub(crate) mod auth;
 pub(crate) mod timeseries;
 mod timeseries_rows;
 
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -33,8 +39,8 @@ pub(crate) struct SqliteBackend {
 /// connection and checkpoints the log into the database file and removes it (a
 /// read-only connection cannot, and would leave the log behind at shutdown).
 struct Inner {
-    readers_tx: Sender<Connection>,
-    readers_rx: Receiver<Connection>,
+    readers_tx: Sender<Reader>,
+    readers_rx: Receiver<Reader>,
     /// The connections of [`SqliteBackend::read_quick`], one per core.
     quick_readers: Vec<Mutex<Connection>>,
     writer: Mutex<Connection>,
@@ -44,6 +50,62 @@ struct Inner {
     waiting_writers: AtomicUsize,
     /// Content revisions kept while the database is unchanged (response-cache hits).
     revisions: wal_index::RevisionMemory,
+    /// Moved on by every `ANALYZE` Hub runs; readers opened at an older one are replaced.
+    statistics: AtomicU64,
+    /// The statistics (`statistics_digest`) the last optimization found, to tell when
+    /// they changed since, by this process or another sharing the file.
+    statistics_seen: Mutex<String>,
+    /// Where and how readers are opened.
+    file: PathBuf,
+    tuning: SqliteTuning,
+}
+
+/// A pooled reader and the statistics generation it was opened at.
+struct Reader {
+    conn: Connection,
+    statistics: u64,
+}
+
+impl Inner {
+    /// `reader`, or a new connection in its place when the planner's statistics changed
+    /// since it was opened (it keeps the old one if a new one cannot be opened).
+    fn current(&self, reader: Reader) -> Reader {
+        let now = self.statistics.load(Ordering::Acquire);
+        if reader.statistics == now {
+            return reader;
+        }
+        match open_reader(&self.file, self.tuning) {
+            Ok(conn) => Reader {
+                conn,
+                statistics: now,
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "could not reopen a reader for new planner statistics");
+                reader
+            }
+        }
+    }
+
+    /// The next free reader, waiting for one.
+    fn take_reader(&self) -> Result<Reader> {
+        let waiting = Waiting::start(&self.waiting_readers);
+        let reader = self
+            .readers_rx
+            .recv()
+            .map_err(|e| StoreError::Task(e.to_string()))?;
+        drop(waiting);
+        Ok(self.current(reader))
+    }
+}
+
+/// A read-only connection to `file`.
+fn open_reader(file: &Path, tuning: SqliteTuning) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        file,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    configure(&conn, tuning)?;
+    Ok(conn)
 }
 
 /// Most [`SqliteBackend::read_quick`] connections a store keeps.
@@ -117,29 +179,27 @@ impl SqliteBackend {
             * 2;
         let (readers_tx, readers_rx) = crossbeam_channel::bounded(readers);
         for _ in 0..readers {
-            let conn = Connection::open_with_flags(
-                &file,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            configure(&conn, tuning)?;
-            readers_tx.send(conn).expect("channel sized for the pool");
+            let conn = open_reader(&file, tuning)?;
+            readers_tx
+                .send(Reader {
+                    conn,
+                    statistics: 0,
+                })
+                .expect("channel sized for the pool");
         }
         // One per core: the async workers calling at once each find one free instead of
         // waiting on a shared lock (a futex sleep and wake-up per contended hit).
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let quick_readers = (0..cores.clamp(1, QUICK_READERS_MAX))
             .map(|_| {
-                let conn = Connection::open_with_flags(
-                    &file,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                configure(&conn, tuning)?;
+                let conn = open_reader(&file, tuning)?;
                 // It runs on an async worker: give up soon rather than stall it
                 // (callers fall back to the pool or recompute).
                 conn.busy_timeout(std::time::Duration::from_millis(50))?;
                 Ok(Mutex::new(conn))
             })
             .collect::<Result<Vec<_>>>()?;
+        let statistics_seen = Mutex::new(statistics_digest(&writer));
         // After the writer has put the database in WAL mode: the index exists now.
         let revisions = wal_index::RevisionMemory::open(&file);
         Ok(SqliteBackend {
@@ -152,6 +212,10 @@ impl SqliteBackend {
                 waiting_readers: AtomicUsize::new(0),
                 waiting_writers: AtomicUsize::new(0),
                 revisions,
+                statistics: AtomicU64::new(0),
+                statistics_seen,
+                file,
+                tuning,
             }),
         })
     }
@@ -164,14 +228,9 @@ impl SqliteBackend {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let waiting = Waiting::start(&inner.waiting_readers);
-            let conn = inner
-                .readers_rx
-                .recv()
-                .map_err(|e| StoreError::Task(e.to_string()))?;
-            drop(waiting);
-            let result = work(&conn);
-            let _ = inner.readers_tx.send(conn);
+            let reader = inner.take_reader()?;
+            let result = work(&reader.conn);
+            let _ = inner.readers_tx.send(reader);
             result
         })
         .await
@@ -223,13 +282,43 @@ impl SqliteBackend {
         F: FnOnce(Result<&Connection>) + Send + 'static,
     {
         let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || match inner.readers_rx.recv() {
-            Ok(conn) => {
-                work(Ok(&conn));
-                let _ = inner.readers_tx.send(conn);
+        tokio::task::spawn_blocking(move || match inner.take_reader() {
+            Ok(reader) => {
+                work(Ok(&reader.conn));
+                let _ = inner.readers_tx.send(reader);
             }
-            Err(e) => work(Err(StoreError::Task(e.to_string()))),
+            Err(e) => work(Err(e)),
         });
+    }
+
+    /// Tells the readers that the planner's statistics changed (an `ANALYZE` ran): each
+    /// is replaced by a new connection, which loads them, when next taken.
+    pub(crate) fn statistics_changed(&self) {
+        self.inner.statistics.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// `PRAGMA optimize` on the writer: SQLite analyzes the tables whose size changed
+    /// much since their statistics were taken (nothing, mostly), within a bounded
+    /// sample. `0x10002`: every table, not only those this connection queried (the
+    /// writer writes; the readers query). The readers are told only when the
+    /// statistics differ from those the last optimization found, whoever changed them.
+    pub(crate) async fn optimize_statistics(&self) -> Result<()> {
+        let now = self
+            .write(|conn| {
+                conn.execute_batch("PRAGMA optimize = 0x10002")?;
+                Ok(statistics_digest(conn))
+            })
+            .await?;
+        let mut seen = self
+            .inner
+            .statistics_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if *seen != now {
+            *seen = now;
+            self.statistics_changed();
+        }
+        Ok(())
     }
 
     /// Runs `work` with the writer connection on a blocking thread.
@@ -289,6 +378,20 @@ impl SqliteBackend {
             .map_err(|e| StoreError::Task(e.to_string()))?;
         work(&mut conn)
     }
+}
+
+/// The planner's statistics as text (empty before the first `ANALYZE`), to tell whether
+/// an `ANALYZE` changed them.
+fn statistics_digest(conn: &Connection) -> String {
+    conn.query_row(
+        "SELECT group_concat(s, ';') FROM \
+         (SELECT tbl || ' ' || ifnull(idx, '') || ' ' || stat AS s FROM sqlite_stat1 ORDER BY s)",
+        [],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_default()
 }
 
 fn configure(conn: &Connection, tuning: SqliteTuning) -> Result<()> {
@@ -377,6 +480,10 @@ pub(crate) fn bind(values: &[SqlValue]) -> Vec<&dyn ToSql> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "statistics_tests.rs"]
+mod statistics_tests;
 
 #[cfg(test)]
 mod tests {
