@@ -46,6 +46,8 @@ pub struct NarrowHistory {
     /// Which of `history`'s parameters are the time range's start and end (epoch
     /// milliseconds, `[start, end)`): a store may read the range in parts.
     pub range_params: (usize, usize),
+    /// Where `history`'s SQL ends its time range conditions ([`Self::history_within`]).
+    range_end: usize,
     /// The provenance columns the answer selects, read once apart instead of joined to
     /// every measurement row (unless a `where` item filters on them).
     pub provenance: Option<ProvenanceRead>,
@@ -83,6 +85,18 @@ impl NarrowHistory {
     /// Whether a series read that returned `series` rows may be merged.
     pub fn merges(&self, series: usize) -> bool {
         series <= MAX_NARROW_SERIES
+    }
+
+    /// `history`'s SQL with its rows also kept within `[start, end)` (epoch
+    /// milliseconds) by literal bounds, written after the range parameters' conditions.
+    /// The bounds are the store's own numbers (a partition's month), never a client's
+    /// text. PostgreSQL prunes partitions by literals when it plans, so a generic plan
+    /// of a read within one monthly partition is that partition's index read in time
+    /// order; with parameters alone the DEFAULT partition stays in the plan, and the
+    /// rows of every partition left at run time are appended and sorted.
+    pub fn history_within(&self, start: i64, end: i64) -> String {
+        let (conditions, rest) = self.history.as_sql().split_at(self.range_end);
+        format!("{conditions} AND me.timestamp >= {start} AND me.timestamp < {end}{rest}")
     }
 
     /// Columns of a history read's row: the measured ones, then the provenance id when
@@ -317,6 +331,7 @@ pub(super) fn narrow_history(
     time_param(&mut h, p.from);
     h.sql(" AND me.timestamp < ");
     time_param(&mut h, p.to);
+    let range_end = h.as_sql().len();
     if !measured_items.is_empty() {
         h.sql(" AND ");
         filter::compile(
@@ -333,6 +348,7 @@ pub(super) fn narrow_history(
         history: h,
         series_param,
         range_params,
+        range_end,
         provenance,
         measured: columns.positions,
         measured_from: columns.sources,
@@ -420,5 +436,27 @@ mod tests {
                 "{select:?}"
             );
         }
+    }
+
+    /// A read kept within a month has the month's bounds as literals right after the
+    /// range's own conditions: before a measurement filter (whatever its operators)
+    /// and the ordering, with the same parameters.
+    #[test]
+    fn a_read_within_a_month_has_its_bounds_after_the_range() {
+        let mut q = history(1_000, 2_000, Some("mvalidtime,mvalue"));
+        q.filter = Some(super::super::parser::parse_where("or(mvalue.lt.1,mvalue.gt.9)").unwrap());
+        let plan = compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .expect("narrow");
+        let sql = plan.history_within(500, 2_500);
+        let range = "me.timestamp >= $2 AND me.timestamp < $3";
+        let bounded = format!("{range} AND me.timestamp >= 500 AND me.timestamp < 2500 AND (");
+        assert!(sql.contains(&bounded), "{sql}");
+        assert!(sql.ends_with(" ORDER BY me.timestamp"), "{sql}");
+        assert_eq!(
+            sql.replace(" AND me.timestamp >= 500 AND me.timestamp < 2500", ""),
+            plan.history.as_sql()
+        );
     }
 }

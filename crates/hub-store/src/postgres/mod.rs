@@ -508,10 +508,16 @@ pub(crate) async fn prepare_bounded(
     conn: &Conn,
     sql: &str,
 ) -> std::result::Result<session::Stmt, tokio_postgres::Error> {
+    bound_statement_cache(conn);
+    conn.prepare_cached(sql).await
+}
+
+/// Empties the connection's statement cache when it is full, before statements of
+/// shapes clients choose are added to it.
+pub(crate) fn bound_statement_cache(conn: &Conn) {
     if conn.cached_statements().size() >= session::STATEMENT_CACHE_LIMIT {
         conn.cached_statements().clear();
     }
-    conn.prepare_cached(sql).await
 }
 
 fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {

@@ -8,6 +8,7 @@
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
 //! itself (`Merge` does).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::pin::Pin;
 
@@ -20,7 +21,7 @@ use tokio_postgres::{Portal, RowStream};
 use super::{query_error, row_cells};
 use crate::batches::BatchSender;
 use crate::postgres::session::{Conn, Stmt, Tx};
-use crate::postgres::{bind, refs, Queries};
+use crate::postgres::{bind, bound_statement_cache, refs, Queries};
 use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::{Cell, SharedText};
@@ -79,6 +80,15 @@ fn windows(from: i64, to: i64) -> Vec<(i64, i64)> {
     }
     out.push((start, to));
     out
+}
+
+/// The bounds of the UTC month (the history's partition) that holds all of `[from, to)`,
+/// when one does.
+fn month_of(from: i64, to: i64) -> Option<(i64, i64)> {
+    let month = Month::of_ms(from)?;
+    (from < to && Month::of_ms(to - 1)? == month)
+        .then(|| month.bounds_ms())
+        .flatten()
 }
 
 /// Where the merged rows go: into memory, or batch by batch to a streamed answer.
@@ -260,6 +270,7 @@ fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
 /// The snapshot is read-only, so it ends by being dropped: its `ROLLBACK` goes out
 /// without waiting for the answer, ahead of whatever the connection runs next.
 async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) -> Result<bool> {
+    bound_statement_cache(conn);
     let tx = conn.snapshot().await?;
     let series = tx.prepare_cached(plan.series.as_sql()).await?;
     let bound = bind(plan.series.params());
@@ -281,33 +292,51 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     if !plan.merges(ids.len()) {
         return Ok(false);
     }
-    let history = tx.prepare_cached(plan.history.as_sql()).await?;
-    let Stmt::Named(statement) = &history else {
-        return Ok(false);
-    };
-    let windows = match range(plan) {
+    let whole = range(plan);
+    let windows = match whole {
         Some((from, to)) if ids.len() <= WINDOWED_SERIES => windows(from, to),
         _ => Vec::new(),
     };
+    // Each series' reads: its windows, or its whole range when it is not cut.
+    let spans: Vec<Option<(i64, i64)>> = if windows.is_empty() {
+        vec![None]
+    } else {
+        windows.iter().copied().map(Some).collect()
+    };
+    // A read within one month names the month's bounds (see `history_within`): one
+    // statement per month, the months' statements prepared together (one round trip).
+    let sqls: Vec<Cow<'_, str>> = spans
+        .iter()
+        .map(
+            |span| match span.or(whole).and_then(|(from, to)| month_of(from, to)) {
+                Some((start, end)) => Cow::Owned(plan.history_within(start, end)),
+                None => Cow::Borrowed(plan.history.as_sql()),
+            },
+        )
+        .collect();
+    let statements = try_join_all(sqls.iter().map(|sql| tx.prepare_cached(sql))).await?;
+    let mut named = Vec::with_capacity(statements.len());
+    for statement in &statements {
+        let Stmt::Named(statement) = statement else {
+            return Ok(false);
+        };
+        named.push(statement);
+    }
     let tx = &tx;
+    let (spans, named) = (&spans, &named);
     // Every window of every series bound (one round trip); a portal per window.
     let bindings = ids.iter().flat_map(|&id| {
-        let windows = if windows.is_empty() {
-            vec![None]
-        } else {
-            windows.iter().copied().map(Some).collect()
-        };
-        windows.into_iter().map(move |window| {
+        spans.iter().zip(named).map(move |(span, statement)| {
             let mut params = plan.history.params().to_vec();
             params[plan.series_param] = SqlValue::Int(id);
-            if let Some((from, to)) = window {
+            if let Some((from, to)) = *span {
                 params[plan.range_params.0] = SqlValue::Int(from);
                 params[plan.range_params.1] = SqlValue::Int(to);
             }
-            params
+            (*statement, params)
         })
     });
-    let mut portals = try_join_all(bindings.map(|params| async move {
+    let mut portals = try_join_all(bindings.map(|(statement, params)| async move {
         let bound = bind(&params);
         tx.portal(statement, &refs(&bound)).await
     }))
@@ -419,91 +448,5 @@ pub(super) async fn narrow_stream(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::windows;
-    use crate::timeseries::history::Month;
-
-    fn ms(s: &str) -> i64 {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .timestamp_millis()
-    }
-
-    #[test]
-    fn a_range_is_read_in_windows_of_whole_months() {
-        // (from, to, cuts between windows)
-        let table: [(&str, &str, &[&str]); 5] = [
-            ("2026-03-04T05:00:00Z", "2026-03-28T00:00:00Z", &[]),
-            // Ending at a month's start: no empty window after it.
-            ("2026-03-04T05:00:00Z", "2026-04-01T00:00:00Z", &[]),
-            (
-                "2026-03-04T05:00:00Z",
-                "2026-05-01T00:00:01Z",
-                &["2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z"],
-            ),
-            (
-                "2025-11-26T14:42:00Z",
-                "2026-01-27T14:43:00Z",
-                &["2025-12-01T00:00:00Z", "2026-01-01T00:00:00Z"],
-            ),
-            // Starting at a month's start.
-            (
-                "2026-01-01T00:00:00Z",
-                "2026-02-10T00:00:00Z",
-                &["2026-02-01T00:00:00Z"],
-            ),
-        ];
-        for (from, to, cuts) in table {
-            let got = windows(ms(from), ms(to));
-            let mut bounds = vec![ms(from)];
-            bounds.extend(cuts.iter().map(|c| ms(c)));
-            bounds.push(ms(to));
-            let want: Vec<(i64, i64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-            assert_eq!(got, want, "{from} .. {to}");
-        }
-    }
-
-    #[test]
-    fn long_or_odd_ranges_stay_few_windows_covering_the_range() {
-        for (from, to) in [
-            (ms("2016-02-10T00:00:00Z"), ms("2026-11-27T00:00:00Z")),
-            (ms("1900-01-01T00:00:00Z"), ms("2100-01-01T00:00:00Z")),
-            (0, 1),
-            (5, 5),
-            (9, 3),
-            (i64::MIN, i64::MAX),
-            (-86_400_000 * 400, 86_400_000 * 400),
-        ] {
-            let got = windows(from, to);
-            assert!(
-                !got.is_empty() && got.len() <= 36,
-                "{from} .. {to}: {}",
-                got.len()
-            );
-            assert_eq!(got[0].0, from);
-            assert_eq!(got.last().unwrap().1, to);
-            for pair in got.windows(2) {
-                assert_eq!(pair[0].1, pair[1].0, "contiguous");
-                assert!(pair[0].0 < pair[0].1, "not empty");
-                let cut = Month::of_ms(pair[0].1).unwrap();
-                assert_eq!(cut.start_ms(), Some(pair[0].1), "cut at a month's start");
-            }
-        }
-    }
-
-    #[test]
-    fn few_series_fetch_much_at_once_many_series_a_bounded_part() {
-        // (series merged, rows fetched per round trip)
-        let table = [
-            (0, 16_384),
-            (1, 16_384),
-            (4, 16_384),
-            (8, 8_192),
-            (100, 655),
-            (512, 128),
-        ];
-        for (series, rows) in table {
-            assert_eq!(super::fetch_rows(series), rows, "{series} series");
-        }
-    }
-}
+#[path = "narrow_tests.rs"]
+mod tests;

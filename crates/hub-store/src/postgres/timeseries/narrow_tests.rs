@@ -1,0 +1,234 @@
+use super::{month_of, read_narrow, windows, Sink};
+use crate::postgres::timeseries::tests::record;
+use crate::postgres::Queries;
+use crate::timeseries::history::Month;
+use crate::timeseries::{DataTypeInput, StationInput, SyncFlags};
+use crate::{Backend, Store};
+use hub_query::timeseries::{compile_query, Route, TsQuery};
+use hub_query::Dialect;
+
+fn ms(s: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .timestamp_millis()
+}
+
+#[test]
+fn a_range_is_read_in_windows_of_whole_months() {
+    // (from, to, cuts between windows)
+    let table: [(&str, &str, &[&str]); 5] = [
+        ("2026-03-04T05:00:00Z", "2026-03-28T00:00:00Z", &[]),
+        // Ending at a month's start: no empty window after it.
+        ("2026-03-04T05:00:00Z", "2026-04-01T00:00:00Z", &[]),
+        (
+            "2026-03-04T05:00:00Z",
+            "2026-05-01T00:00:01Z",
+            &["2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z"],
+        ),
+        (
+            "2025-11-26T14:42:00Z",
+            "2026-01-27T14:43:00Z",
+            &["2025-12-01T00:00:00Z", "2026-01-01T00:00:00Z"],
+        ),
+        // Starting at a month's start.
+        (
+            "2026-01-01T00:00:00Z",
+            "2026-02-10T00:00:00Z",
+            &["2026-02-01T00:00:00Z"],
+        ),
+    ];
+    for (from, to, cuts) in table {
+        let got = windows(ms(from), ms(to));
+        let mut bounds = vec![ms(from)];
+        bounds.extend(cuts.iter().map(|c| ms(c)));
+        bounds.push(ms(to));
+        let want: Vec<(i64, i64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+        assert_eq!(got, want, "{from} .. {to}");
+    }
+}
+
+#[test]
+fn long_or_odd_ranges_stay_few_windows_covering_the_range() {
+    for (from, to) in [
+        (ms("2016-02-10T00:00:00Z"), ms("2026-11-27T00:00:00Z")),
+        (ms("1900-01-01T00:00:00Z"), ms("2100-01-01T00:00:00Z")),
+        (0, 1),
+        (5, 5),
+        (9, 3),
+        (i64::MIN, i64::MAX),
+        (-86_400_000 * 400, 86_400_000 * 400),
+    ] {
+        let got = windows(from, to);
+        assert!(
+            !got.is_empty() && got.len() <= 36,
+            "{from} .. {to}: {}",
+            got.len()
+        );
+        assert_eq!(got[0].0, from);
+        assert_eq!(got.last().unwrap().1, to);
+        for pair in got.windows(2) {
+            assert_eq!(pair[0].1, pair[1].0, "contiguous");
+            assert!(pair[0].0 < pair[0].1, "not empty");
+            let cut = Month::of_ms(pair[0].1).unwrap();
+            assert_eq!(cut.start_ms(), Some(pair[0].1), "cut at a month's start");
+        }
+    }
+}
+
+#[test]
+fn few_series_fetch_much_at_once_many_series_a_bounded_part() {
+    // (series merged, rows fetched per round trip)
+    let table = [
+        (0, 16_384),
+        (1, 16_384),
+        (4, 16_384),
+        (8, 8_192),
+        (100, 655),
+        (512, 128),
+    ];
+    for (series, rows) in table {
+        assert_eq!(super::fetch_rows(series), rows, "{series} series");
+    }
+}
+
+#[test]
+fn a_range_within_one_month_has_that_months_bounds() {
+    let march = (ms("2026-03-01T00:00:00Z"), ms("2026-04-01T00:00:00Z"));
+    // (from, to, the month holding all of it)
+    let table = [
+        (
+            ms("2026-03-04T05:00:00Z"),
+            ms("2026-03-11T05:00:00Z"),
+            Some(march),
+        ),
+        (march.0, march.1, Some(march)),
+        (march.0, march.0 + 1, Some(march)),
+        (march.1 - 1, march.1, Some(march)),
+        // Across a month's start, empty or reversed, beyond the calendar: none.
+        (march.0 - 1, march.0 + 1, None),
+        (march.0, march.1 + 1, None),
+        (march.0, march.0, None),
+        (march.1, march.0, None),
+        (i64::MIN, i64::MIN + 1, None),
+        (i64::MAX - 1, i64::MAX, None),
+    ];
+    for (from, to, want) in table {
+        assert_eq!(month_of(from, to), want, "{from} .. {to}");
+    }
+}
+
+/// A series' week within one month, read narrow on PostgreSQL with generic plans (Hub's
+/// default): its statement names the month's bounds, and PostgreSQL plans it as the
+/// month partition's index read in time order, with nothing appended or sorted. The
+/// same read without the bounds keeps the DEFAULT partition in the plan and sorts.
+#[test]
+fn a_week_within_a_month_is_read_from_its_partition_in_order() {
+    let Ok(admin) = std::env::var("HUB_TEST_DATABASE") else {
+        println!("skipped: HUB_TEST_DATABASE not set");
+        return;
+    };
+    if admin.trim().is_empty() {
+        println!("skipped: HUB_TEST_DATABASE is empty");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let now = chrono::Utc::now().timestamp_millis();
+    let month = Month::of_ms(now).unwrap().plus(-1);
+    let (start, end) = month.bounds_ms().unwrap();
+    let day = 86_400_000;
+    let ts = store.timeseries();
+    rt.block_on(async {
+        let free = DataTypeInput {
+            name: "free".into(),
+            ..Default::default()
+        };
+        ts.sync_data_types(vec![free]).await.unwrap();
+        let s = StationInput {
+            code: "S".into(),
+            name: "s".into(),
+            ..Default::default()
+        };
+        ts.sync_stations("P".into(), vec![s], SyncFlags::default())
+            .await
+            .unwrap();
+        // Ten-minute values from a day before the month to a day after it.
+        let records = (start - day..end + day)
+            .step_by(600_000)
+            .map(|t| record(t, (t / 600_000 % 97) as f64))
+            .collect();
+        ts.push_records("P".into(), None, records).await.unwrap();
+    });
+    let (from, to) = (start + 3 * day, start + 10 * day);
+    let query = TsQuery {
+        route: Route::History { from, to },
+        tree: false,
+        types: Some(vec!["P".into()]),
+        data_types: Some(vec!["free".into()]),
+        filter: None,
+        select: None,
+        distinct: false,
+        limit: 0,
+        offset: -1,
+        access: None,
+    };
+    let plan = compile_query(&query, Dialect::Postgres)
+        .unwrap()
+        .narrow
+        .expect("narrow");
+    let Backend::Postgres(b) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    let within = plan.history_within(start, end);
+    let whole = plan.history.as_sql().to_string();
+    let (rows, within_plan, whole_plan) = rt
+        .block_on(b.read(move |mut conn| async move {
+            let mut rows = Vec::new();
+            assert!(read_narrow(&mut conn, &plan, Sink::Rows(&mut rows)).await?);
+            let named: String = conn
+                .query_one(
+                    "SELECT name FROM pg_prepared_statements WHERE statement = $1",
+                    &[&within],
+                )
+                .await?
+                .get(0);
+            let series: i64 = conn
+                .query_one("SELECT id FROM ts_series", &[])
+                .await?
+                .get(0);
+            conn.batch_execute(&format!(
+                "SET plan_cache_mode = force_generic_plan; PREPARE whole AS {whole}"
+            ))
+            .await?;
+            let mut plans = Vec::new();
+            for statement in [named.as_str(), "whole"] {
+                let explain = format!("EXPLAIN EXECUTE {statement}({series}, {from}, {to})");
+                let lines: Vec<String> = conn
+                    .query(explain.as_str(), &[])
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                plans.push(lines.join("\n"));
+            }
+            conn.batch_execute("DEALLOCATE whole; RESET plan_cache_mode")
+                .await?;
+            Ok((rows.len(), plans.remove(0), plans.remove(0)))
+        }))
+        .unwrap();
+    assert_eq!(rows, 7 * 144, "a week of ten-minute values");
+    let partition = month.partition_name();
+    assert!(
+        within_plan.starts_with("Index Scan") && within_plan.contains(&format!(" on {partition} ")),
+        "{within_plan}"
+    );
+    assert!(
+        !within_plan.contains("Sort") && !within_plan.contains("Append"),
+        "{within_plan}"
+    );
+    assert!(whole_plan.contains("Sort"), "{whole_plan}");
+}
