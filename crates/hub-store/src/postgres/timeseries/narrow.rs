@@ -1,9 +1,12 @@
 //! History answers read narrow on PostgreSQL (see `crate::timeseries::narrow`): the
-//! series read, then one portal per series in one read-only snapshot, each fetched a
-//! part at a time as the merge ([`Merge`]) asks for it. All on the read's own task: the
-//! portals are bound together and their first parts asked for at once (pipelined on the
-//! one connection), so a week of a few series costs the same round trips as one; parts
-//! are read as their rows arrive ([`Fetches`]).
+//! series read, then one portal per series (per time window of a few series) in one
+//! read-only snapshot, each fetched a part at a time as the merge ([`Merge`]) asks for
+//! it. All on the read's own task: the portals are bound together and their first parts
+//! asked for at once (pipelined on the one connection), so a week of a few series costs
+//! the same round trips as one; parts are read as their rows arrive ([`Fetches`]). A
+//! read of one series in one window needs no portal: one statement streams its rows.
+//! A window within one month names that month's bounds, so the generic plan reads the
+//! month's partition alone, in index order ([`NarrowHistory::history_within`]).
 //!
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
 //! itself (`Merge` does).
@@ -16,7 +19,7 @@ use futures::future::try_join_all;
 use futures::{FutureExt, StreamExt};
 use hub_query::timeseries::NarrowHistory;
 use hub_query::SqlValue;
-use tokio_postgres::{Portal, RowStream};
+use tokio_postgres::{Portal, RowStream, Statement};
 
 use super::{query_error, row_cells};
 use crate::batches::BatchSender;
@@ -115,9 +118,10 @@ impl Sink<'_> {
     }
 }
 
-/// One time window of a series' history: its portal and the rows read of it.
+/// One time window of a series' history: its portal (none: its rows come in one stream,
+/// already asked for) and the rows read of it.
 struct Window {
-    portal: Portal,
+    portal: Option<Portal>,
     buffered: VecDeque<Vec<Cell>>,
     /// A part of it is in flight.
     asked: bool,
@@ -130,6 +134,27 @@ struct SeriesRead {
     windows: Vec<Window>,
     current: usize,
     shared: SharedText,
+}
+
+impl Window {
+    fn new(portal: Option<Portal>, asked: bool) -> Self {
+        Window {
+            portal,
+            buffered: VecDeque::new(),
+            asked,
+            ended: false,
+        }
+    }
+}
+
+impl SeriesRead {
+    fn of(windows: Vec<Window>) -> Self {
+        SeriesRead {
+            windows,
+            current: 0,
+            shared: SharedText::default(),
+        }
+    }
 }
 
 /// The parts of the portals asked for and not yet read, and the rows read. The
@@ -174,8 +199,11 @@ impl Fetches {
         if window.asked || window.ended {
             return Ok(());
         }
+        let Some(portal) = &window.portal else {
+            return Ok(());
+        };
         let rows = tx
-            .fetch_stream(&window.portal, self.size)
+            .fetch_stream(portal, self.size)
             .await
             .map_err(query_error)?;
         window.asked = true;
@@ -194,7 +222,7 @@ impl Fetches {
     fn part_ended(&mut self, k: usize, w: usize, read: usize) {
         let window = &mut self.series[k].windows[w];
         window.asked = false;
-        window.ended = read < self.size as usize;
+        window.ended = read < self.size as usize || window.portal.is_none();
     }
 
     /// Reads at least one more row of series k's current window, or learns that it has
@@ -323,49 +351,57 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
         named.push(statement);
     }
     let tx = &tx;
-    let (spans, named) = (&spans, &named);
-    // Every window of every series bound (one round trip); a portal per window.
-    let bindings = ids.iter().flat_map(|&id| {
-        spans.iter().zip(named).map(move |(span, statement)| {
-            let mut params = plan.history.params().to_vec();
-            params[plan.series_param] = SqlValue::Int(id);
-            if let Some((from, to)) = *span {
-                params[plan.range_params.0] = SqlValue::Int(from);
-                params[plan.range_params.1] = SqlValue::Int(to);
-            }
-            (*statement, params)
+    let bindings: Vec<(&Statement, Vec<SqlValue>)> = ids
+        .iter()
+        .flat_map(|&id| {
+            spans.iter().zip(&named).map(move |(span, statement)| {
+                let mut params = plan.history.params().to_vec();
+                params[plan.series_param] = SqlValue::Int(id);
+                if let Some((from, to)) = *span {
+                    params[plan.range_params.0] = SqlValue::Int(from);
+                    params[plan.range_params.1] = SqlValue::Int(to);
+                }
+                (*statement, params)
+            })
         })
-    });
-    let mut portals = try_join_all(bindings.map(|(statement, params)| async move {
-        let bound = bind(&params);
-        tx.portal(statement, &refs(&bound)).await
-    }))
-    .await
-    .map_err(query_error)?
-    .into_iter();
-    let per_series = windows.len().max(1);
+        .collect();
+    let per_series = spans.len();
     let ahead = usize::from(per_series > 1);
     let mut fetches = Fetches {
         size: fetch_rows(ids.len() * (1 + ahead)),
         in_flight: VecDeque::new(),
-        series: ids
-            .iter()
-            .map(|_| SeriesRead {
-                windows: portals
-                    .by_ref()
-                    .take(per_series)
-                    .map(|portal| Window {
-                        portal,
-                        buffered: VecDeque::new(),
-                        asked: false,
-                        ended: false,
-                    })
-                    .collect(),
-                current: 0,
-                shared: SharedText::default(),
-            })
-            .collect(),
+        series: Vec::with_capacity(ids.len()),
     };
+    if let [(_, params)] = bindings.as_slice() {
+        // One window of one series needs no portal: one statement streams its rows,
+        // bound and executed in one round trip instead of two.
+        let bound = bind(params);
+        let rows = tx
+            .query_raw(&statements[0], refs(&bound))
+            .await
+            .map_err(query_error)?;
+        fetches
+            .series
+            .push(SeriesRead::of(vec![Window::new(None, true)]));
+        fetches.in_flight.push_back((0, 0, Box::pin(rows), 0));
+    } else {
+        // Every window of every series bound (one round trip); a portal per window.
+        let mut portals = try_join_all(bindings.iter().map(|(statement, params)| async move {
+            let bound = bind(params);
+            tx.portal(statement, &refs(&bound)).await
+        }))
+        .await
+        .map_err(query_error)?
+        .into_iter();
+        for _ in &ids {
+            let windows = portals
+                .by_ref()
+                .take(per_series)
+                .map(|portal| Window::new(Some(portal), false))
+                .collect();
+            fetches.series.push(SeriesRead::of(windows));
+        }
+    }
     // Every series' first window asked for at once, then every second one, ahead.
     for w in 0..=ahead {
         for k in 0..ids.len() {

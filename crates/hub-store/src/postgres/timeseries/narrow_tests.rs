@@ -1,8 +1,12 @@
 use super::{month_of, read_narrow, windows, Sink};
-use crate::postgres::timeseries::tests::record;
+use crate::postgres::timeseries::tests::{record, test_admin};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
 use crate::timeseries::{DataTypeInput, StationInput, SyncFlags};
+use std::sync::Arc;
+
+use crate::postgres::{PgBackend, PgSettings, ThrowawayDatabase};
+use crate::timeseries::Cell;
 use crate::{Backend, Store};
 use hub_query::timeseries::{compile_query, Route, TsQuery};
 use hub_query::Dialect;
@@ -123,66 +127,22 @@ fn a_range_within_one_month_has_that_months_bounds() {
 /// same read without the bounds keeps the DEFAULT partition in the plan and sorts.
 #[test]
 fn a_week_within_a_month_is_read_from_its_partition_in_order() {
-    let Ok(admin) = std::env::var("HUB_TEST_DATABASE") else {
-        println!("skipped: HUB_TEST_DATABASE not set");
-        return;
-    };
-    if admin.trim().is_empty() {
-        println!("skipped: HUB_TEST_DATABASE is empty");
+    if test_admin().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let now = chrono::Utc::now().timestamp_millis();
-    let month = Month::of_ms(now).unwrap().plus(-1);
-    let (start, end) = month.bounds_ms().unwrap();
-    let day = 86_400_000;
-    let ts = store.timeseries();
-    rt.block_on(async {
-        let free = DataTypeInput {
-            name: "free".into(),
-            ..Default::default()
-        };
-        ts.sync_data_types(vec![free]).await.unwrap();
-        let s = StationInput {
-            code: "S".into(),
-            name: "s".into(),
-            ..Default::default()
-        };
-        ts.sync_stations("P".into(), vec![s], SyncFlags::default())
-            .await
-            .unwrap();
-        // Ten-minute values from a day before the month to a day after it.
-        let records = (start - day..end + day)
-            .step_by(600_000)
-            .map(|t| record(t, (t / 600_000 % 97) as f64))
-            .collect();
-        ts.push_records("P".into(), None, records).await.unwrap();
-    });
-    let (from, to) = (start + 3 * day, start + 10 * day);
-    let query = TsQuery {
-        route: Route::History { from, to },
-        tree: false,
-        types: Some(vec!["P".into()]),
-        data_types: Some(vec!["free".into()]),
-        filter: None,
-        select: None,
-        distinct: false,
-        limit: 0,
-        offset: -1,
-        access: None,
-    };
-    let plan = compile_query(&query, Dialect::Postgres)
+    let rt = runtime();
+    let (month, start, _) = rt.block_on(last_month_of_values(&store));
+    let (from, to) = (start + 3 * DAY, start + 10 * DAY);
+    let plan = compile_query(&history_of(from, to), Dialect::Postgres)
         .unwrap()
         .narrow
         .expect("narrow");
     let Backend::Postgres(b) = &*store.backend else {
         panic!("not PostgreSQL")
     };
+    let (start, end) = month.bounds_ms().unwrap();
     let within = plan.history_within(start, end);
     let whole = plan.history.as_sql().to_string();
     let (rows, within_plan, whole_plan) = rt
@@ -231,4 +191,114 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
         "{within_plan}"
     );
     assert!(whole_plan.contains("Sort"), "{whole_plan}");
+}
+
+const DAY: i64 = 86_400_000;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Station `S` of type `P` with ten-minute `free` values from a day before last month
+/// to a day after it: last month, its start and its end.
+async fn last_month_of_values(store: &Store) -> (Month, i64, i64) {
+    let month = Month::of_ms(chrono::Utc::now().timestamp_millis())
+        .unwrap()
+        .plus(-1);
+    let (start, end) = month.bounds_ms().unwrap();
+    let ts = store.timeseries();
+    let free = DataTypeInput {
+        name: "free".into(),
+        ..Default::default()
+    };
+    ts.sync_data_types(vec![free]).await.unwrap();
+    let s = StationInput {
+        code: "S".into(),
+        name: "s".into(),
+        ..Default::default()
+    };
+    ts.sync_stations("P".into(), vec![s], SyncFlags::default())
+        .await
+        .unwrap();
+    let records = (start - DAY..end + DAY)
+        .step_by(600_000)
+        .map(|t| record(t, (t / 600_000 % 97) as f64))
+        .collect();
+    ts.push_records("P".into(), None, records).await.unwrap();
+    (month, start, end)
+}
+
+/// `/v2/flat/P/free/<from>/<to>` by an admin.
+fn history_of(from: i64, to: i64) -> TsQuery {
+    TsQuery {
+        route: Route::History { from, to },
+        tree: false,
+        types: Some(vec!["P".into()]),
+        data_types: Some(vec!["free".into()]),
+        filter: None,
+        select: None,
+        distinct: false,
+        limit: 0,
+        offset: -1,
+        access: None,
+    }
+}
+
+/// A month of one series streamed without a portal, its reader gone after the first
+/// batch: the store's only connection answers the next reads whole and in order.
+#[test]
+fn a_series_stream_left_early_leaves_its_connection_answering() {
+    let Some(admin) = test_admin() else {
+        return;
+    };
+    let name = format!("hub_test_{}_narrow_left", std::process::id());
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let settings = PgSettings {
+        pool_size: 1,
+        ..PgSettings::for_tests()
+    };
+    let backend = PgBackend::open_throwaway(database, &settings).unwrap();
+    let store = Store {
+        backend: Arc::new(Backend::Postgres(Arc::new(backend))),
+        counts: Arc::default(),
+    };
+    let rt = runtime();
+    let (_, start, end) = rt.block_on(last_month_of_values(&store));
+    let ts = store.timeseries();
+    let compiled = || compile_query(&history_of(start, end), Dialect::Postgres).unwrap();
+    let times = |rows: &[Vec<Cell>]| -> Vec<i64> {
+        rows.iter()
+            .map(|r| match r[0] {
+                Cell::Int(t) => t,
+                ref other => panic!("time {other:?}"),
+            })
+            .collect()
+    };
+    let want: Vec<i64> = (start..end).step_by(600_000).collect();
+    // A connection left in a read would keep the next read waiting for ever.
+    let reads = async {
+        for _ in 0..3 {
+            let mut batches = ts.query_batches(compiled());
+            let first = batches.next().await.expect("a batch").unwrap();
+            assert!(
+                first.len() < want.len(),
+                "the month comes in several batches"
+            );
+            drop(batches);
+            let rows = ts.query(compiled()).await.unwrap();
+            assert_eq!(times(&rows), want);
+        }
+        let mut batches = ts.query_batches(compiled());
+        let mut rows = Vec::new();
+        while let Some(batch) = batches.next().await {
+            rows.extend(batch.unwrap());
+        }
+        assert_eq!(times(&rows), want);
+    };
+    let limit = std::time::Duration::from_secs(60);
+    rt.block_on(async { tokio::time::timeout(limit, reads).await })
+        .expect("the next reads are answered");
 }

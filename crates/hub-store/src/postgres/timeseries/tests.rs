@@ -56,7 +56,7 @@ fn push_survives_history_rows_newer_than_latest() {
 }
 
 /// The admin URL of the test server, or `None` (the test is skipped).
-fn test_admin() -> Option<String> {
+pub(super) fn test_admin() -> Option<String> {
     let admin = std::env::var("HUB_TEST_DATABASE").ok()?;
     let admin = admin.trim();
     if admin.is_empty() {
