@@ -321,15 +321,12 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
         return Ok(false);
     }
     let whole = range(plan);
-    let windows = match whole {
-        Some((from, to)) if ids.len() <= WINDOWED_SERIES => windows(from, to),
-        _ => Vec::new(),
-    };
     // Each series' reads: its windows, or its whole range when it is not cut.
-    let spans: Vec<Option<(i64, i64)>> = if windows.is_empty() {
-        vec![None]
-    } else {
-        windows.iter().copied().map(Some).collect()
+    let spans: Vec<Option<(i64, i64)>> = match whole {
+        Some((from, to)) if ids.len() <= WINDOWED_SERIES => {
+            windows(from, to).into_iter().map(Some).collect()
+        }
+        _ => vec![None],
     };
     // A read within one month names the month's bounds (see `history_within`): one
     // statement per month, the months' statements prepared together (one round trip).

@@ -1,8 +1,7 @@
 use super::{month_of, read_narrow, windows, Sink};
-use crate::postgres::timeseries::tests::{record, test_admin};
+use crate::postgres::timeseries::tests::{one_station, record, test_admin};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
-use crate::timeseries::{DataTypeInput, StationInput, SyncFlags};
 use std::sync::Arc;
 
 use crate::postgres::{PgBackend, PgSettings, ThrowawayDatabase};
@@ -220,25 +219,16 @@ async fn last_month_of_values(store: &Store) -> (Month, i64, i64) {
         .unwrap()
         .plus(-1);
     let (start, end) = month.bounds_ms().unwrap();
-    let ts = store.timeseries();
-    let free = DataTypeInput {
-        name: "free".into(),
-        ..Default::default()
-    };
-    ts.sync_data_types(vec![free]).await.unwrap();
-    let s = StationInput {
-        code: "S".into(),
-        name: "s".into(),
-        ..Default::default()
-    };
-    ts.sync_stations("P".into(), vec![s], SyncFlags::default())
-        .await
-        .unwrap();
+    one_station(store).await;
     let records = (start - DAY..end + DAY)
         .step_by(600_000)
         .map(|t| record(t, (t / 600_000 % 97) as f64))
         .collect();
-    ts.push_records("P".into(), None, records).await.unwrap();
+    store
+        .timeseries()
+        .push_records("P".into(), None, records)
+        .await
+        .unwrap();
     (month, start, end)
 }
 

@@ -1,9 +1,8 @@
 //! PostgreSQL tests of the `ts_history` partitions (run when `HUB_TEST_DATABASE` is set).
 
-use super::super::tests::record;
+use super::super::tests::{one_station, record};
 use crate::postgres::session::Queries;
 use crate::timeseries::history::{self, HistoryPolicy, Month};
-use crate::timeseries::{DataTypeInput, StationInput, SyncFlags};
 use crate::{Backend, Store};
 
 fn ms(s: &str) -> i64 {
@@ -23,24 +22,6 @@ fn postgres_store() -> Option<(Store, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
     Some((store, dir))
-}
-
-async fn one_station(store: &Store) {
-    let ts = store.timeseries();
-    ts.sync_data_types(vec![DataTypeInput {
-        name: "free".into(),
-        ..Default::default()
-    }])
-    .await
-    .unwrap();
-    let s = StationInput {
-        code: "S".into(),
-        name: "s".into(),
-        ..Default::default()
-    };
-    ts.sync_stations("P".into(), vec![s], SyncFlags::default())
-        .await
-        .unwrap();
 }
 
 /// (partition months, rows in each partition and in DEFAULT), as the catalog says.

@@ -32,9 +32,7 @@ fn push_survives_history_rows_newer_than_latest() {
         .unwrap();
     let ts = store.timeseries();
     rt.block_on(async {
-        ts.sync_data_types(vec![DataTypeInput { name: "free".into(), ..Default::default() }]).await.unwrap();
-        let s = StationInput { code: "S".into(), name: "s".into(), ..Default::default() };
-        ts.sync_stations("P".into(), vec![s], SyncFlags::default()).await.unwrap();
+        one_station(&store).await;
         ts.push_records("P".into(), None, vec![record(1000, 1.0)]).await.unwrap();
         let Backend::Postgres(b) = &*store.backend else { panic!("not PostgreSQL") };
         b.write(|conn| async move {
@@ -53,6 +51,25 @@ fn push_survives_history_rows_newer_than_latest() {
             .unwrap();
         assert_eq!(kept, 99.0);
     });
+}
+
+/// Station `S` of type `P` and the data type `free`, in a store.
+pub(super) async fn one_station(store: &Store) {
+    let ts = store.timeseries();
+    ts.sync_data_types(vec![DataTypeInput {
+        name: "free".into(),
+        ..Default::default()
+    }])
+    .await
+    .unwrap();
+    let s = StationInput {
+        code: "S".into(),
+        name: "s".into(),
+        ..Default::default()
+    };
+    ts.sync_stations("P".into(), vec![s], SyncFlags::default())
+        .await
+        .unwrap();
 }
 
 /// The admin URL of the test server, or `None` (the test is skipped).
