@@ -6,28 +6,34 @@
 # medians printed. CPU per request stays meaningful on a busy, shared machine where
 # throughput does not (the load generator and other work take turns with the server).
 #
-# Usage: bench/cpu_per_request.sh [--rounds 3] [--duration 3s] [--pgdata DIR]
+# Usage: bench/cpu_per_request.sh [--rounds 3] [--duration 3s] [--connections 1] [--pgdata DIR]
 #            URL_PATH NAME=PORT [NAME=PORT ...]
 #   URL_PATH   e.g. '/v2/flat/ParkingStation/free/latest?limit=-1'
 #   NAME=PORT  a server listening on 127.0.0.1:PORT (started with `--listen`)
+#   --connections  wrk's connections (one thread each, at most 2): 8 is what
+#              bench/backends.py loads with, where hand-offs between threads cost more
 #   --pgdata   the data directory of the PostgreSQL cluster the servers use (its
 #              postmaster.pid names the cluster; only its backends are counted)
-# Prints per server: median requests/s at one connection, Hub µs/request, and
+# Prints per server: median requests/s at those connections, Hub µs/request, and
 # PostgreSQL µs/request.
 set -euo pipefail
 
 rounds=3
 duration=3s
+connections=1
 pgdata=
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
     --pgdata) pgdata=$2; shift 2 ;;
     *) break ;;
   esac
 done
-[ $# -ge 2 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
+[[ $connections =~ ^[1-9][0-9]*$ ]] || { echo "--connections takes a positive number" >&2; exit 2; }
+threads=$((connections < 2 ? connections : 2))
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)"; exit 1; }
 path=$1
 shift
@@ -53,10 +59,10 @@ for round in $(seq 1 "$rounds"); do
     pid=$(pgrep -f -- "--listen 127.0.0.1:$port" | head -1)
     [ -n "$pid" ] || { echo "no server with --listen 127.0.0.1:$port" >&2; exit 1; }
     url="http://127.0.0.1:$port$path"
-    wrk -t1 -c1 -d1s "$url" >/dev/null
+    wrk -t"$threads" -c"$connections" -d1s "$url" >/dev/null
     h0=$(ticks "$pid")
     g0=$(postgres_ticks)
-    out=$(wrk -t1 -c1 -d "$duration" "$url")
+    out=$(wrk -t"$threads" -c"$connections" -d "$duration" "$url")
     h1=$(ticks "$pid")
     g1=$(postgres_ticks)
     n=$(awk '/requests in/ {print $1}' <<<"$out")
@@ -65,10 +71,10 @@ for round in $(seq 1 "$rounds"); do
       'BEGIN {printf "%s %s %.0f %.0f\n", name, r, h * 1e6 / hz / n, g * 1e6 / hz / n}' >>"$results"
   done
 done
-printf '%-24s %12s %14s %14s\n' server "req/s c=1" "Hub µs/req" "PG µs/req"
+printf '%-24s %12s %14s %14s\n' server "req/s c=$connections" "Hub µs/req" "PG µs/req"
 for spec in "$@"; do
   name=${spec%%=*}
   col() { awk -v name="$name" -v c="$1" '$1 == name {print $c}' "$results" | median; }
   printf '%-24s %12.0f %14s %14s\n' "$name" "$(col 2)" "$(col 3)" "$(col 4)"
 done
-echo "($rounds interleaved rounds of wrk -t1 -c1 -d $duration; medians)"
+echo "($rounds interleaved rounds of wrk -t$threads -c$connections -d $duration; medians)"

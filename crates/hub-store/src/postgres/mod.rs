@@ -279,6 +279,11 @@ fn pool(
     }
     builder
         .max_size(size.max(1))
+        // The connection used last is handed out first: a few connections stay warm
+        // (their prepared statements, generic plans and the server process's caches)
+        // instead of every request taking the one idle longest, which made each of
+        // the pool's connections prepare and plan every statement in turn.
+        .queue_mode(deadpool_postgres::QueueMode::Lifo)
         .runtime(deadpool_postgres::Runtime::Tokio1)
         .wait_timeout(Some(CONNECT_TIMEOUT))
         .create_timeout(Some(CONNECT_TIMEOUT))
@@ -542,3 +547,7 @@ pub fn redact(url: &str) -> String {
 #[cfg(test)]
 #[path = "session_sql_tests.rs"]
 mod session_sql_tests;
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod pool_tests;
