@@ -249,7 +249,8 @@ fn history_of(from: i64, to: i64) -> TsQuery {
 }
 
 /// A month of one series streamed without a portal, its reader gone after the first
-/// batch: the store's only connection answers the next reads whole and in order.
+/// batch: the store's only connection answers the next reads whole and in order, and
+/// no read's snapshot stays open on it.
 #[test]
 fn a_series_stream_left_early_leaves_its_connection_answering() {
     let Some(admin) = admin_preparing_statements() else {
@@ -298,6 +299,21 @@ fn a_series_stream_left_early_leaves_its_connection_answering() {
             rows.extend(batch.unwrap());
         }
         assert_eq!(times(&rows), want);
+        // The reads' snapshots ended: the connection is back outside any transaction
+        // (a snapshot left open would keep answering from its old data).
+        let Backend::Postgres(backend) = &*store.backend else {
+            unreachable!("a PostgreSQL store")
+        };
+        let isolation: String = backend
+            .read(|conn| async move {
+                Ok(conn
+                    .query_one("SHOW transaction_isolation", &[])
+                    .await?
+                    .get(0))
+            })
+            .await
+            .unwrap();
+        assert_eq!(isolation, "read committed");
     };
     let limit = std::time::Duration::from_secs(60);
     rt.block_on(async { tokio::time::timeout(limit, reads).await })
