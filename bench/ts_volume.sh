@@ -91,7 +91,11 @@ COMMIT;"
 remove_added() {
   case "$1" in
     sqlite) sqlite3 "$DATA/sqlite/hub.sqlite3" "PRAGMA busy_timeout = 60000; $REMOVE_ADDED" >/dev/null ;;
-    postgres) psql -q "$2" -v ON_ERROR_STOP=1 -c "$REMOVE_ADDED" >/dev/null ;;
+    # VACUUM: the removed rows' space is reused and the planner's statistics describe
+    # the set again, so a second run reads the tables the first one did. Without it
+    # the database grew from 4.8 to 6.3 GB between two runs, and latest values for
+    # 1,000 stations fell from 657 to 466 req/s; after a VACUUM, 684 (the same build).
+    postgres) psql -q "$2" -v ON_ERROR_STOP=1 -c "$REMOVE_ADDED" -c "VACUUM (ANALYZE)" >/dev/null ;;
   esac
 }
 
