@@ -551,3 +551,6 @@ mod session_sql_tests;
 #[cfg(test)]
 #[path = "pool_tests.rs"]
 mod pool_tests;
+
+#[cfg(test)]
+pub(crate) mod test_server;

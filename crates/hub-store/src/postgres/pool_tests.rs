@@ -23,21 +23,13 @@ async fn server_pid(backend: &PgBackend, gate: Option<Arc<tokio::sync::Barrier>>
 
 #[test]
 fn reads_after_a_burst_reuse_the_connection_used_last() {
-    let Some(admin) = std::env::var("HUB_TEST_DATABASE")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
+    let Some(admin) =
+        super::test_server::admin_with_sessions("the pooler picks the server connection")
     else {
-        println!("skipped: HUB_TEST_DATABASE not set");
         return;
     };
-    if PgSettings::for_tests().transaction_pooler {
-        println!(
-            "skipped: behind a transaction-mode pooler the pooler picks the server connection"
-        );
-        return;
-    }
     let name = format!("hub_test_pool_{}", std::process::id());
-    let database = ThrowawayDatabase::create(admin.trim(), &name).unwrap();
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
     let burst = 4;
     let settings = PgSettings {
         pool_size: burst,

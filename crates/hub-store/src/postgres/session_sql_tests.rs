@@ -51,19 +51,12 @@ fn reported(url: &str, settings: &PgSettings) -> (String, String, String) {
 
 #[test]
 fn a_store_plans_its_statements_once_per_connection_by_default() {
-    let Some(admin) = std::env::var("HUB_TEST_DATABASE")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
+    let Some(admin) = super::test_server::admin_with_sessions("Hub sets nothing per session")
     else {
-        println!("skipped: HUB_TEST_DATABASE not set");
         return;
     };
-    if PgSettings::for_tests().transaction_pooler {
-        println!("skipped: behind a transaction-mode pooler Hub sets nothing per session");
-        return;
-    }
     let name = format!("hub_test_plans_{}", std::process::id());
-    let database = super::ThrowawayDatabase::create(admin.trim(), &name).unwrap();
+    let database = super::ThrowawayDatabase::create(&admin, &name).unwrap();
     let url = database.url();
     let s = |v: &str| v.to_string();
     assert_eq!(

@@ -1,5 +1,5 @@
 use super::{month_of, read_narrow, windows, Sink};
-use crate::postgres::timeseries::tests::{one_station, record, test_admin};
+use crate::postgres::timeseries::tests::{one_station, record};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
 use std::sync::Arc;
@@ -197,12 +197,7 @@ const DAY: i64 = 86_400_000;
 /// The admin URL of the test server when its connections prepare named statements (what
 /// a narrow read needs); `None` (the test is skipped) otherwise.
 fn admin_preparing_statements() -> Option<String> {
-    let admin = test_admin()?;
-    if PgSettings::for_tests().transaction_pooler {
-        println!("skipped: behind a transaction-mode pooler history is not read narrow");
-        return None;
-    }
-    Some(admin)
+    crate::postgres::test_server::admin_with_sessions("history is not read narrow")
 }
 
 fn runtime() -> tokio::runtime::Runtime {

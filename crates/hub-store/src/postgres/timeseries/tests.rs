@@ -72,16 +72,7 @@ pub(super) async fn one_station(store: &Store) {
         .unwrap();
 }
 
-/// The admin URL of the test server, or `None` (the test is skipped).
-pub(super) fn test_admin() -> Option<String> {
-    let admin = std::env::var("HUB_TEST_DATABASE").ok()?;
-    let admin = admin.trim();
-    if admin.is_empty() {
-        println!("skipped: HUB_TEST_DATABASE not set");
-        return None;
-    }
-    Some(admin.to_string())
-}
+pub(super) use crate::postgres::test_server::admin as test_admin;
 
 /// Station `S0`…`S{stations-1}` with type `free`, in a store.
 /// A PostgreSQL store (`HUB_TEST_DATABASE`) and an SQLite store side by side, with a
