@@ -20,7 +20,7 @@ a release `hub serve` on loopback, and per workload prints for both backends:
   PostgreSQL request costs less).
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
-                         [--baseline HUB_BINARY] [--repeat N] [--cache-off] [--notify]
+                         [--baseline HUB_BINARY] [--repeat N] [--cache-off] [--notify] [--provenances N]
 Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
 With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
 the same two stores, and every workload runs on all four in turn, so a change is compared
@@ -29,6 +29,9 @@ prints medians. --cache-off serves with the response cache off (every request re
 the store; by default repeated requests are cache hits that cost one revision read).
 --notify adds a third server of this build on the PostgreSQL database with
 `--response-cache-revisions notify` (hits answer from revisions kept by LISTEN/NOTIFY).
+--provenances N adds N data collector versions to the Time Series provenances of every
+store after the demo load (the demo has one; a platform that has run for years has one
+per collector release), none of them used by the demo's values.
 Needs wrk and psql.
 """
 import argparse, http.client, json, os, re, shutil, socket, statistics, subprocess, sys, tempfile, time, urllib.parse
@@ -225,6 +228,19 @@ def workloads(kind, base_port):
     return {"content": content, "timeseries": timeseries, "all": content + timeseries}[kind]
 
 
+def add_provenances(sqlite_dir, pg_url, n):
+    """N more provenances in both stores: releases of a few dozen data collectors."""
+    rows = [(f"bench-provenance-{k}", "bench", f"bench-collector-{k % 40}", f"1.{k}") for k in range(n)]
+    import sqlite3
+    conn = sqlite3.connect(os.path.join(sqlite_dir, "hub.sqlite3"))
+    with conn:
+        conn.executemany("INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES (?, ?, ?, ?)", rows)
+    conn.close()
+    sh("psql", pg_url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+       "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) "
+       f"SELECT 'bench-provenance-' || k, 'bench', 'bench-collector-' || (k % 40), '1.' || k FROM generate_series(0, {n - 1}) k")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--postgres")
@@ -235,6 +251,8 @@ def main():
     ap.add_argument("--baseline", help="an earlier hub binary served side by side over the same stores")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per workload; medians are printed")
     ap.add_argument("--cache-off", action="store_true", help="serve with the response cache off")
+    ap.add_argument("--provenances", type=int, default=0,
+                    help="data collector versions added to the Time Series provenances of every store")
     ap.add_argument("--notify", action="store_true",
                     help="a third server of this build on the same PostgreSQL database with --response-cache-revisions notify")
     args = ap.parse_args()
@@ -275,6 +293,9 @@ def main():
             sh(binary, "demo", "--database", db, "--scale", str(args.scale), env=env, stdout=subprocess.DEVNULL)
             load_pg = time.perf_counter() - t
             print(f"{prefix or 'this '}build: demo scale {args.scale} loaded: SQLite {load_sqlite:.1f} s, PostgreSQL {load_pg:.1f} s")
+            if args.provenances:
+                add_provenances(data, db, args.provenances)
+                print(f"{prefix or 'this '}build: {args.provenances} provenances added to each store")
             stores[prefix] = (data, db)
         servers = {}
         databases = {}

@@ -503,12 +503,14 @@ pub fn copy_sqlite_to_postgres(
 /// A table's name, key columns and columns.
 type TableColumns = (String, Vec<String>, Vec<String>);
 
-/// SQLite's tables (name, key columns, columns) without its own, `schema_version`,
-/// virtual tables and their shadow tables.
+/// SQLite's tables (name, key columns, columns) without its own, the bookkeeping each
+/// store keeps for itself (`schema_version`; `ts_provenance_revision`, which the
+/// target's triggers count as the provenances arrive), virtual tables and their shadow
+/// tables.
 fn sqlite_tables(conn: &Connection) -> Result<Vec<TableColumns>> {
     let mut stmt = conn.prepare(
         "SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
-         AND name <> 'schema_version' ORDER BY name",
+         AND name NOT IN ('schema_version', 'ts_provenance_revision') ORDER BY name",
     )?;
     let all: Vec<(String, String)> = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?

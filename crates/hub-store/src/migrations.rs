@@ -54,6 +54,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: FTS5 trigram index of folded titles for searchfilter",
         parts: schema::content::SQLITE_TITLE_TRIGRAMS,
     },
+    Change {
+        version: 10,
+        name: "time series: a revision of the provenances, counted by triggers",
+        parts: schema::timeseries::SQLITE_PROVENANCE_REVISION,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

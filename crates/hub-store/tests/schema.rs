@@ -174,11 +174,12 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
         "recorded migrations untouched"
     );
     // Versions 1–7 are not applied again; only what came after them (8: event dates
-    // written from Rust; 9: the titles' trigram index) is, once.
+    // written from Rust; 9: the titles' trigram index; 10: the provenances' revision)
+    // is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9],
+        vec![8, 9, 10],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();
@@ -365,11 +366,12 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     );
     // Versions 1–4 are not applied again; only what came after them (5: rawfilter
     // checks report a check id; 6: entity-led geometry indexes; 7: revision writes
-    // notify; 8: latest values' pages keep room for rewrites) is, once.
+    // notify; 8: latest values' pages keep room for rewrites; 9: the provenances'
+    // revision) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8],
+        vec![5, 6, 7, 8, 9],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =
@@ -377,4 +379,71 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     let fresh_url = fresh_db.url();
     open_postgres(fresh_url).await;
     assert_eq!(pg_dump(old_url).await, pg_dump(fresh_url).await);
+}
+
+/// Changes of `ts_provenance` a reader must notice: every
+/// one moves `ts_provenance_revision` on (the readers of history answers keep the
+/// provenances while it stands still).
+const PROVENANCE_CHANGES: &[&str] = &[
+    "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES ('u1', 'l', 'c', '1')",
+    "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES ('u2', 'l', 'c', '2'), ('u3', 'l', 'c', '3')",
+    "UPDATE ts_provenance SET data_collector = 'renamed' WHERE uuid = 'u2'",
+    "DELETE FROM ts_provenance WHERE uuid = 'u3'",
+];
+
+const PROVENANCE_REVISION: &str = "SELECT revision FROM ts_provenance_revision WHERE id = 1";
+
+#[test]
+fn every_change_of_a_provenance_moves_the_sqlite_revision_on() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open_sqlite(dir.path()).unwrap());
+    let conn = rusqlite::Connection::open(dir.path().join(SQLITE_FILE)).unwrap();
+    let revision = || -> i64 {
+        conn.query_row(PROVENANCE_REVISION, [], |r| r.get(0))
+            .unwrap()
+    };
+    let mut last = revision();
+    for change in PROVENANCE_CHANGES {
+        conn.execute(change, []).unwrap();
+        let now = revision();
+        assert!(now > last, "{change}: revision {last} -> {now}");
+        last = now;
+    }
+    conn.query_row("SELECT count(*) FROM ts_provenance", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .unwrap();
+    assert_eq!(revision(), last, "a read leaves the revision");
+}
+
+#[tokio::test]
+async fn every_change_of_a_provenance_moves_the_postgres_revision_on() {
+    let Some(admin) = admin_url() else { return };
+    let name = format!("hub_test_schema_provenance_{}", std::process::id());
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    open_postgres(database.url()).await;
+    let client = connect(database.url()).await;
+    let revision = || async {
+        client
+            .query_one(PROVENANCE_REVISION, &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let mut last = revision().await;
+    for change in PROVENANCE_CHANGES
+        .iter()
+        .copied()
+        .chain(["TRUNCATE ts_provenance CASCADE"])
+    {
+        client.batch_execute(change).await.unwrap();
+        let now = revision().await;
+        assert!(now > last, "{change}: revision {last} -> {now}");
+        last = now;
+    }
+    client
+        .query_one("SELECT count(*) FROM ts_provenance", &[])
+        .await
+        .unwrap();
+    assert_eq!(revision().await, last, "a read leaves the revision");
 }

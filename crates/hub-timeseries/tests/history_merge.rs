@@ -605,3 +605,61 @@ async fn latest_values_show_station_parent_and_type_changes_at_once() {
     assert_eq!(by_code("B2")["tunit"], "K");
     assert_eq!(by_code("B2")["tmetadata"], json!({"scale": 2}));
 }
+
+/// The provenances of a history answer read narrow are kept between reads (the store
+/// reads them again only when `ts_provenance` changed): values pushed under a collector
+/// version registered after a read show that version in the next read, at once, as the
+/// compiled query shows it.
+#[tokio::test]
+async fn history_shows_a_provenance_registered_after_a_read_at_once() {
+    let (_dir, state) = store().await;
+    let base = format!(
+        "/v2/flat/MeteoStation/temp/{}/{}?limit=-1&select=mvalidtime,mvalue,prname,prversion",
+        "2024-01-15T10:00:00.000Z", "2024-01-15T12:00:00.000Z"
+    );
+    let split = ("scode.eq.\"A1\"", "mvalue.gteq.0");
+    let versions = |body: &[u8]| -> Vec<Value> {
+        let mut seen: Vec<Value> = Vec::new();
+        for row in rows(body) {
+            if !seen.contains(&row["prversion"]) {
+                seen.push(row["prversion"].clone());
+            }
+        }
+        seen
+    };
+    // Read twice, so the second read takes the provenances kept by the first.
+    narrow_and_compiled(&state, &base, split, None).await;
+    let before = narrow_and_compiled(&state, &base, split, None).await;
+    // The store's later values of A1 have no provenance.
+    assert_eq!(versions(&before), vec![json!("1"), Value::Null]);
+
+    let (s, b) = call(
+        &state,
+        "/v2/json/provenance",
+        Some(
+            json!({"lineage": "meteo", "dataCollector": "collector", "dataCollectorVersion": "2"}),
+        ),
+        Some(&["WRITER"]),
+    )
+    .await;
+    assert!(s.is_success(), "{}", String::from_utf8_lossy(&b));
+    let prov: Value = serde_json::from_slice(&b).unwrap();
+    let newer: Vec<Value> = (40..45)
+        .map(|i| json!({"timestamp": T0 + i * MIN, "value": i as f64, "period": 60}))
+        .collect();
+    post(
+        &state,
+        "/v2/json/pushRecords/MeteoStation",
+        json!({"name": "(default)", "provenance": prov, "data": [], "branch": {"A1": {"branch": {"temp": {"data": newer}}}}}),
+    )
+    .await;
+
+    let after = narrow_and_compiled(&state, &base, split, None).await;
+    assert_eq!(versions(&after), vec![json!("1"), Value::Null, json!("2")]);
+    let pushed = rows(&after)
+        .into_iter()
+        .find(|r| r["mvalue"].as_f64() == Some(44.0))
+        .unwrap();
+    assert_eq!(pushed["prname"], "collector");
+    assert_eq!(pushed["prversion"], "2");
+}

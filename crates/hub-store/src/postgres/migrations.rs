@@ -62,6 +62,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "time series: latest values leave room for updates on their pages",
         parts: schema::timeseries::POSTGRES_LATEST_FILLFACTOR,
     },
+    Change {
+        version: 9,
+        name: "time series: a revision of the provenances, counted by triggers",
+        parts: schema::timeseries::POSTGRES_PROVENANCE_REVISION,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

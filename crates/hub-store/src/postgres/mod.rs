@@ -105,6 +105,8 @@ pub(crate) struct PgBackend {
     revision_watch: Option<revision_watch::RevisionWatch>,
     /// Station, type and provenance rows of latest reads (see `CatalogRead`).
     ts_catalog: crate::timeseries::Catalog,
+    /// The provenances of history answers read narrow, by their revision.
+    ts_provenances: crate::timeseries::ProvenanceCache,
     /// A test's database, dropped with the backend (see `Store::open_for_tests`). Last:
     /// the runtime and pools above are dropped before it.
     throwaway: Option<ThrowawayDatabase>,
@@ -342,6 +344,7 @@ impl PgBackend {
             revision_reads: Default::default(),
             revision_watch: None,
             ts_catalog: Default::default(),
+            ts_provenances: Default::default(),
             throwaway: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;

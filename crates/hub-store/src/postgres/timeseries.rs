@@ -332,7 +332,9 @@ impl TimeSeriesRepo for PgTimeSeries {
             .db()
             .read(move |conn| async move {
                 let mut compiled = compiled;
-                let conn = match narrow_rows(conn, compiled.narrow.take()).await? {
+                let conn = match narrow_rows(conn, compiled.narrow.take(), &backend.ts_provenances)
+                    .await?
+                {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
                 };
@@ -369,13 +371,17 @@ impl TimeSeriesRepo for PgTimeSeries {
             let mut compiled = compiled;
             let log = QueryLog::start(&compiled);
             let (conn, mut tx) = match conn {
-                Ok(conn) => match narrow_stream(conn, compiled.narrow.take(), tx).await {
-                    Some(compiled_answers) => compiled_answers,
-                    None => {
-                        log.finish();
-                        return;
+                Ok(conn) => {
+                    match narrow_stream(conn, compiled.narrow.take(), tx, &backend.ts_provenances)
+                        .await
+                    {
+                        Some(compiled_answers) => compiled_answers,
+                        None => {
+                            log.finish();
+                            return;
+                        }
                     }
-                },
+                }
                 Err(e) => {
                     log.finish();
                     tx.finish(Err(e)).await;

@@ -120,6 +120,21 @@ pub(crate) const TS_PROVENANCE: Table = Table {
 )"#,
 };
 
+/// How often `ts_provenance` changed: one row, counted up by triggers in the transaction
+/// of every change of a provenance row (migrations `SQLITE_PROVENANCE_REVISION`,
+/// `POSTGRES_PROVENANCE_REVISION`), so a process may keep the provenances it read for as
+/// long as the count it read with them stands (`crate::timeseries::provenance`).
+pub(crate) const TS_PROVENANCE_REVISION: Table = Table {
+    sqlite: r#"CREATE TABLE ts_provenance_revision (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    revision  INTEGER NOT NULL
+)"#,
+    postgres: r#"CREATE TABLE ts_provenance_revision (
+    id        integer PRIMARY KEY CHECK (id = 1),
+    revision  bigint NOT NULL
+)"#,
+};
+
 pub(crate) const TS_SERIES: Table = Table {
     sqlite: r#"CREATE TABLE ts_series (
     id           INTEGER PRIMARY KEY,
@@ -436,6 +451,48 @@ pub(crate) const POSTGRES_LATEST_FILLFACTOR: &[Part] = &[Part::Only(
     "ALTER TABLE ts_latest SET (fillfactor = 40);",
 )];
 
+/// SQLite migration 10: `ts_provenance_revision`, counted up by a trigger per inserted,
+/// updated or deleted provenance row.
+pub(crate) const SQLITE_PROVENANCE_REVISION: &[Part] = &[
+    Part::Table(&TS_PROVENANCE_REVISION),
+    Part::Only(
+        Dialect::Sqlite,
+        r#"
+INSERT INTO ts_provenance_revision (id, revision) VALUES (1, 0);
+CREATE TRIGGER ts_provenance_revision_insert AFTER INSERT ON ts_provenance BEGIN
+    UPDATE ts_provenance_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER ts_provenance_revision_update AFTER UPDATE ON ts_provenance BEGIN
+    UPDATE ts_provenance_revision SET revision = revision + 1 WHERE id = 1;
+END;
+CREATE TRIGGER ts_provenance_revision_delete AFTER DELETE ON ts_provenance BEGIN
+    UPDATE ts_provenance_revision SET revision = revision + 1 WHERE id = 1;
+END;
+"#,
+    ),
+];
+
+/// PostgreSQL migration 9: `ts_provenance_revision`, counted up once per statement that
+/// changes provenance rows (`TRUNCATE` included). A statement that changes none (a
+/// registration of a known provenance, `ON CONFLICT DO NOTHING`) counts too; that only
+/// makes readers read the provenances again.
+pub(crate) const POSTGRES_PROVENANCE_REVISION: &[Part] = &[
+    Part::Table(&TS_PROVENANCE_REVISION),
+    Part::Only(
+        Dialect::Postgres,
+        r#"
+INSERT INTO ts_provenance_revision (id, revision) VALUES (1, 0);
+CREATE FUNCTION hub_ts_provenance_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE ts_provenance_revision SET revision = revision + 1 WHERE id = 1;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER ts_provenance_revision AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ts_provenance
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_provenance_revision();
+"#,
+    ),
+];
+
 /// Every table of the group, for the twin check in the parent module.
 #[cfg(test)]
 pub(crate) const TABLES: &[&Table] = &[
@@ -444,6 +501,7 @@ pub(crate) const TABLES: &[&Table] = &[
     &TS_TYPE,
     &TS_TYPE_METADATA,
     &TS_PROVENANCE,
+    &TS_PROVENANCE_REVISION,
     &TS_SERIES,
     &TS_LATEST,
     &TS_HISTORY,

@@ -50,6 +50,8 @@ struct Inner {
     waiting_writers: AtomicUsize,
     /// Content revisions kept while the database is unchanged (response-cache hits).
     revisions: wal_index::RevisionMemory,
+    /// The provenances of history answers read narrow, by their revision.
+    ts_provenances: crate::timeseries::ProvenanceCache,
     /// Moved on by every `ANALYZE` Hub runs; readers opened at an older one are replaced.
     statistics: AtomicU64,
     /// The statistics (`statistics_digest`) the last optimization found, to tell when
@@ -212,6 +214,7 @@ impl SqliteBackend {
                 waiting_readers: AtomicUsize::new(0),
                 waiting_writers: AtomicUsize::new(0),
                 revisions,
+                ts_provenances: Default::default(),
                 statistics: AtomicU64::new(0),
                 statistics_seen,
                 file,
@@ -259,6 +262,11 @@ impl SqliteBackend {
 
     /// Every entity's content revision: kept in memory while the database is unchanged
     /// (see [`wal_index`]), else read on the calling thread.
+    /// The provenances of history answers read narrow, kept between reads.
+    pub(crate) fn ts_provenances(&self) -> &crate::timeseries::ProvenanceCache {
+        &self.inner.ts_provenances
+    }
+
     pub(crate) fn revisions(&self) -> Result<crate::content::Revisions> {
         self.inner.revisions.revisions(|| {
             self.read_quick(|conn| {

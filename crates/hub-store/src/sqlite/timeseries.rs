@@ -167,12 +167,13 @@ impl TimeSeriesRepo for SqliteTimeSeries {
 
     async fn query(&self, compiled: CompiledTs) -> Result<Vec<Vec<Cell>>> {
         let log = QueryLog::start(&compiled);
+        let backend = self.backend.clone();
         let rows = self
             .db()
             .read(move |conn| {
                 let mut out = Vec::new();
                 if let Some(plan) = &compiled.narrow {
-                    if read_narrow(conn, plan, |row, _| {
+                    if read_narrow(conn, plan, backend.ts_provenances(), |row, _| {
                         out.push(row);
                         true
                     })? {
@@ -200,6 +201,7 @@ impl TimeSeriesRepo for SqliteTimeSeries {
 
     fn query_batches(&self, compiled: CompiledTs) -> crate::Batches<Vec<Cell>> {
         let (mut tx, rx) = crate::batches::channel();
+        let backend = self.backend.clone();
         self.db().spawn_read(move |conn| {
             let log = QueryLog::start(&compiled);
             let run = |tx: &mut crate::batches::BatchSender<Vec<Cell>>| -> Result<()> {
@@ -210,7 +212,7 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                         tx.take_spare_rows(spare);
                         taken
                     };
-                    if read_narrow(conn, plan, emit)? {
+                    if read_narrow(conn, plan, backend.ts_provenances(), emit)? {
                         return Ok(());
                     }
                 }

@@ -4,10 +4,13 @@
 //! `timeseries::unordered`). Must not: decide what to read (`hub-query`'s
 //! `NarrowHistory` and `UnorderedRead` do) or order rows itself.
 
+use std::sync::Arc;
+
 use hub_query::timeseries::{NarrowHistory, UnorderedRead};
 use hub_query::SqlValue;
 use rusqlite::types::ValueRef;
 
+use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
 use crate::timeseries::unordered::Unordered;
 use crate::timeseries::{narrow, Cell, SharedText};
 use crate::Result;
@@ -64,12 +67,41 @@ fn cells_from(
     Ok(cells)
 }
 
+/// Every provenance's columns the answer selects, when the plan reads them apart: those
+/// kept at the revision this snapshot reads, or else read in it (and kept).
+fn read_provenances(
+    conn: &rusqlite::Connection,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+) -> Result<Arc<narrow::Provenances>> {
+    let Some(read) = &plan.provenance else {
+        return Ok(Arc::default());
+    };
+    let revision: i64 = conn
+        .prepare_cached(REVISION_SQL)?
+        .query_row([], |row| row.get(0))?;
+    if let Some(kept) = cache.get(read, revision) {
+        return Ok(kept);
+    }
+    let mut provenances = narrow::Provenances::new();
+    let mut stmt = conn.prepare_cached(read.sql.as_sql())?;
+    let n = stmt.column_count();
+    let bound = super::bind(read.sql.params());
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut shared = SharedText::default();
+    while let Some(row) = rows.next()? {
+        provenances.insert(row.get(0)?, cells_from(row, 1, n, &mut shared)?);
+    }
+    Ok(cache.keep(read, revision, provenances))
+}
+
 /// Answers a history query read narrow (see `timeseries::narrow`): the series read, one
 /// cursor per series, merged. `Ok(false)` when more series match than a merge takes
 /// (nothing was emitted; the compiled query answers instead).
 pub(super) fn read_narrow(
     conn: &rusqlite::Connection,
     plan: &NarrowHistory,
+    cache: &ProvenanceCache,
     emit: impl FnMut(Vec<Cell>, &mut Vec<Vec<Cell>>) -> bool,
 ) -> Result<bool> {
     // One snapshot for every read (ended by dropping it: nothing was written).
@@ -100,17 +132,7 @@ pub(super) fn read_narrow(
         let bound = super::bind(&params);
         cursors.push(stmt.query(bound.as_slice())?);
     }
-    let mut provenances = narrow::Provenances::new();
-    if let Some(read) = &plan.provenance {
-        let mut stmt = conn.prepare_cached(read.sql.as_sql())?;
-        let n = stmt.column_count();
-        let bound = super::bind(read.sql.params());
-        let mut rows = stmt.query(bound.as_slice())?;
-        let mut shared = SharedText::default();
-        while let Some(row) = rows.next()? {
-            provenances.insert(row.get(0)?, cells_from(row, 1, n, &mut shared)?);
-        }
-    }
+    let provenances = read_provenances(conn, plan, cache)?;
     let width = plan.history_columns();
     let mut shared: Vec<SharedText> = ids.iter().map(|_| SharedText::default()).collect();
     narrow::merge_history(

@@ -11,7 +11,8 @@
 //! ([`model`]), every decision both backends share (pure functions: [`plan`],
 //! [`history`] for the history's months and retention, `narrow` for merging a history
 //! answer read narrow, `unordered` for sorting latest values read in any order,
-//! `catalog` for their station, type and provenance columns kept between reads), and
+//! `catalog` for their station, type and provenance columns kept between reads,
+//! `provenance` for the provenances of history answers kept between reads), and
 //! the SQL functions SQLite needs for the compiled queries. The implementations only
 //! move rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
@@ -24,6 +25,7 @@ pub mod history;
 pub mod model;
 pub(crate) mod narrow;
 pub mod plan;
+pub(crate) mod provenance;
 pub(crate) mod unordered;
 
 use hub_query::timeseries::CompiledTs;
@@ -40,6 +42,7 @@ pub(crate) use catalog::Catalog;
 pub(crate) use cells::SharedText;
 pub(crate) use functions::register as register_functions;
 pub(crate) use geometry::{edge_line, geometry_bbox};
+pub(crate) use provenance::ProvenanceCache;
 
 /// The Time Series API's storage: reads of compiled queries and level-1 lists, and the
 /// writer's operations (every write call is one transaction).

@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::future::try_join_all;
 use futures::{FutureExt, StreamExt};
@@ -27,6 +28,7 @@ use crate::postgres::session::{Conn, Stmt, Tx};
 use crate::postgres::{bind, bound_statement_cache, refs, Queries};
 use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
+use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
 use crate::timeseries::{Cell, SharedText};
 use crate::Result;
 
@@ -297,15 +299,21 @@ fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
 ///
 /// The snapshot is read-only, so it ends by being dropped: its `ROLLBACK` goes out
 /// without waiting for the answer, ahead of whatever the connection runs next.
-async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) -> Result<bool> {
+async fn read_narrow(
+    conn: &mut Conn,
+    plan: &NarrowHistory,
+    provenances: &ProvenanceCache,
+    mut sink: Sink<'_>,
+) -> Result<bool> {
     bound_statement_cache(conn);
     let tx = conn.snapshot().await?;
     let series = tx.prepare_cached(plan.series.as_sql()).await?;
     let bound = bind(plan.series.params());
-    // The provenance read (when apart) goes out with the series read: one round trip.
+    // The provenances' revision (when read apart) goes out with the series read: one
+    // round trip, and a second only when the provenances changed since last kept.
     let (rows, provenances) = futures::try_join!(
         async { tx.query(&series, &refs(&bound)).await.map_err(query_error) },
-        read_provenances(&tx, plan),
+        read_provenances(&tx, plan, provenances),
     )?;
     let mut ids = Vec::with_capacity(rows.len());
     let mut templates = Vec::with_capacity(rows.len());
@@ -420,22 +428,37 @@ async fn read_narrow(conn: &mut Conn, plan: &NarrowHistory, mut sink: Sink<'_>) 
     Ok(true)
 }
 
-/// Every provenance's columns the answer selects, when the plan reads them apart.
-async fn read_provenances(tx: &Tx<'_>, plan: &NarrowHistory) -> Result<Provenances> {
-    let mut provenances = Provenances::new();
-    if let Some(read) = &plan.provenance {
-        let stmt = tx.prepare_cached(read.sql.as_sql()).await?;
-        let bound = bind(read.sql.params());
-        let mut shared = SharedText::default();
-        for row in tx.query(&stmt, &refs(&bound)).await.map_err(query_error)? {
-            let mut cells = row_cells(&row, &mut shared)?;
-            let Cell::Int(id) = cells.remove(0) else {
-                continue;
-            };
-            provenances.insert(id, cells);
-        }
+/// Every provenance's columns the answer selects, when the plan reads them apart: those
+/// kept at the revision this snapshot reads, or else read in it (and kept).
+async fn read_provenances(
+    tx: &Tx<'_>,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+) -> Result<Arc<Provenances>> {
+    let Some(read) = &plan.provenance else {
+        return Ok(Arc::default());
+    };
+    let stmt = tx.prepare_cached(REVISION_SQL).await?;
+    let revision: i64 = tx
+        .query_one(&stmt, &[])
+        .await
+        .map_err(query_error)?
+        .try_get(0)?;
+    if let Some(kept) = cache.get(read, revision) {
+        return Ok(kept);
     }
-    Ok(provenances)
+    let mut provenances = Provenances::new();
+    let stmt = tx.prepare_cached(read.sql.as_sql()).await?;
+    let bound = bind(read.sql.params());
+    let mut shared = SharedText::default();
+    for row in tx.query(&stmt, &refs(&bound)).await.map_err(query_error)? {
+        let mut cells = row_cells(&row, &mut shared)?;
+        let Cell::Int(id) = cells.remove(0) else {
+            continue;
+        };
+        provenances.insert(id, cells);
+    }
+    Ok(cache.keep(read, revision, provenances))
 }
 
 /// A history answer read narrow: its rows, or the connection back when the compiled
@@ -443,13 +466,14 @@ async fn read_provenances(tx: &Tx<'_>, plan: &NarrowHistory) -> Result<Provenanc
 pub(super) async fn narrow_rows(
     conn: Conn,
     plan: Option<NarrowHistory>,
+    provenances: &ProvenanceCache,
 ) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
     let Some(plan) = usable(&conn, plan) else {
         return Ok(Err(conn));
     };
     let mut conn = conn;
     let mut rows = Vec::new();
-    if !read_narrow(&mut conn, &plan, Sink::Rows(&mut rows)).await? {
+    if !read_narrow(&mut conn, &plan, provenances, Sink::Rows(&mut rows)).await? {
         return Ok(Err(conn));
     }
     Ok(Ok(rows))
@@ -462,12 +486,13 @@ pub(super) async fn narrow_stream(
     conn: Conn,
     plan: Option<NarrowHistory>,
     tx: BatchSender<Vec<Cell>>,
+    provenances: &ProvenanceCache,
 ) -> Option<(Conn, BatchSender<Vec<Cell>>)> {
     let Some(plan) = usable(&conn, plan) else {
         return Some((conn, tx));
     };
     let (mut conn, mut tx) = (conn, tx);
-    match read_narrow(&mut conn, &plan, Sink::Stream(&mut tx)).await {
+    match read_narrow(&mut conn, &plan, provenances, Sink::Stream(&mut tx)).await {
         Ok(false) => Some((conn, tx)),
         Ok(true) => {
             tx.finish(Ok(())).await;

@@ -147,7 +147,9 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
     let (rows, within_plan, whole_plan) = rt
         .block_on(b.read(move |mut conn| async move {
             let mut rows = Vec::new();
-            assert!(read_narrow(&mut conn, &plan, Sink::Rows(&mut rows)).await?);
+            assert!(
+                read_narrow(&mut conn, &plan, &Default::default(), Sink::Rows(&mut rows)).await?
+            );
             let named: String = conn
                 .query_one(
                     "SELECT name FROM pg_prepared_statements WHERE statement = $1",
