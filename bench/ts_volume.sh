@@ -6,7 +6,8 @@
 #
 # Generates the volume set once per backend (example `ts_volume_load`: 1,000 meteo
 # stations x 5 data types = 5,000 series x 10,000 points every 53 minutes = 50 M
-# measurements over 368 days, through the store's push path) and keeps it:
+# measurements over 368 days, through the store's push path, among 300 provenances
+# of which the set's values name 8, one after another) and keeps it:
 #   TSVOL_DATA=DIR     where the SQLite store, the throwaway PostgreSQL cluster and the
 #                      load figures live (default target/ts-volume; ~2 GB SQLite, ~9 GB PG)
 #   TSVOL_PG_URL=URL   an admin URL of a running PostgreSQL server to use instead of a

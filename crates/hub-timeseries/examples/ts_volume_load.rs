@@ -8,7 +8,8 @@
 //!
 //! Keys (defaults = the 50 M set): `stations=1000 types=5 points=10000
 //! interval=3180` (seconds) `steps=20` (time steps per push) `writers=1` (pushes at
-//! once, each of its share of the stations) `type=MeteoStation
+//! once, each of its share of the stations) `provenances=300` (collector releases,
+//! one per stretch of time; 0 = none) `type=MeteoStation
 //! prefix=VOL end=now|RFC 3339` and `statistics=1` (refresh the planner's statistics
 //! after the load, timed apart). Prints one line `records=… seconds=… records_per_s=…`
 //! at the end for scripts.
@@ -35,6 +36,7 @@ fn main() {
             "interval" => opts.interval_s = number() as i64,
             "steps" => opts.steps_per_push = number(),
             "writers" => opts.writers = number(),
+            "provenances" => opts.provenances = number(),
             "type" => opts.station_type = value.into(),
             "prefix" => opts.code_prefix = value.into(),
             "statistics" => statistics = value != "0",

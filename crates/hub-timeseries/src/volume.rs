@@ -4,7 +4,8 @@
 //! `stations` meteo stations (type [`VOLUME_STATION_TYPE`]) × `types` data types =
 //! series, each with `points` measurements `interval_s` apart ending at `end`. The
 //! default parameterisation ([`VolumeOptions::odh`]) is 1,000 stations × 5 types ×
-//! 10,000 points every 53 minutes: 50 million measurements over 368 days.
+//! 10,000 points every 53 minutes: 50 million measurements over 368 days, pushed under
+//! 300 provenances (a collector release per stretch of time).
 //!
 //! Owns: what the set contains (deterministic: values are a function of series and time,
 //! no random state) and the order it is written in. Records go through
@@ -20,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use hub_store::timeseries::{
-    DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags, TimeSeriesRepo,
+    DataTypeInput, ProvenanceInput, RecordInput, RecordValue, StationInput, SyncFlags,
+    TimeSeriesRepo,
 };
 use hub_store::StoreError;
 use serde_json::json;
@@ -41,6 +43,9 @@ const TYPE_NAMES: [(&str, &str); 8] = [
     ("air-pressure", "hPa"),
     ("sunshine-duration", "s"),
 ];
+
+/// Data collectors whose releases are the volume set's provenances.
+pub const COLLECTORS: u32 = 40;
 
 /// What [`load_volume`] writes.
 #[derive(Debug, Clone)]
@@ -63,6 +68,12 @@ pub struct VolumeOptions {
     /// Concurrent writers, each pushing the records of its share of the stations (as
     /// several data collectors do); 1 = one push at a time.
     pub writers: u32,
+    /// Provenances registered before the load: releases of [`COLLECTORS`] data
+    /// collectors, as a platform that has run for years holds. The set's measurements
+    /// come from the first collector: each stretch of time is pushed under one of its
+    /// releases, the next release for the next stretch (300: 8 releases, so a week names
+    /// one or two and a year all 8); 0 = no provenance.
+    pub provenances: u32,
 }
 
 impl VolumeOptions {
@@ -79,7 +90,21 @@ impl VolumeOptions {
             station_type: VOLUME_STATION_TYPE.into(),
             code_prefix: "VOL".into(),
             writers: 1,
+            provenances: 300,
         }
+    }
+
+    /// The provenance (an index below `provenances`, registered in order) whose release
+    /// pushed time step `k`, when there are any: provenance `r` is release `r /
+    /// COLLECTORS` of collector `r % COLLECTORS`, and the first collector's releases
+    /// follow each other over the set's time.
+    pub fn provenance_of_step(&self, k: u32) -> Option<usize> {
+        let collectors = COLLECTORS as u64;
+        let releases = (self.provenances as u64).div_ceil(collectors);
+        (releases > 0).then(|| {
+            let release = k as u64 * releases / self.points.max(1) as u64;
+            (release.min(releases - 1) * collectors) as usize
+        })
     }
 
     /// Series in the set.
@@ -216,6 +241,20 @@ pub async fn load_volume(
             .await?;
     }
     let codes: Vec<String> = (0..opts.stations).map(|n| opts.station_code(n)).collect();
+    let mut provenances = Vec::with_capacity(opts.provenances as usize);
+    for k in 0..opts.provenances {
+        provenances.push(
+            store
+                .provenance(ProvenanceInput {
+                    uuid: format!("volume-provenance-{k}"),
+                    lineage: "VOLUME".into(),
+                    data_collector: format!("volume-collector-{}", k % COLLECTORS),
+                    data_collector_version: format!("1.{}", k / COLLECTORS),
+                })
+                .await?,
+        );
+    }
+    let provenances = &provenances;
     let mut sum = VolumeSummary {
         stations: opts.stations as u64,
         series: opts.series(),
@@ -257,8 +296,9 @@ pub async fn load_volume(
                 if k + steps < opts.points {
                     next = Some(generate(k + steps));
                 }
+                let provenance = opts.provenance_of_step(k).map(|p| provenances[p].clone());
                 let done = store
-                    .push_records(opts.station_type.clone(), None, recs)
+                    .push_records(opts.station_type.clone(), provenance, recs)
                     .await?;
                 // Pushes of several writers are awaited on this one thread: the borrow
                 // never overlaps another.
@@ -296,6 +336,28 @@ mod tests {
             (b - a) / 86_400_000
         );
         assert_eq!(o.type_names()[4], "global-radiation");
+        // The first collector's 8 releases, one after another over the year.
+        let releases: Vec<usize> = (0..o.points).filter_map(|k| o.provenance_of_step(k)).fold(
+            Vec::new(),
+            |mut seen, p| {
+                if seen.last() != Some(&p) {
+                    seen.push(p);
+                }
+                seen
+            },
+        );
+        assert_eq!(releases, vec![0, 40, 80, 120, 160, 200, 240, 280]);
+        // A week (190 steps of 53 minutes) names one release or two.
+        for start in (0..o.points - 190).step_by(97) {
+            let span =
+                o.provenance_of_step(start + 190).unwrap() - o.provenance_of_step(start).unwrap();
+            assert!(span <= 40, "steps {start}..: {span}");
+        }
+        let none = VolumeOptions {
+            provenances: 0,
+            ..o
+        };
+        assert_eq!(none.provenance_of_step(0), None);
     }
 
     #[test]

@@ -74,6 +74,23 @@ async fn load_and_read(store: &Store, writers: u32) {
         .collect();
     assert!(times.contains(&"2026-01-19 12:00:00.000+0000"), "{times:?}");
     assert!(times.contains(&"2026-03-10 00:00:00.000+0000"), "{times:?}");
+    // 300 provenances (40 collectors' releases): the first collector's 8 releases push
+    // the set, one after another over its time.
+    let releases = get(
+        &state,
+        "/v2/flat/MeteoStation/air-temperature/2026-01-01/2026-04-01?limit=-1&where=scode.eq.%22VOL00001%22&select=mvalidtime,prname,prversion",
+    )
+    .await;
+    let releases = releases["data"].as_array().unwrap();
+    assert_eq!(releases.len(), 100);
+    assert!(releases.iter().all(|r| r["prname"] == "volume-collector-0"));
+    let first = &releases[0];
+    let last = &releases[99];
+    assert_eq!(
+        (first["mvalidtime"].as_str(), first["prversion"].as_str()),
+        (Some("2026-01-19 12:00:00.000+0000"), Some("1.0"))
+    );
+    assert_eq!(last["prversion"], "1.7");
 
     let latest = get(
         &state,
