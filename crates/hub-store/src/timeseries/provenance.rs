@@ -72,20 +72,17 @@ impl ProvenanceCache {
         if kept.len() >= MAX_SHAPES && !kept.contains_key(read.sql.as_sql()) {
             kept.clear();
         }
-        // A read at an older revision (its snapshot began before a change) does not
-        // replace a newer one.
-        match kept.get(read.sql.as_sql()) {
-            Some(k) if k.revision > revision => {}
-            _ => {
-                kept.insert(
-                    read.sql.as_sql().to_owned(),
-                    Kept {
-                        revision,
-                        provenances: Arc::clone(&provenances),
-                    },
-                );
-            }
-        }
+        // The last read is kept, even at an older revision than the one it replaces (its
+        // snapshot began before a change): a counter restored from a backup runs through
+        // the same numbers again, and provenances read before the restore must not stand
+        // for them. A later read at the newer revision reads and keeps that one again.
+        kept.insert(
+            read.sql.as_sql().to_owned(),
+            Kept {
+                revision,
+                provenances: Arc::clone(&provenances),
+            },
+        );
         provenances
     }
 }
