@@ -393,6 +393,10 @@ const PROVENANCE_CHANGES: &[&str] = &[
 
 const PROVENANCE_REVISION: &str = "SELECT revision FROM ts_provenance_revision WHERE id = 1";
 
+/// A registration of a provenance the store has (what a data collector sends at every
+/// start): no row changes, so the revision stands.
+const KNOWN_PROVENANCE: &str = "INSERT INTO ts_provenance (uuid, lineage, data_collector, data_collector_version) VALUES ('u9', 'l', 'c', '1') ON CONFLICT DO NOTHING";
+
 #[test]
 fn every_change_of_a_provenance_moves_the_sqlite_revision_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -414,6 +418,9 @@ fn every_change_of_a_provenance_moves_the_sqlite_revision_on() {
     })
     .unwrap();
     assert_eq!(revision(), last, "a read leaves the revision");
+    // ('l', 'c', '1') is there since the first change.
+    assert_eq!(conn.execute(KNOWN_PROVENANCE, []).unwrap(), 0);
+    assert_eq!(revision(), last, "a known provenance registered again");
 }
 
 #[tokio::test]
@@ -446,4 +453,13 @@ async fn every_change_of_a_provenance_moves_the_postgres_revision_on() {
         .await
         .unwrap();
     assert_eq!(revision().await, last, "a read leaves the revision");
+    // The truncate emptied the table: ('l', 'c', '1') again, then registered once more.
+    client.batch_execute(PROVENANCE_CHANGES[0]).await.unwrap();
+    last = revision().await;
+    assert_eq!(client.execute(KNOWN_PROVENANCE, &[]).await.unwrap(), 0);
+    assert_eq!(
+        revision().await,
+        last,
+        "a known provenance registered again"
+    );
 }

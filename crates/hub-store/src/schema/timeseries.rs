@@ -472,10 +472,10 @@ END;
     ),
 ];
 
-/// PostgreSQL migration 9: `ts_provenance_revision`, counted up once per statement that
-/// changes provenance rows (`TRUNCATE` included). A statement that changes none (a
-/// registration of a known provenance, `ON CONFLICT DO NOTHING`) counts too; that only
-/// makes readers read the provenances again.
+/// PostgreSQL migration 9: `ts_provenance_revision`, counted up by a trigger per
+/// inserted, updated or deleted provenance row, and per `TRUNCATE`. A registration of a
+/// known provenance (`ON CONFLICT DO NOTHING`) changes no row and does not count, so a
+/// data collector's restart leaves the readers' kept provenances standing.
 pub(crate) const POSTGRES_PROVENANCE_REVISION: &[Part] = &[
     Part::Table(&TS_PROVENANCE_REVISION),
     Part::Only(
@@ -487,7 +487,9 @@ BEGIN
     UPDATE ts_provenance_revision SET revision = revision + 1 WHERE id = 1;
     RETURN NULL;
 END $$;
-CREATE TRIGGER ts_provenance_revision AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ts_provenance
+CREATE TRIGGER ts_provenance_revision AFTER INSERT OR UPDATE OR DELETE ON ts_provenance
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_provenance_revision();
+CREATE TRIGGER ts_provenance_revision_truncate AFTER TRUNCATE ON ts_provenance
     FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_provenance_revision();
 "#,
     ),
