@@ -37,6 +37,15 @@ async fn post(state: &TimeseriesState, path: &str, body: Value) {
     );
 }
 
+/// Registers release `version` of the meteo collector; its provenance, as pushes name it.
+async fn register_collector(state: &TimeseriesState, version: &str) -> Value {
+    let body =
+        json!({"lineage": "meteo", "dataCollector": "collector", "dataCollectorVersion": version});
+    let (s, b) = call(state, "/v2/json/provenance", Some(body), Some(&["WRITER"])).await;
+    assert!(s.is_success(), "{}", String::from_utf8_lossy(&b));
+    serde_json::from_slice(&b).unwrap()
+}
+
 /// Three stations (one with a parent) × an open and a closed double type at two periods,
 /// and a string type; times collide across series and some series skip steps.
 async fn store() -> (tempfile::TempDir, TimeseriesState) {
@@ -85,17 +94,7 @@ async fn store() -> (tempfile::TempDir, TimeseriesState) {
             json!({"branch": {"temp": {"data": temp}, "secret": {"data": doubles(1, 60)}, "state": {"data": strings}}}),
         );
     }
-    let (s, b) = call(
-        &state,
-        "/v2/json/provenance",
-        Some(
-            json!({"lineage": "meteo", "dataCollector": "collector", "dataCollectorVersion": "1"}),
-        ),
-        Some(&["WRITER"]),
-    )
-    .await;
-    assert!(s.is_success(), "{}", String::from_utf8_lossy(&b));
-    let prov: Value = serde_json::from_slice(&b).unwrap();
+    let prov = register_collector(&state, "1").await;
     post(
         &state,
         "/v2/json/pushRecords/MeteoStation",
@@ -633,17 +632,7 @@ async fn history_shows_a_provenance_registered_after_a_read_at_once() {
     // The store's later values of A1 have no provenance.
     assert_eq!(versions(&before), vec![json!("1"), Value::Null]);
 
-    let (s, b) = call(
-        &state,
-        "/v2/json/provenance",
-        Some(
-            json!({"lineage": "meteo", "dataCollector": "collector", "dataCollectorVersion": "2"}),
-        ),
-        Some(&["WRITER"]),
-    )
-    .await;
-    assert!(s.is_success(), "{}", String::from_utf8_lossy(&b));
-    let prov: Value = serde_json::from_slice(&b).unwrap();
+    let prov = register_collector(&state, "2").await;
     let newer: Vec<Value> = (40..45)
         .map(|i| json!({"timestamp": T0 + i * MIN, "value": i as f64, "period": 60}))
         .collect();

@@ -260,13 +260,13 @@ impl SqliteBackend {
         work(&conn)
     }
 
-    /// Every entity's content revision: kept in memory while the database is unchanged
-    /// (see [`wal_index`]), else read on the calling thread.
     /// The provenances of history answers read narrow, kept between reads.
     pub(crate) fn ts_provenances(&self) -> &crate::timeseries::ProvenanceCache {
         &self.inner.ts_provenances
     }
 
+    /// Every entity's content revision: kept in memory while the database is unchanged
+    /// (see [`wal_index`]), else read on the calling thread.
     pub(crate) fn revisions(&self) -> Result<crate::content::Revisions> {
         self.inner.revisions.revisions(|| {
             self.read_quick(|conn| {
