@@ -279,6 +279,7 @@ impl Config {
             pool_size: self.database_pool_size as usize,
             revision_notify: self.response_cache_revisions == CacheRevisions::Notify,
             generic_plans: self.database_plans == DatabasePlans::Generic,
+            runtime: None,
         }
     }
 

@@ -84,6 +84,15 @@ fn init_logging(format: LogFormat) {
 }
 
 fn open_store(config: &Config) -> anyhow::Result<Store> {
+    open_store_on(config, None)
+}
+
+/// Opens the store; a PostgreSQL backend runs its tasks on `runtime` when given (see
+/// `PgSettings::runtime`), else on a runtime of its own.
+fn open_store_on(
+    config: &Config,
+    runtime: Option<tokio::runtime::Handle>,
+) -> anyhow::Result<Store> {
     if let Some(url) = &config.database {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             anyhow::bail!(
@@ -92,15 +101,17 @@ fn open_store(config: &Config) -> anyhow::Result<Store> {
             );
         }
         let replica = config.database_replica.as_deref();
-        return Store::open_postgres_with(url, &config.postgres_settings()).with_context(|| {
-            match replica {
-                Some(r) => format!(
-                    "opening PostgreSQL at {} (reads from {})",
-                    redact(url),
-                    redact(r)
-                ),
-                None => format!("opening PostgreSQL at {}", redact(url)),
-            }
+        let settings = hub_store::PgSettings {
+            runtime,
+            ..config.postgres_settings()
+        };
+        return Store::open_postgres_with(url, &settings).with_context(|| match replica {
+            Some(r) => format!(
+                "opening PostgreSQL at {} (reads from {})",
+                redact(url),
+                redact(r)
+            ),
+            None => format!("opening PostgreSQL at {}", redact(url)),
         });
     }
     if config.database_replica.is_some() {
@@ -134,9 +145,11 @@ async fn shutdown_signal() {
     tracing::info!("shutdown requested; finishing requests in flight");
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
-    let history = config.history_policy()?;
-    let store = open_store(&config)?;
+async fn serve(
+    config: Config,
+    store: Store,
+    history: hub_store::timeseries::HistoryPolicy,
+) -> anyhow::Result<()> {
     if config.demo && store.content().is_empty().await? {
         let (s, scale) = (store.clone(), config.demo_scale);
         let summary =
@@ -235,7 +248,12 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Serve(_) => {
             init_logging(config.log_format);
-            tokio::runtime::Runtime::new()?.block_on(serve(config))
+            // The store is opened outside the runtime it then shares: opening waits
+            // for the migrations, which must not block one of that runtime's workers.
+            let history = config.history_policy()?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            let store = open_store_on(&config, Some(runtime.handle().clone()))?;
+            runtime.block_on(serve(config, store, history))
         }
         Command::Demo(_) => {
             init_logging(config.log_format);

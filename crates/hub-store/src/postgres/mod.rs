@@ -7,6 +7,11 @@
 //! from blocking commands; running every database future on this backend's runtime
 //! keeps connections valid whichever runtime asks, and lets blocking callers wait with
 //! a plain executor (the same discipline the SQLite backend keeps with its threads).
+//! `hub serve`, whose runtime outlives the store and is the only one that reads, hands
+//! the backend that runtime instead ([`PgSettings::runtime`]): a request, its read and
+//! the connection's task then take turns on the same workers rather than waking the
+//! threads of a second runtime (docs/decisions.md, "PostgreSQL reads on the server's
+//! runtime").
 
 mod admin;
 pub(crate) mod auth;
@@ -62,6 +67,11 @@ pub struct PgSettings {
     /// re-plans Hub's paged and partitioned reads on every execution (see
     /// `postgres::session_sql`). Not applied behind a transaction-mode pooler.
     pub generic_plans: bool,
+    /// Run the backend's tasks and its connections on this runtime (the server's)
+    /// instead of one of its own: a read and its connection then share the caller's
+    /// worker threads, with no hand-off between runtimes. The caller keeps the runtime
+    /// alive while the store lives and never blocks one of its workers on the store.
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 impl PgSettings {
@@ -85,6 +95,7 @@ impl Default for PgSettings {
             pool_size: POOL_SIZE,
             revision_notify: false,
             generic_plans: true,
+            runtime: None,
         }
     }
 }
@@ -112,21 +123,43 @@ pub(crate) struct PgBackend {
     throwaway: Option<ThrowawayDatabase>,
 }
 
-/// Owns the backend's runtime and shuts it down without blocking: a store may be dropped
-/// inside another runtime, where a blocking shutdown would panic.
-struct RuntimeHolder(Option<tokio::runtime::Runtime>);
+/// The runtime the backend's tasks run on: its own, shut down without blocking (a store
+/// may be dropped inside another runtime, where a blocking shutdown would panic), or the
+/// caller's (see [`PgSettings::runtime`]).
+enum RuntimeHolder {
+    Own(Option<tokio::runtime::Runtime>),
+    Caller(tokio::runtime::Handle),
+}
 
 impl Drop for RuntimeHolder {
     fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
+        if let RuntimeHolder::Own(own) = self {
+            if let Some(rt) = own.take() {
+                rt.shutdown_background();
+            }
         }
     }
 }
 
 impl RuntimeHolder {
+    fn for_settings(settings: &PgSettings) -> Result<Self> {
+        if let Some(handle) = &settings.runtime {
+            return Ok(RuntimeHolder::Caller(handle.clone()));
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("hub-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Task(e.to_string()))?;
+        Ok(RuntimeHolder::Own(Some(rt)))
+    }
+
     fn handle(&self) -> &tokio::runtime::Handle {
-        self.0.as_ref().expect("runtime lives until drop").handle()
+        match self {
+            RuntimeHolder::Own(own) => own.as_ref().expect("runtime lives until drop").handle(),
+            RuntimeHolder::Caller(handle) => handle,
+        }
     }
 }
 
@@ -253,7 +286,7 @@ fn pool(
     url: &str,
     size: usize,
     session_sql: Option<String>,
-    rt: &tokio::runtime::Runtime,
+    rt: &tokio::runtime::Handle,
 ) -> Result<Pool> {
     let (mut config, connector) = connection_config(url)?;
     if config.get_connect_timeout().is_none() {
@@ -314,12 +347,8 @@ impl PgBackend {
                 "revision notifications need a direct connection to the primary: not with a transaction-mode pooler or a read replica".into(),
             ));
         }
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("hub-postgres")
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::Task(e.to_string()))?;
+        let runtime = RuntimeHolder::for_settings(settings)?;
+        let rt = runtime.handle().clone();
         let mode = if settings.transaction_pooler {
             StatementMode::Unnamed(std::sync::Arc::new(TypeCache::default()))
         } else {
@@ -335,7 +364,7 @@ impl PgBackend {
             None => None,
         };
         let mut backend = PgBackend {
-            runtime: RuntimeHolder(Some(rt)),
+            runtime,
             primary,
             replica,
             mode,
