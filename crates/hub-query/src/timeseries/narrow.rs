@@ -59,6 +59,9 @@ pub struct NarrowHistory {
     pub measured_from: Vec<usize>,
     /// The history read's measurement columns (before the provenance id).
     pub read_columns: usize,
+    /// Which of the history read's columns is the measurement's time, when it reads it
+    /// plain: where a store may start reading a series' history again.
+    pub time_column: Option<usize>,
     /// Positions of the ordering keys, most significant first; each compares as SQL
     /// orders it (NULL first, numbers by value, then text by bytes).
     pub order: Vec<usize>,
@@ -353,6 +356,10 @@ pub(super) fn narrow_history(
         measured: columns.positions,
         measured_from: columns.sources,
         read_columns: columns.read.len(),
+        time_column: columns
+            .read
+            .iter()
+            .position(|r| r.as_deref() == Some("me.timestamp")),
         order: p.order.iter().map(|o| o - 1).collect(),
         distinct: p.distinct,
         offset: q.offset.max(0) as u64,
@@ -429,6 +436,7 @@ mod tests {
                 plan.history.as_sql()
             );
             assert_eq!(plan.measured_from, from, "{select:?}");
+            assert_eq!(plan.time_column, Some(0), "{select:?}");
             assert_eq!(plan.measured.len(), from.len(), "{select:?}");
             assert_eq!(
                 plan.read_columns,

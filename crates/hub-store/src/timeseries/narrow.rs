@@ -154,6 +154,18 @@ impl<'p> Merge<'p> {
         }
     }
 
+    /// The same merge, its rows' provenance columns from `provenances` from now on (read
+    /// again when a row named one the first read did not have).
+    pub(crate) fn with_provenances<'q>(self, provenances: &'q Provenances) -> Merge<'q>
+    where
+        'p: 'q,
+    {
+        Merge {
+            provenances,
+            ..self
+        }
+    }
+
     /// Where rows the reader is done with go, to be filled again: a row of the same
     /// series keeps its shared texts (see `Cell::clone_from`), so filling it costs no
     /// allocation and no reference count.

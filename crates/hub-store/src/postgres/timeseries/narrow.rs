@@ -1,12 +1,14 @@
 //! History answers read narrow on PostgreSQL (see `crate::timeseries::narrow`): the
-//! series read, then one portal per series (per time window of a few series) in one
-//! read-only snapshot, each fetched a part at a time as the merge ([`Merge`]) asks for
-//! it. All on the read's own task: the portals are bound together and their first parts
-//! asked for at once (pipelined on the one connection), so a week of a few series costs
-//! the same round trips as one; parts are read as their rows arrive ([`Fetches`]). A
-//! read of one series in one window needs no portal: one statement streams its rows.
-//! A window within one month names that month's bounds, so the generic plan reads the
-//! month's partition alone, in index order ([`NarrowHistory::history_within`]).
+//! series read, then their histories. One series within one window — the usual read, a
+//! station's values over days or weeks — is read outside any transaction, its history
+//! in one statement that streams its rows ([`one_series`]). Several series, or windows,
+//! are read in one read-only snapshot with one portal per series (per time window of a
+//! few series), each fetched a part at a time as the merge ([`Merge`]) asks for it. All
+//! on the read's own task: the portals are bound together and their first parts asked
+//! for at once (pipelined on the one connection), so a week of a few series costs the
+//! same round trips as one; parts are read as their rows arrive ([`Fetches`]). A window
+//! within one month names that month's bounds, so the generic plan reads the month's
+//! partition alone, in index order ([`NarrowHistory::history_within`]).
 //!
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
 //! itself (`Merge` does).
@@ -297,8 +299,12 @@ fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
 /// nothing taken — more series match than a merge takes; the compiled query answers
 /// instead. Callers pass only connections that prepare named statements ([`usable`]).
 ///
-/// The snapshot is read-only, so it ends by being dropped: its `ROLLBACK` goes out
-/// without waiting for the answer, ahead of whatever the connection runs next.
+/// A range within one window is read outside any transaction first: the series read
+/// (with the provenances' revision), then, for one series, its history in one
+/// statement ([`one_series::read`]). Portals need a transaction, so several series, or
+/// several windows, are read in a snapshot ([`read_histories`]). A snapshot is
+/// read-only, so it ends by being dropped: its `ROLLBACK` goes out without waiting for
+/// the answer, ahead of whatever the connection runs next.
 async fn read_narrow(
     conn: &mut Conn,
     plan: &NarrowHistory,
@@ -306,14 +312,50 @@ async fn read_narrow(
     mut sink: Sink<'_>,
 ) -> Result<bool> {
     bound_statement_cache(conn);
+    let whole = range(plan);
+    let one_window = whole.is_none_or(|(from, to)| windows(from, to).len() == 1);
+    if !one_window {
+        let tx = conn.snapshot().await?;
+        let Some(found) = read_series(&tx, plan, provenances).await? else {
+            return Ok(false);
+        };
+        return read_histories(&tx, plan, found, None, sink).await;
+    }
+    let Some(found) = read_series(&*conn, plan, provenances).await? else {
+        return Ok(false);
+    };
+    // A row may have to be read again from its time on (see `one_series::read`).
+    let restartable = plan.provenance.is_none() || (plan.time_column.is_some() && whole.is_some());
+    if let ([id], true) = (found.ids.as_slice(), restartable) {
+        let id = *id;
+        one_series::read(conn, plan, provenances, id, &found, &mut sink, whole).await?;
+        return Ok(true);
+    }
     let tx = conn.snapshot().await?;
-    let series = tx.prepare_cached(plan.series.as_sql()).await?;
+    read_histories(&tx, plan, found, Some(provenances), sink).await
+}
+
+/// What the series read found: each series' id and its row with the measurement cells
+/// NULL, and the provenances the answer shows.
+struct Found {
+    ids: Vec<i64>,
+    templates: Vec<Vec<Cell>>,
+    provenances: Arc<Provenances>,
+}
+
+/// The series read and, with it in one round trip, the provenances' revision (a second
+/// only when the provenances changed since last kept). `None`: more series match than
+/// a merge takes.
+async fn read_series(
+    q: &impl Queries,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+) -> Result<Option<Found>> {
+    let series = q.prepare_cached(plan.series.as_sql()).await?;
     let bound = bind(plan.series.params());
-    // The provenances' revision (when read apart) goes out with the series read: one
-    // round trip, and a second only when the provenances changed since last kept.
     let (rows, provenances) = futures::try_join!(
-        async { tx.query(&series, &refs(&bound)).await.map_err(query_error) },
-        read_provenances(&tx, plan, provenances),
+        async { q.query(&series, &refs(&bound)).await.map_err(query_error) },
+        read_provenances(q, plan, cache),
     )?;
     let mut ids = Vec::with_capacity(rows.len());
     let mut templates = Vec::with_capacity(rows.len());
@@ -324,10 +366,48 @@ async fn read_narrow(
         cells.remove(0);
         templates.push(cells);
     }
-    drop(rows);
-    if !plan.merges(ids.len()) {
-        return Ok(false);
+    Ok(plan.merges(ids.len()).then_some(Found {
+        ids,
+        templates,
+        provenances,
+    }))
+}
+
+/// The history statement for `[from, to)` (see `history_within`).
+fn history_sql(plan: &NarrowHistory, span: Option<(i64, i64)>) -> Cow<'_, str> {
+    match span.and_then(|(from, to)| month_of(from, to)) {
+        Some((start, end)) => Cow::Owned(plan.history_within(start, end)),
+        None => Cow::Borrowed(plan.history.as_sql()),
     }
+}
+
+/// The history statement's parameters for series `id`, over `span` when given.
+fn history_params(plan: &NarrowHistory, id: i64, span: Option<(i64, i64)>) -> Vec<SqlValue> {
+    let mut params = plan.history.params().to_vec();
+    params[plan.series_param] = SqlValue::Int(id);
+    if let Some((from, to)) = span {
+        params[plan.range_params.0] = SqlValue::Int(from);
+        params[plan.range_params.1] = SqlValue::Int(to);
+    }
+    params
+}
+
+/// The histories of `found`'s series in snapshot `tx`: one portal per series and
+/// window, or one statement for one series in one window. `reread`: the provenances
+/// were read before the snapshot, so they are read again in it (with the portals' binds,
+/// one round trip).
+async fn read_histories(
+    tx: &Tx<'_>,
+    plan: &NarrowHistory,
+    found: Found,
+    reread: Option<&ProvenanceCache>,
+    mut sink: Sink<'_>,
+) -> Result<bool> {
+    let Found {
+        ids,
+        templates,
+        provenances,
+    } = found;
     let whole = range(plan);
     // Each series' reads: its windows, or its whole range when it is not cut.
     let spans: Vec<Option<(i64, i64)>> = match whole {
@@ -340,12 +420,7 @@ async fn read_narrow(
     // statement per month, the months' statements prepared together (one round trip).
     let sqls: Vec<Cow<'_, str>> = spans
         .iter()
-        .map(
-            |span| match span.or(whole).and_then(|(from, to)| month_of(from, to)) {
-                Some((start, end)) => Cow::Owned(plan.history_within(start, end)),
-                None => Cow::Borrowed(plan.history.as_sql()),
-            },
-        )
+        .map(|span| history_sql(plan, span.or(whole)))
         .collect();
     let statements = try_join_all(sqls.iter().map(|sql| tx.prepare_cached(sql))).await?;
     let mut named = Vec::with_capacity(statements.len());
@@ -355,19 +430,13 @@ async fn read_narrow(
         };
         named.push(statement);
     }
-    let tx = &tx;
     let bindings: Vec<(&Statement, Vec<SqlValue>)> = ids
         .iter()
         .flat_map(|&id| {
-            spans.iter().zip(&named).map(move |(span, statement)| {
-                let mut params = plan.history.params().to_vec();
-                params[plan.series_param] = SqlValue::Int(id);
-                if let Some((from, to)) = *span {
-                    params[plan.range_params.0] = SqlValue::Int(from);
-                    params[plan.range_params.1] = SqlValue::Int(to);
-                }
-                (*statement, params)
-            })
+            spans
+                .iter()
+                .zip(&named)
+                .map(move |(span, statement)| (*statement, history_params(plan, id, *span)))
         })
         .collect();
     let per_series = spans.len();
@@ -377,27 +446,43 @@ async fn read_narrow(
         in_flight: VecDeque::new(),
         series: Vec::with_capacity(ids.len()),
     };
-    if let [(_, params)] = bindings.as_slice() {
+    let reread = async {
+        match reread {
+            Some(cache) => read_provenances(tx, plan, cache).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let provenances = if let [(_, params)] = bindings.as_slice() {
         // One window of one series needs no portal: one statement streams its rows,
         // bound and executed in one round trip instead of two.
         let bound = bind(params);
-        let rows = tx
-            .query_raw(&statements[0], refs(&bound))
-            .await
-            .map_err(query_error)?;
+        let (rows, reread) = futures::try_join!(
+            async {
+                tx.query_raw(&statements[0], refs(&bound))
+                    .await
+                    .map_err(query_error)
+            },
+            reread,
+        )?;
         fetches
             .series
             .push(SeriesRead::of(vec![Window::new(None, true)]));
         fetches.in_flight.push_back((0, 0, Box::pin(rows), 0));
+        reread.unwrap_or(provenances)
     } else {
         // Every window of every series bound (one round trip); a portal per window.
-        let mut portals = try_join_all(bindings.iter().map(|(statement, params)| async move {
-            let bound = bind(params);
-            tx.portal(statement, &refs(&bound)).await
-        }))
-        .await
-        .map_err(query_error)?
-        .into_iter();
+        let (portals, reread) = futures::try_join!(
+            async {
+                try_join_all(bindings.iter().map(|(statement, params)| async move {
+                    let bound = bind(params);
+                    tx.portal(statement, &refs(&bound)).await
+                }))
+                .await
+                .map_err(query_error)
+            },
+            reread,
+        )?;
+        let mut portals = portals.into_iter();
         for _ in &ids {
             let windows = portals
                 .by_ref()
@@ -406,7 +491,8 @@ async fn read_narrow(
                 .collect();
             fetches.series.push(SeriesRead::of(windows));
         }
-    }
+        reread.unwrap_or(provenances)
+    };
     // Every series' first window asked for at once, then every second one, ahead.
     for w in 0..=ahead {
         for k in 0..ids.len() {
@@ -429,11 +515,22 @@ async fn read_narrow(
 }
 
 /// Every provenance's columns the answer selects, when the plan reads them apart: those
-/// kept at the revision this snapshot reads, or else read in it (and kept).
+/// kept at the revision this read sees, or else read (and kept).
 async fn read_provenances(
-    tx: &Tx<'_>,
+    tx: &impl Queries,
     plan: &NarrowHistory,
     cache: &ProvenanceCache,
+) -> Result<Arc<Provenances>> {
+    read_provenances_from(tx, plan, cache, true).await
+}
+
+/// [`read_provenances`]; with `use_kept` false, read from the table whatever is kept
+/// (where a row has named a provenance that what was kept lacks).
+async fn read_provenances_from(
+    tx: &impl Queries,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+    use_kept: bool,
 ) -> Result<Arc<Provenances>> {
     let Some(read) = &plan.provenance else {
         return Ok(Arc::default());
@@ -444,7 +541,7 @@ async fn read_provenances(
         .await
         .map_err(query_error)?
         .try_get(0)?;
-    if let Some(kept) = cache.get(read, revision) {
+    if let Some(kept) = cache.get(read, revision).filter(|_| use_kept) {
         return Ok(kept);
     }
     let mut provenances = Provenances::new();
@@ -504,6 +601,9 @@ pub(super) async fn narrow_stream(
         }
     }
 }
+
+#[path = "narrow_one_series.rs"]
+mod one_series;
 
 #[cfg(test)]
 #[path = "narrow_tests.rs"]

@@ -1,11 +1,13 @@
-use super::{month_of, read_narrow, windows, Sink};
+use super::{month_of, read_narrow, row_cells, windows, Sink};
 use crate::postgres::timeseries::tests::{one_station, record};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
 use std::sync::Arc;
 
 use crate::postgres::{PgBackend, PgSettings, ThrowawayDatabase};
-use crate::timeseries::Cell;
+use crate::timeseries::narrow::Provenances;
+use crate::timeseries::provenance::REVISION_SQL;
+use crate::timeseries::{Cell, ProvenanceInput, SharedText};
 use crate::{Backend, Store};
 use hub_query::timeseries::{compile_query, Route, TsQuery};
 use hub_query::Dialect;
@@ -315,4 +317,110 @@ fn a_series_stream_left_early_leaves_its_connection_answering() {
     let limit = std::time::Duration::from_secs(60);
     rt.block_on(async { tokio::time::timeout(limit, reads).await })
         .expect("the next reads are answered");
+}
+
+/// A provenance the series read did not find (here: provenances kept at the current
+/// revision that lack the second collector version, as a read just before it was
+/// created would have kept them) ends the read outside a transaction at the first row
+/// that names it; the rest is read again in a snapshot, so every row of the month
+/// shows its own provenance, once and in order.
+#[test]
+fn rows_of_a_provenance_newer_than_the_series_read_show_it() {
+    let Some(admin) = admin_preparing_statements() else {
+        return;
+    };
+    let name = format!("hub_test_{}_narrow_provenance", std::process::id());
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let backend = Arc::new(PgBackend::open_throwaway(database, &PgSettings::for_tests()).unwrap());
+    let store = Store {
+        backend: Arc::new(Backend::Postgres(Arc::clone(&backend))),
+        counts: Arc::default(),
+    };
+    let rt = runtime();
+    let month = Month::of_ms(chrono::Utc::now().timestamp_millis())
+        .unwrap()
+        .plus(-1);
+    let (start, end) = month.bounds_ms().unwrap();
+    let middle = start + 10 * DAY;
+    rt.block_on(async {
+        one_station(&store).await;
+        let ts = store.timeseries();
+        for (version, from, to) in [("1", start, middle), ("2", middle, end)] {
+            let uuid = ts
+                .provenance(ProvenanceInput {
+                    uuid: format!("test-provenance-{version}"),
+                    lineage: "test".into(),
+                    data_collector: "collector".into(),
+                    data_collector_version: version.into(),
+                })
+                .await
+                .unwrap();
+            let records = (from..to)
+                .step_by(600_000)
+                .map(|t| record(t, 1.0))
+                .collect();
+            ts.push_records("P".into(), Some(uuid), records)
+                .await
+                .unwrap();
+        }
+    });
+    let compiled = || compile_query(&history_of(start, end), Dialect::Postgres).unwrap();
+    let plan = compiled().narrow.expect("a history read narrow");
+    let read = plan.provenance.clone().expect("provenances read apart");
+    let sql = format!(
+        "{} WHERE pr.data_collector_version = '1'",
+        read.sql.as_sql()
+    );
+    let (revision, first) = rt
+        .block_on(backend.read(move |conn| async move {
+            let revision: i64 = conn.query_one(REVISION_SQL, &[]).await?.get(0);
+            let mut first = Provenances::new();
+            let mut shared = SharedText::default();
+            for row in conn.query(sql.as_str(), &[]).await? {
+                let mut cells = row_cells(&row, &mut shared)?;
+                let Cell::Int(id) = cells.remove(0) else {
+                    panic!("a provenance id");
+                };
+                first.insert(id, cells);
+            }
+            Ok((revision, first))
+        }))
+        .unwrap();
+    assert_eq!(first.len(), 1, "the first version only");
+    let times: Vec<i64> = (start..end).step_by(600_000).collect();
+    let check = |rows: &[Vec<Cell>]| {
+        let got: Vec<i64> = rows
+            .iter()
+            .map(|r| match r[0] {
+                Cell::Int(t) => t,
+                ref other => panic!("time {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, times, "every row once, in order");
+        for (row, t) in rows.iter().zip(&times) {
+            let shown: Vec<&Cell> = read.positions.iter().map(|&at| &row[at]).collect();
+            let version = if *t < middle { "1" } else { "2" };
+            assert!(
+                shown
+                    .iter()
+                    .any(|c| matches!(c, Cell::Text(v) if &**v == version)),
+                "the row at {t} shows version {version}: {shown:?}"
+            );
+        }
+    };
+    for _ in 0..2 {
+        backend.ts_provenances.keep(&read, revision, first.clone());
+        let rows = rt.block_on(store.timeseries().query(compiled())).unwrap();
+        check(&rows);
+        backend.ts_provenances.keep(&read, revision, first.clone());
+        let rows = rt.block_on(async {
+            let mut batches = store.timeseries().query_batches(compiled());
+            let mut rows = Vec::new();
+            while let Some(batch) = batches.next().await {
+                rows.extend(batch.unwrap());
+            }
+            rows
+        });
+        check(&rows);
+    }
 }
