@@ -319,7 +319,7 @@ async fn read_narrow(
         let Some(found) = read_series(&tx, plan, provenances).await? else {
             return Ok(false);
         };
-        return read_histories(&tx, plan, found, None, sink).await;
+        return read_histories(&tx, plan, found, whole, None, sink).await;
     }
     let Some(found) = read_series(&*conn, plan, provenances).await? else {
         return Ok(false);
@@ -332,7 +332,7 @@ async fn read_narrow(
         return Ok(true);
     }
     let tx = conn.snapshot().await?;
-    read_histories(&tx, plan, found, Some(provenances), sink).await
+    read_histories(&tx, plan, found, whole, Some(provenances), sink).await
 }
 
 /// What the series read found: each series' id and its row with the measurement cells
@@ -392,14 +392,15 @@ fn history_params(plan: &NarrowHistory, id: i64, span: Option<(i64, i64)>) -> Ve
     params
 }
 
-/// The histories of `found`'s series in snapshot `tx`: one portal per series and
-/// window, or one statement for one series in one window. `reread`: the provenances
-/// were read before the snapshot, so they are read again in it (with the portals' binds,
-/// one round trip).
+/// The histories of `found`'s series over `whole` in snapshot `tx`: one portal per
+/// series and window, or one statement for one series in one window. `reread`: the
+/// provenances were read before the snapshot, so they are read again in it (with the
+/// portals' binds, one round trip).
 async fn read_histories(
     tx: &Tx<'_>,
     plan: &NarrowHistory,
     found: Found,
+    whole: Option<(i64, i64)>,
     reread: Option<&ProvenanceCache>,
     mut sink: Sink<'_>,
 ) -> Result<bool> {
@@ -408,7 +409,6 @@ async fn read_histories(
         templates,
         provenances,
     } = found;
-    let whole = range(plan);
     // Each series' reads: its windows, or its whole range when it is not cut.
     let spans: Vec<Option<(i64, i64)>> = match whole {
         Some((from, to)) if ids.len() <= WINDOWED_SERIES => {
@@ -454,23 +454,22 @@ async fn read_histories(
     };
     let provenances = if let [(_, params)] = bindings.as_slice() {
         // One window of one series needs no portal: one statement streams its rows,
-        // bound and executed in one round trip instead of two.
+        // bound and executed in one round trip instead of two. The provenances come
+        // first: an answer queued behind the rows would wait for all of them.
+        let provenances = reread.await?.unwrap_or(provenances);
         let bound = bind(params);
-        let (rows, reread) = futures::try_join!(
-            async {
-                tx.query_raw(&statements[0], refs(&bound))
-                    .await
-                    .map_err(query_error)
-            },
-            reread,
-        )?;
+        let rows = tx
+            .query_raw(&statements[0], refs(&bound))
+            .await
+            .map_err(query_error)?;
         fetches
             .series
             .push(SeriesRead::of(vec![Window::new(None, true)]));
         fetches.in_flight.push_back((0, 0, Box::pin(rows), 0));
-        reread.unwrap_or(provenances)
+        provenances
     } else {
-        // Every window of every series bound (one round trip); a portal per window.
+        // Every window of every series bound (one round trip, no rows yet); a portal
+        // per window.
         let (portals, reread) = futures::try_join!(
             async {
                 try_join_all(bindings.iter().map(|(statement, params)| async move {

@@ -204,6 +204,20 @@ fn admin_preparing_statements() -> Option<String> {
     crate::postgres::test_server::admin_with_sessions("history is not read narrow")
 }
 
+/// A store on a throwaway database `hub_test_<pid>_<suffix>`, and its backend; `None`
+/// (the test is skipped) without a server whose connections prepare statements.
+fn throwaway_store(suffix: &str, settings: &PgSettings) -> Option<(Arc<PgBackend>, Store)> {
+    let admin = admin_preparing_statements()?;
+    let name = format!("hub_test_{}_{suffix}", std::process::id());
+    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let backend = Arc::new(PgBackend::open_throwaway(database, settings).unwrap());
+    let store = Store {
+        backend: Arc::new(Backend::Postgres(Arc::clone(&backend))),
+        counts: Arc::default(),
+    };
+    Some((backend, store))
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -252,19 +266,12 @@ fn history_of(from: i64, to: i64) -> TsQuery {
 /// no read's snapshot stays open on it.
 #[test]
 fn a_series_stream_left_early_leaves_its_connection_answering() {
-    let Some(admin) = admin_preparing_statements() else {
-        return;
-    };
-    let name = format!("hub_test_{}_narrow_left", std::process::id());
-    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
     let settings = PgSettings {
         pool_size: 1,
         ..PgSettings::for_tests()
     };
-    let backend = PgBackend::open_throwaway(database, &settings).unwrap();
-    let store = Store {
-        backend: Arc::new(Backend::Postgres(Arc::new(backend))),
-        counts: Arc::default(),
+    let Some((backend, store)) = throwaway_store("narrow_left", &settings) else {
+        return;
     };
     let rt = runtime();
     let (_, start, end) = rt.block_on(last_month_of_values(&store));
@@ -300,9 +307,6 @@ fn a_series_stream_left_early_leaves_its_connection_answering() {
         assert_eq!(times(&rows), want);
         // The reads' snapshots ended: the connection is back outside any transaction
         // (a snapshot left open would keep answering from its old data).
-        let Backend::Postgres(backend) = &*store.backend else {
-            unreachable!("a PostgreSQL store")
-        };
         let isolation: String = backend
             .read(|conn| async move {
                 Ok(conn
@@ -326,15 +330,9 @@ fn a_series_stream_left_early_leaves_its_connection_answering() {
 /// shows its own provenance, once and in order.
 #[test]
 fn rows_of_a_provenance_newer_than_the_series_read_show_it() {
-    let Some(admin) = admin_preparing_statements() else {
+    let Some((backend, store)) = throwaway_store("narrow_provenance", &PgSettings::for_tests())
+    else {
         return;
-    };
-    let name = format!("hub_test_{}_narrow_provenance", std::process::id());
-    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
-    let backend = Arc::new(PgBackend::open_throwaway(database, &PgSettings::for_tests()).unwrap());
-    let store = Store {
-        backend: Arc::new(Backend::Postgres(Arc::clone(&backend))),
-        counts: Arc::default(),
     };
     let rt = runtime();
     let month = Month::of_ms(chrono::Utc::now().timestamp_millis())
