@@ -8,6 +8,7 @@
 //! (GiST indexes on `geom` and `geom::geography`): `ST_DWithin`/`ST_Distance` on
 //! `geography` with `use_spheroid = true` for distances (Karney's geodesics, like
 //! [`geodesic_distance_m`]), `ST_Intersects`/`ST_Covers` with `ST_Transform` for areas.
+//! The area and the centre are one-row subqueries (see [`pg_once`]).
 
 use hub_geo::relate::{radius_bbox, Relation};
 use hub_geo::wkt::to_wkt;
@@ -70,6 +71,29 @@ fn pg_point(q: &mut SqlBuilder) {
     q.sql("c.geom");
 }
 
+/// Writes `value` as a one-row subquery, which PostgreSQL computes once per statement
+/// (an init plan) and can still use in an index condition. Written inline, an
+/// expression of parameters is not folded in a generic plan (Hub's default) and runs
+/// again for every candidate row: parsing and transforming a polygon's WKT per row
+/// was half of PostgreSQL's CPU for a polygon page (pgbench, one client, 1.63 → 0.80
+/// ms per statement).
+fn pg_once(q: &mut SqlBuilder, value: impl FnOnce(&mut SqlBuilder)) {
+    q.sql("(SELECT ");
+    value(q);
+    q.sql(")");
+}
+
+/// The point (lat, lon) as a `geography`, computed once per statement.
+fn pg_centre(q: &mut SqlBuilder, latitude: f64, longitude: f64) {
+    pg_once(q, |q| {
+        q.sql("ST_SetSRID(ST_MakePoint(")
+            .param(SqlValue::Real(longitude))
+            .sql(", ")
+            .param(SqlValue::Real(latitude))
+            .sql("), 4326)::geography");
+    });
+}
+
 /// Metres between two WGS 84 positions along the geodesic on the spheroid (Karney's
 /// algorithm, which PostGIS also uses for `geography` with `use_spheroid = true`).
 pub fn geodesic_distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
@@ -98,11 +122,9 @@ pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
             // extra condition only made the planner AND in a second index.
             q.sql("(ST_DWithin(");
             pg_point(q);
-            q.sql("::geography, ST_SetSRID(ST_MakePoint(")
-                .param(SqlValue::Real(circle.longitude))
-                .sql(", ")
-                .param(SqlValue::Real(circle.latitude))
-                .sql("), 4326)::geography, ")
+            q.sql("::geography, ");
+            pg_centre(q, circle.latitude, circle.longitude);
+            q.sql(", ")
                 .param(SqlValue::Real(circle.metres))
                 .sql(", true))");
         }
@@ -131,13 +153,15 @@ pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
                 Relation::Intersects => "ST_Intersects",
                 Relation::Covers => "ST_Covers",
             };
-            q.sql("(")
-                .sql(function)
-                .sql("(ST_Transform(ST_GeomFromText(")
-                .text(to_wkt(&area.original))
-                .sql(", ")
-                .param(SqlValue::Int(area.srid.code() as i64))
-                .sql("), 4326), ");
+            q.sql("(").sql(function).sql("(");
+            pg_once(q, |q| {
+                q.sql("ST_Transform(ST_GeomFromText(")
+                    .text(to_wkt(&area.original))
+                    .sql(", ")
+                    .param(SqlValue::Int(area.srid.code() as i64))
+                    .sql("), 4326)");
+            });
+            q.sql(", ");
             pg_point(q);
             q.sql("))");
         }
@@ -157,11 +181,9 @@ pub(crate) fn compile_distance_order(q: &mut SqlBuilder, latitude: f64, longitud
         Dialect::Postgres => {
             q.sql("ST_Distance(");
             pg_point(q);
-            q.sql("::geography, ST_SetSRID(ST_MakePoint(")
-                .param(SqlValue::Real(longitude))
-                .sql(", ")
-                .param(SqlValue::Real(latitude))
-                .sql("), 4326)::geography, true)");
+            q.sql("::geography, ");
+            pg_centre(q, latitude, longitude);
+            q.sql(", true)");
         }
     }
 }
@@ -304,12 +326,17 @@ mod tests {
         assert!(sql.ends_with("ORDER BY d, c.id_key LIMIT ?11 OFFSET ?12) p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"), "{sql}");
         assert!(!sql.contains("46.5"), "{sql}");
         let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+        // The centre is a one-row subquery: computed once, not for every candidate.
         assert!(
-            pg.contains("ST_DWithin(c.geom::geography, ST_SetSRID(ST_MakePoint($")
+            pg.contains("ST_DWithin(c.geom::geography, (SELECT ST_SetSRID(ST_MakePoint($")
+                && pg.contains("), 4326)::geography), $")
                 && pg.contains(", true))"),
             "{pg}"
         );
-        assert!(pg.contains("c.id_key AS k, ST_Distance("), "{pg}");
+        assert!(
+            pg.contains("c.id_key AS k, ST_Distance(c.geom::geography, (SELECT ST_SetSRID("),
+            "{pg}"
+        );
     }
 
     #[test]
@@ -337,9 +364,9 @@ mod tests {
         assert_eq!(c.page.params()[6], SqlValue::Int(1));
         let pg = q.compile(Dialect::Postgres);
         assert!(
-            pg.page
-                .as_sql()
-                .contains("ST_Covers(ST_Transform(ST_GeomFromText($2, $3), 4326)"),
+            pg.page.as_sql().contains(
+                "(ST_Covers((SELECT ST_Transform(ST_GeomFromText($2, $3), 4326)), c.geom))"
+            ),
             "{}",
             pg.page.as_sql()
         );
