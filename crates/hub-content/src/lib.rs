@@ -29,6 +29,7 @@ pub mod odh_parameters;
 pub mod openapi;
 pub mod openapi_contract;
 pub mod params;
+mod pruned_parse;
 pub mod response_cache;
 mod routes;
 pub mod shape;

@@ -9,6 +9,7 @@ use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
 use crate::params::Projection;
+use crate::pruned_parse::{self, KeyTree};
 use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
@@ -27,7 +28,16 @@ pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, st
             false => Cow::Borrowed(stored),
         });
     }
-    let mut doc: Value = serde_json::from_str(stored)?;
+    // A selection builds only the keys on its paths; renaming to ODH spelling works on
+    // the whole document, and its paths name ODH keys, so it parses whole.
+    let pruned = match rename || projection.fields.is_empty() {
+        true => None,
+        false => KeyTree::of(&projection.fields),
+    };
+    let mut doc: Value = match pruned {
+        Some(tree) => pruned_parse::parse(stored, &tree)?,
+        None => serde_json::from_str(stored)?,
+    };
     if rename {
         naming::to_odh(&mut doc);
     }
