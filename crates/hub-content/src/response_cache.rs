@@ -27,7 +27,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hub_model::EntityType;
 use hub_store::ContentRepo;
-use sha2::{Digest, Sha256};
 
 use crate::params::RawQuery;
 
@@ -413,10 +412,16 @@ async fn still_current(
     true
 }
 
-/// A strong validator of the exact bytes (the first 128 bits of their SHA-256).
+/// A strong validator of the exact bytes (the first 128 bits of their BLAKE3 hash).
+/// BLAKE3 rather than SHA-256: with the cache off every answer is hashed, and on a
+/// 500 KB page SHA-256 was 17 % of Hub's CPU; BLAKE3 hashes 50 KB and more about four
+/// times faster on the same core (and 5 KB about as fast).
 fn etag_of(body: &[u8]) -> HeaderValue {
-    let digest = Sha256::digest(body);
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let digest = blake3::hash(body);
+    let hex: String = digest.as_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex is a valid header value")
 }
 
