@@ -17,8 +17,12 @@
 //! Owns: feature and collection text. Must not: choose documents or shape them (that is
 //! `routes`/`shape`), or transform coordinates beyond asking `hub-geo`.
 
+use std::sync::LazyLock;
+
 use hub_geo::{srid::transform, Geometry, Srid};
 use serde_json::{json, Value};
+
+use crate::pruned_parse::{self, KeyTree};
 
 /// Where one document is and what it is called: read from the visible stored document.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,14 +37,10 @@ impl Place {
     pub fn of(stored: &str) -> Place {
         // Only the members the place reads are built; the parser skips every other one
         // without allocating. A whole `Value` per document was 60 % of an OGC page.
-        // Duplicate members (which the derive refuses) fall back to the whole parse, which
-        // keeps the last one, as before.
-        match serde_json::from_str::<PlaceMembers>(stored) {
-            Ok(members) => Place::of_value(&members.into_value()),
-            Err(_) => match serde_json::from_str::<Value>(stored) {
-                Ok(doc) => Place::of_value(&doc),
-                Err(_) => Place::default(),
-            },
+        static MEMBERS: LazyLock<KeyTree> = LazyLock::new(|| KeyTree::top_level(&PLACE_MEMBERS));
+        match pruned_parse::parse(stored, &MEMBERS) {
+            Ok(members) => Place::of_value(&members),
+            Err(_) => Place::default(),
         }
     }
 
@@ -54,40 +54,7 @@ impl Place {
 
 /// The top-level members [`Place::of_value`] and [`hub_store::index::coordinates`] read;
 /// a test keeps this list and the rule in step.
-#[derive(serde::Deserialize)]
-struct PlaceMembers {
-    #[serde(rename = "Id")]
-    id: Option<Value>,
-    #[serde(rename = "GpsInfo")]
-    gps_info: Option<Value>,
-    #[serde(rename = "Latitude")]
-    latitude: Option<Value>,
-    #[serde(rename = "Longitude")]
-    longitude: Option<Value>,
-    #[serde(rename = "Geo")]
-    geo: Option<Value>,
-    #[serde(rename = "GpsPoints")]
-    gps_points: Option<Value>,
-}
-
-impl PlaceMembers {
-    fn into_value(self) -> Value {
-        let members = [
-            ("Id", self.id),
-            ("GpsInfo", self.gps_info),
-            ("Latitude", self.latitude),
-            ("Longitude", self.longitude),
-            ("Geo", self.geo),
-            ("GpsPoints", self.gps_points),
-        ];
-        Value::Object(
-            members
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.to_string(), v?)))
-                .collect(),
-        )
-    }
-}
+const PLACE_MEMBERS: [&str; 6] = ["Id", "GpsInfo", "Latitude", "Longitude", "Geo", "GpsPoints"];
 
 /// The places of a response's items, in order (a response extension).
 #[derive(Debug, Clone, Default)]

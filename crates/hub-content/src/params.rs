@@ -6,6 +6,8 @@
 //! Owns: the common list parameters' validation and the projection. Must not touch the
 //! store or the shape of answers.
 
+use std::sync::OnceLock;
+
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::time::normalize_timestamp;
 use hub_query::content::{ContentFilter, ContentOrder, Page};
@@ -13,6 +15,7 @@ use hub_query::fields::{parse_fields, FieldPath};
 
 use crate::error::ContentError;
 use crate::list_query::CommonListQuery;
+use crate::pruned_parse::KeyTree;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
 pub const MAX_PAGE_SIZE: u32 = 1000;
@@ -226,6 +229,9 @@ pub struct Projection {
     /// The spelling answered in; set by the handler from the request
     /// ([`hub_model::Naming::for_request`]), not a query parameter.
     pub naming: hub_model::Naming,
+    /// The object keys `fields` reads ([`KeyTree::of`]), built by the first document
+    /// shaped and kept for the rest of the answer.
+    pub(crate) selection: OnceLock<Option<KeyTree>>,
 }
 
 impl Projection {
@@ -261,6 +267,7 @@ impl Projection {
             fields,
             remove_null_values,
             naming: hub_model::Naming::Hub,
+            selection: OnceLock::new(),
         })
     }
 
@@ -270,11 +277,23 @@ impl Projection {
         self.language.is_none() && self.fields.is_empty() && !self.remove_null_values
     }
 
+    /// The key tree of `fields`, or `None` when a selection must parse whole documents.
+    pub(crate) fn selection(&self) -> Option<&KeyTree> {
+        self.selection
+            .get_or_init(|| match self.fields.is_empty() {
+                true => None,
+                false => KeyTree::of(&self.fields),
+            })
+            .as_ref()
+    }
+
     /// The same projection answering in `naming`: `fields` paths (parsed into Hub's
     /// spelling) select from the document in that spelling; their output keys stay as
     /// the client wrote them.
     pub fn in_naming(mut self, naming: hub_model::Naming) -> Self {
         self.naming = naming;
+        // The paths are respelled below: a tree built from the old spelling must go.
+        self.selection = OnceLock::new();
         for path in &mut self.fields {
             for segment in &mut path.segments {
                 if let hub_query::fields::Segment::Key(key) = segment {

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// The object keys a selection reads, as a tree from the document's top level.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct KeyTree {
     /// Build this value whole: a path ends here or continues below an array.
     whole: bool,
@@ -50,6 +50,15 @@ impl KeyTree {
             node.whole = true;
         }
         Some(root)
+    }
+
+    /// The tree that reads `keys` of the top level whole, and nothing else.
+    pub(crate) fn top_level(keys: &[&str]) -> KeyTree {
+        let mut root = KeyTree::default();
+        for key in keys {
+            root.child(key).whole = true;
+        }
+        root
     }
 
     fn child(&mut self, key: &str) -> &mut KeyTree {

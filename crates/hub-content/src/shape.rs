@@ -9,7 +9,7 @@ use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
 use crate::params::Projection;
-use crate::pruned_parse::{self, KeyTree};
+use crate::pruned_parse;
 use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
@@ -30,12 +30,12 @@ pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, st
     }
     // A selection builds only the keys on its paths; renaming to ODH spelling works on
     // the whole document, and its paths name ODH keys, so it parses whole.
-    let pruned = match rename || projection.fields.is_empty() {
+    let pruned = match rename {
         true => None,
-        false => KeyTree::of(&projection.fields),
+        false => projection.selection(),
     };
     let mut doc: Value = match pruned {
-        Some(tree) => pruned_parse::parse(stored, &tree)?,
+        Some(tree) => pruned_parse::parse(stored, tree)?,
         None => serde_json::from_str(stored)?,
     };
     if rename {
