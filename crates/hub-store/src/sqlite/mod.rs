@@ -505,4 +505,25 @@ mod tests {
             i64::from_str_radix("b10a12a4c02c49e", 16).unwrap()
         );
     }
+
+    /// Built with SQLite's memory management, every reader's page lookups took one lock
+    /// for the whole process, and readers on both cores waited on each other; memory
+    /// statistics took another on every allocation. `.cargo/config.toml` builds SQLite
+    /// without both; a build that loses those flags fails here.
+    #[test]
+    fn sqlite_takes_no_process_wide_lock_per_page_or_allocation() {
+        let conn = Connection::open_in_memory().unwrap();
+        let options = conn
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .unwrap();
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+    }
 }
