@@ -228,6 +228,11 @@ async fn serve(
     Ok(())
 }
 
+/// Rust's allocations go to mimalloc (see `hub::memory` for why); SQLite's own stay
+/// with the C library's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     hub::memory::limit_allocator_arenas();
     let matches = Cli::command().get_matches();

@@ -524,6 +524,9 @@ mod tests {
             !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
             "{options:?}"
         );
-        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
     }
 }
