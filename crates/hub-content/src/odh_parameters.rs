@@ -8,7 +8,10 @@
 //! Owns: the audit table and the refusal. Must not: parse or apply parameters (the typed
 //! queries in `crate::list_query` do; what they declare is what counts as read).
 
-use hub_model::EntityType;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use hub_model::{EntityType, ENTITY_TYPES};
 use utoipa::IntoParams;
 
 use crate::error::ContentError;
@@ -105,7 +108,23 @@ pub fn unsupported(entity: &EntityType) -> Vec<&'static str> {
 /// A 400 naming the first audited parameter of the request that Hub does not support on
 /// this list, so an ODH client is told instead of getting an unfiltered answer.
 pub fn refuse_unsupported(entity: &EntityType, raw: &RawQuery) -> Result<(), ContentError> {
-    let unsupported = unsupported(entity);
+    // The list is built from the typed queries' OpenAPI parameters, which allocates a
+    // description for each: 4.6 % of a SQLite list page's CPU when done per request.
+    static BY_ENTITY: OnceLock<HashMap<&'static str, Vec<&'static str>>> = OnceLock::new();
+    let by_entity = BY_ENTITY.get_or_init(|| {
+        ENTITY_TYPES
+            .iter()
+            .map(|e| (e.name, unsupported(e)))
+            .collect()
+    });
+    let computed;
+    let unsupported = match by_entity.get(entity.name) {
+        Some(known) => known,
+        None => {
+            computed = unsupported(entity);
+            &computed
+        }
+    };
     match raw
         .names()
         .find(|name| unsupported.iter().any(|u| u.eq_ignore_ascii_case(name)))

@@ -6,6 +6,10 @@
 //! readers, and a read-only connection cannot reload them itself. So every `ANALYZE`
 //! Hub runs moves a statistics generation on, and a reader opened before it is replaced
 //! by a new connection when it is next taken from the pool ([`Inner::current`]).
+//!
+//! The bundled SQLite is built with the flags in `.cargo/config.toml`: no process-wide
+//! lock per page or allocation, and no STAT4 (which compiled a statement again whenever
+//! a bound value changed); the tests at the end of this file check both.
 
 pub(crate) mod auth;
 pub(crate) mod timeseries;
