@@ -67,6 +67,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "time series: a revision of the provenances, counted by triggers",
         parts: schema::timeseries::POSTGRES_PROVENANCE_REVISION,
     },
+    Change {
+        version: 10,
+        name: "content: documents of common size kept in their rows",
+        parts: schema::content::POSTGRES_DOCUMENTS_IN_ROW,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -585,4 +585,8 @@ mod session_sql_tests;
 mod pool_tests;
 
 #[cfg(test)]
+#[path = "row_layout_tests.rs"]
+mod row_layout_tests;
+
+#[cfg(test)]
 pub(crate) mod test_server;
