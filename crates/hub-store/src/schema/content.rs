@@ -258,13 +258,13 @@ CREATE TRIGGER content_revision_notify AFTER INSERT OR UPDATE OR DELETE ON conte
 ///
 /// With the defaults a row is cut down to 2 KB: `doc` went to TOAST, so every document
 /// sent cost an index probe and one to three chunk fetches, and a list page of 10 cost
-/// PostgreSQL about 40 % more CPU. `doc` stored `MAIN` is compressed in the row before
-/// anything moves out; but left alone that setting makes PostgreSQL move the short
-/// `EXTENDED` columns out instead (keys, sort key) while the row is still over its
-/// target, so every sort or join on them went through TOAST (the polygon page 2.4×
-/// slower). Those columns are `MAIN` too, and the target is half a page: `docb` (the
-/// largest movable value) leaves the row first, `doc` is then compressed in it, two
-/// rows fit a page. Rows written before keep their layout until written again
+/// PostgreSQL about 40 % more CPU. `doc` stored `MAIN` stays in the row, compressed;
+/// but PostgreSQL compresses `MAIN` values only after it has moved out every `EXTENDED`
+/// one it can, so that setting alone sent the short columns (keys, sort key) to TOAST
+/// while the row was still over its target, and every sort or join on them went
+/// through TOAST (the polygon page 2.4× slower). Those columns are `MAIN` too, and the
+/// target is half a page: `docb` (the largest movable value) leaves the row first,
+/// `doc` is then compressed in it, and two rows fit a page. Rows written before keep their layout until written again
 /// (`docs/deployment.md` says how to rewrite them at once).
 pub(crate) const POSTGRES_DOCUMENTS_IN_ROW: &[Part] = &[Part::Only(
     Dialect::Postgres,
