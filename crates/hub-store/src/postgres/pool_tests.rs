@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::session::Queries;
-use super::{PgBackend, PgSettings, ThrowawayDatabase};
+use super::{PgBackend, PgSettings};
 
 /// The server process answering a read on one of `backend`'s connections, once `gate`
 /// lets every read of the burst hold its connection.
@@ -29,8 +29,7 @@ fn reads_after_a_burst_reuse_the_connection_used_last() {
     else {
         return;
     };
-    let name = format!("hub_test_pool_{}", std::process::id());
-    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let database = super::test_server::database(&admin, "pool");
     let burst = 4;
     let settings = PgSettings {
         pool_size: burst,
@@ -65,8 +64,7 @@ fn a_backend_on_the_callers_runtime_keeps_its_connections_there() {
     let Some(admin) = super::test_server::admin() else {
         return;
     };
-    let name = format!("hub_test_shared_rt_{}", std::process::id());
-    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let database = super::test_server::database(&admin, "shared_rt");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

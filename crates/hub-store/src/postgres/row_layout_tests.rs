@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::session::Queries;
-use super::{PgSettings, ThrowawayDatabase};
+use super::PgSettings;
 use crate::{Backend, Store};
 
 /// A document of about `bytes` bytes as written, of words that compress as prose does
@@ -60,8 +60,7 @@ fn documents_and_their_keys_are_read_without_toast() {
     let Some(admin) = super::test_server::admin() else {
         return;
     };
-    let name = format!("hub_test_row_layout_{}", std::process::id());
-    let database = ThrowawayDatabase::create(&admin, &name).unwrap();
+    let database = super::test_server::database(&admin, "row_layout");
     let store = Store::open_postgres_with(database.url(), &PgSettings::for_tests()).unwrap();
     let content = store.content();
     // The demo's documents are 1 to 12 KB as written, most about 5 KB.

@@ -25,3 +25,10 @@ pub(crate) fn admin_with_sessions(why: &str) -> Option<String> {
     }
     Some(admin)
 }
+
+/// A fresh database named for the test (`label`) and this process, on the server at
+/// `admin`; dropped with the returned value.
+pub(crate) fn database(admin: &str, label: &str) -> super::ThrowawayDatabase {
+    let name = format!("hub_test_{label}_{}", std::process::id());
+    super::ThrowawayDatabase::create(admin, &name).unwrap()
+}
