@@ -59,6 +59,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "time series: a revision of the provenances, counted by triggers",
         parts: schema::timeseries::SQLITE_PROVENANCE_REVISION,
     },
+    Change {
+        version: 11,
+        name: "content: the position index carries the sort and id keys",
+        parts: schema::content::SQLITE_POSITION_WITH_KEYS,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

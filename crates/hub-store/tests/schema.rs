@@ -174,12 +174,12 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
         "recorded migrations untouched"
     );
     // Versions 1–7 are not applied again; only what came after them (8: event dates
-    // written from Rust; 9: the titles' trigram index; 10: the provenances' revision)
-    // is, once.
+    // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
+    // 11: the position index with the keys) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10],
+        vec![8, 9, 10, 11],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();

@@ -405,6 +405,22 @@ DROP TABLE IF EXISTS content_geo;
 DROP TABLE IF EXISTS content_geo_key;
 "#;
 
+/// The position index with each document's sort key and id key after the position:
+/// a geographic filter (radius, polygon, OGC `bbox`) then counts and orders its
+/// matches from the index alone. Without them every match was looked up in `content`
+/// for its keys, one row of kilobytes each, scattered over a file far larger than the
+/// page cache: at scale 10 a polygon of 7,065 matches read them through `pread` and
+/// cost 17 ms of Hub CPU, now 4.6 ms. The index grows by the keys' bytes (12 MB at
+/// scale 10). PostgreSQL filters positions in its GiST index, whose geometries cannot
+/// be returned from the index, so it keeps its btree as it is.
+pub(crate) const CONTENT_POSITION_WITH_KEYS: Index = Index {
+    name: "content_position",
+    table: "content",
+    using: None,
+    only: Some(Dialect::Sqlite),
+    columns: "entity, latitude, longitude, sort_key, id_key",
+};
+
 /// `rawfilter` reads `docb`: SQLite's JSON functions walk JSONB without parsing the
 /// text document first. The write paths fill it with `jsonb(doc)`; the triggers only
 /// cover a writer that does not (they never fire when `docb` is written).
@@ -449,6 +465,14 @@ pub(crate) const SQLITE_GEO_RTREE: &[Part] = &[Part::Only(Dialect::Sqlite, GEO_R
 pub(crate) const SQLITE_POSITION_INDEX: &[Part] = &[
     Part::Only(Dialect::Sqlite, GEO_RTREE_DROP),
     Part::Index(&CONTENT_POSITION),
+];
+
+/// SQLite migration 11. The new index's statistics are gathered at once: without them
+/// SQLite's planner would guess its selectivity until the next `ANALYZE`.
+pub(crate) const SQLITE_POSITION_WITH_KEYS: &[Part] = &[
+    Part::Only(Dialect::Sqlite, "DROP INDEX content_position;\n"),
+    Part::Index(&CONTENT_POSITION_WITH_KEYS),
+    Part::Only(Dialect::Sqlite, "ANALYZE content_position;\n"),
 ];
 
 /// SQLite migration 7.

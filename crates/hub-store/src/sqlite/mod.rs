@@ -566,3 +566,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "position_tests.rs"]
+mod position_tests;

@@ -1,0 +1,119 @@
+//! A geographic filter (radius, polygon) finds, counts and orders its matches from the
+//! position index alone: only the page's own documents are read from `content`. At
+//! ODH's size a match looked up in `content` for its keys is a random read of a row of
+//! kilobytes (SQLite migration 11).
+
+use hub_geo::relate::Relation;
+use hub_geo::wkt::parse_wkt;
+use hub_query::content::geo::{GeoArea, GeoCircle};
+use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::Dialect;
+use serde_json::json;
+
+use super::{bind, SqliteBackend};
+use crate::{Backend, Store};
+
+/// The plan of `sql`, one line per step.
+async fn plan(backend: &SqliteBackend, sql: String, params: Vec<hub_query::SqlValue>) -> String {
+    backend
+        .read(move |conn| {
+            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+            let params = bind(&params);
+            let mut rows = st.query(params.as_slice())?;
+            let mut plan = String::new();
+            while let Some(row) = rows.next()? {
+                plan.push_str(&row.get::<_, String>(3)?);
+                plan.push('\n');
+            }
+            Ok(plan)
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn geographic_filters_read_only_the_position_index_and_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(dir.path()).unwrap();
+    let Backend::Sqlite(backend) = &*store.backend else {
+        panic!("not SQLite")
+    };
+    // Two entities on a grid around Bozen, so the planner weighs real statistics.
+    let docs: Vec<(&'static str, serde_json::Value)> = (0..2000)
+        .map(|n| {
+            let entity = if n % 2 == 0 { "HubActivityPoi" } else { "Accommodation" };
+            let id = format!("doc-{n}");
+            let (lat, lon) = (46.4 + f64::from(n % 40) / 200.0, 11.2 + f64::from(n / 40) / 200.0);
+            (
+                entity,
+                json!({
+                    "Id": id, "Shortname": format!("name {}", 2000 - n), "Active": true,
+                    "_Meta": {"Id": id, "Type": entity.to_lowercase(), "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+                    "GpsInfo": [{"Latitude": lat, "Longitude": lon, "Gpstype": "position"}],
+                    "Latitude": lat, "Longitude": lon,
+                }),
+            )
+        })
+        .collect();
+    store
+        .content()
+        .put_batch_blocking(&docs, &mut |_| {})
+        .unwrap();
+    store.refresh_statistics().await.unwrap();
+
+    let area =
+        parse_wkt("POLYGON((11.3 46.45,11.4 46.45,11.4 46.5,11.3 46.5,11.3 46.45))").unwrap();
+    let filters = [
+        ContentFilter::Area(GeoArea {
+            relation: Relation::Intersects,
+            geometry: area.clone(),
+            original: area,
+            srid: hub_geo::Srid::Wgs84,
+        }),
+        ContentFilter::Radius(GeoCircle {
+            latitude: 46.5,
+            longitude: 11.35,
+            metres: 3000.0,
+        }),
+    ];
+    for filter in filters {
+        let query = ContentQuery {
+            entity: "HubActivityPoi",
+            filters: vec![filter.clone()],
+            order: ContentOrder::Default,
+            page: Page {
+                size: 10,
+                number: 2,
+            },
+            count_limit: Some(1000),
+        };
+        let page = store.content().list(query.clone()).await.unwrap();
+        assert_eq!(page.docs.len(), 10, "{filter:?}");
+        assert!(page.total > 20, "{filter:?}: {} matches", page.total);
+
+        let compiled = query.compile(Dialect::Sqlite);
+        for statement in [compiled.page, compiled.count] {
+            let plan = plan(
+                backend,
+                statement.as_sql().to_string(),
+                statement.params().to_vec(),
+            )
+            .await;
+            let matches: Vec<&str> = plan
+                .lines()
+                .filter(|l| l.contains("content_position"))
+                .collect();
+            assert!(
+                matches.len() == 1 && matches[0].contains("COVERING INDEX"),
+                "{filter:?}:\n{plan}"
+            );
+            // The page statement reads `content` for its ten documents, by key.
+            let other_reads: Vec<&str> = plan
+                .lines()
+                .filter(|l| l.contains(" c ") && !l.contains("content_position"))
+                .filter(|l| !l.contains("sqlite_autoindex_content_1"))
+                .collect();
+            assert!(other_reads.is_empty(), "{filter:?}:\n{plan}");
+        }
+    }
+}
