@@ -15,7 +15,7 @@ use hub_geo::wkt::to_wkt;
 use hub_geo::{Geometry, Srid};
 
 use super::checks::CheckTable;
-use super::{CompiledList, ContentFilter, ContentQuery, PageAttempt};
+use super::{CompiledList, ContentFilter, ContentQuery, Form, PageAttempt};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Positions within `metres` of a centre.
@@ -266,17 +266,40 @@ fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
 }
 
 /// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
-/// ids (`reg…`, `tvs…`, `mun…`, `fra…`) or area ids.
-pub(crate) fn compile_side_tags(q: &mut SqlBuilder, kind: &str, tags: &[String]) {
+/// ids (`reg…`, `tvs…`, `mun…`, `fra…`) or area ids, in `form` like the tag filters.
+/// The set form matters on SQLite, which runs an `EXISTS` once per document: a
+/// `locfilter` naming a rare or unknown place probed every document of the entity
+/// for the page and again for the count (90 ms for 40,000 accommodations).
+pub(crate) fn compile_side_tags(
+    q: &mut SqlBuilder,
+    entity: &'static str,
+    kind: &str,
+    tags: &[String],
+    form: Form,
+) {
     if tags.is_empty() {
         q.sql("0 = 1");
         return;
     }
-    q.sql("EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = c.entity AND t.id_key = c.id_key AND t.kind = ")
+    let head = match form {
+        Form::Set => "c.id_key IN (SELECT t.id_key FROM content_tag t WHERE t.entity = ",
+        Form::Probe => "EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ",
+    };
+    q.sql(head)
+        .text(entity)
+        .sql(" AND t.kind = ")
         .text(kind)
         .sql(" AND t.tag IN ")
-        .list(tags.iter().cloned())
-        .sql(")");
+        .list(tags.iter().cloned());
+    match form {
+        Form::Set => {
+            q.sql(")");
+        }
+        Form::Probe => {
+            q.sql(" AND t.id_key = c.id_key");
+            super::walk::close_probe(q);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -382,8 +405,23 @@ mod tests {
             ])],
             ContentOrder::Default,
         );
-        let sql = q.compile(Dialect::Sqlite).page.as_sql().to_string();
-        assert!(sql.contains("t.kind = ?2 AND t.tag IN (?3, ?4)"), "{sql}");
+        let compiled = q.compile(Dialect::Sqlite);
+        // The page and the count read the matching keys once, from the tag index.
+        for sql in [compiled.page.as_sql(), compiled.count.as_sql()] {
+            assert!(
+                sql.contains("c.id_key IN (SELECT t.id_key FROM content_tag t WHERE t.entity = ?2 AND t.kind = ?3 AND t.tag IN (?4, ?5))"),
+                "{sql}"
+            );
+        }
+        // The walk of the order index probes each document it passes.
+        let walk = compiled.attempts[0].page.as_sql();
+        assert!(
+            walk.contains("AND EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ?4 AND t.kind = ?5 AND t.tag IN (?6, ?7) AND t.id_key = c.id_key)"),
+            "{walk}"
+        );
+        let pg = q.compile(Dialect::Postgres);
+        let walk = pg.attempts[0].page.as_sql();
+        assert!(walk.contains("AND t.id_key = c.id_key OFFSET 0)"), "{walk}");
     }
 
     #[test]

@@ -447,8 +447,8 @@ fn compile_filter(
         }
         ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
         ContentFilter::Area(area) => geo::compile_area(q, area),
-        ContentFilter::LocationIn(ids) => geo::compile_side_tags(q, "location", ids),
-        ContentFilter::AreaIn(ids) => geo::compile_side_tags(q, "area", ids),
+        ContentFilter::LocationIn(ids) => geo::compile_side_tags(q, entity, "location", ids, form),
+        ContentFilter::AreaIn(ids) => geo::compile_side_tags(q, entity, "area", ids, form),
     }
 }
 
