@@ -64,6 +64,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: the position index carries the sort and id keys",
         parts: schema::content::SQLITE_POSITION_WITH_KEYS,
     },
+    Change {
+        version: 12,
+        name: "content: documents by language",
+        parts: schema::content::LANGUAGE_DOCUMENTS,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

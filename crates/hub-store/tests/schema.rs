@@ -175,11 +175,11 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
     );
     // Versions 1–7 are not applied again; only what came after them (8: event dates
     // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
-    // 11: the position index with the keys) is, once.
+    // 11: the position index with the keys; 12: documents by language) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10, 11],
+        vec![8, 9, 10, 11, 12],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();
@@ -369,11 +369,11 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // Versions 1–4 are not applied again; only what came after them (5: rawfilter
     // checks report a check id; 6: entity-led geometry indexes; 7: revision writes
     // notify; 8: latest values' pages keep room for rewrites; 9: the provenances'
-    // revision; 10: documents kept in their rows) is, once.
+    // revision; 10: documents kept in their rows; 11: documents by language) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8, 9, 10],
+        vec![5, 6, 7, 8, 9, 10, 11],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =

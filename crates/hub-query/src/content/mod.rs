@@ -395,14 +395,32 @@ fn compile_filter(
             q.sql("c.last_change <= ").text(ts.clone());
         }
         ContentFilter::HasAllLanguages(langs) => {
+            // Like the side tags: a rare language probed per document walked every
+            // document of the entity on SQLite (90 ms at scale 10).
             q.sql("(");
             for (i, lang) in langs.iter().enumerate() {
                 if i > 0 {
                     q.sql(" AND ");
                 }
-                q.sql("EXISTS (SELECT 1 FROM content_language l WHERE l.entity = c.entity AND l.id_key = c.id_key AND l.lang = ")
-                    .text(lang.clone())
-                    .sql(")");
+                let head = match form {
+                    Form::Set => {
+                        "c.id_key IN (SELECT l.id_key FROM content_language l WHERE l.entity = "
+                    }
+                    Form::Probe => "EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ",
+                };
+                q.sql(head)
+                    .text(entity)
+                    .sql(" AND l.lang = ")
+                    .text(lang.clone());
+                match form {
+                    Form::Set => {
+                        q.sql(")");
+                    }
+                    Form::Probe => {
+                        q.sql(" AND l.id_key = c.id_key");
+                        walk::close_probe(q);
+                    }
+                }
             }
             q.sql(")");
         }

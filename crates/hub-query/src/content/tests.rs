@@ -207,3 +207,38 @@ fn seed_order_differs_per_dialect_but_binds_the_seed() {
         pg.page.as_sql()
     );
 }
+
+/// `langfilter` reads the documents in a language once from its index where the
+/// matches drive the statement, and probes each document only in the walk.
+#[test]
+fn languages_are_read_as_a_set_and_probed_only_in_the_walk() {
+    let q = query(
+        vec![ContentFilter::HasAllLanguages(vec![
+            "de".into(),
+            "ru".into(),
+        ])],
+        ContentOrder::Default,
+    );
+    let sqlite = q.compile(Dialect::Sqlite);
+    for sql in [sqlite.page.as_sql(), sqlite.count.as_sql()] {
+        assert!(
+            sql.contains(
+                "(c.id_key IN (SELECT l.id_key FROM content_language l WHERE l.entity = ?2 AND l.lang = ?3) \
+                 AND c.id_key IN (SELECT l.id_key FROM content_language l WHERE l.entity = ?4 AND l.lang = ?5))"
+            ),
+            "{sql}"
+        );
+    }
+    let walk = sqlite.attempts[0].page.as_sql();
+    assert!(
+        walk.contains(
+            "(EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?4 AND l.lang = ?5 AND l.id_key = c.id_key) \
+             AND EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?6 AND l.lang = ?7 AND l.id_key = c.id_key))"
+        ),
+        "{walk}"
+    );
+    let pg = q.compile(Dialect::Postgres);
+    let walk = pg.attempts[0].page.as_sql();
+    assert!(walk.contains("AND l.id_key = c.id_key OFFSET 0)"), "{walk}");
+    assert_eq!(pg.attempts[0].page.params()[4], SqlValue::Text("de".into()));
+}

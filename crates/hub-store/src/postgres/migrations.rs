@@ -72,6 +72,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: documents of common size kept in their rows",
         parts: schema::content::POSTGRES_DOCUMENTS_IN_ROW,
     },
+    Change {
+        version: 11,
+        name: "content: documents by language",
+        parts: schema::content::LANGUAGE_DOCUMENTS,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -475,6 +475,24 @@ pub(crate) const SQLITE_POSITION_WITH_KEYS: &[Part] = &[
     Part::Only(Dialect::Sqlite, "ANALYZE content_position;\n"),
 ];
 
+/// The documents of an entity in a language, for `langfilter`: the table's key leads
+/// with the document, which answers "the languages of this document" but not "the
+/// documents in this language".
+pub(crate) const CONTENT_LANGUAGE_LANG: Index = Index {
+    name: "content_language_lang",
+    table: "content_language",
+    using: None,
+    only: None,
+    columns: "entity, lang, id_key",
+};
+
+/// SQLite migration 12 and PostgreSQL migration 11 (statistics gathered at once on
+/// SQLite, as for migration 11).
+pub(crate) const LANGUAGE_DOCUMENTS: &[Part] = &[
+    Part::Index(&CONTENT_LANGUAGE_LANG),
+    Part::Only(Dialect::Sqlite, "ANALYZE content_language_lang;\n"),
+];
+
 /// SQLite migration 7.
 pub(crate) const SQLITE_DOCB: &[Part] = &[Part::Only(Dialect::Sqlite, DOCB)];
 
