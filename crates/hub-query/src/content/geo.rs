@@ -267,9 +267,6 @@ fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
 
 /// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
 /// ids (`reg…`, `tvs…`, `mun…`, `fra…`) or area ids, in `form` like the tag filters.
-/// The set form matters on SQLite, which runs an `EXISTS` once per document: a
-/// `locfilter` naming a rare or unknown place probed every document of the entity
-/// for the page and again for the count (90 ms for 40,000 accommodations).
 pub(crate) fn compile_side_tags(
     q: &mut SqlBuilder,
     entity: &'static str,
@@ -281,25 +278,12 @@ pub(crate) fn compile_side_tags(
         q.sql("0 = 1");
         return;
     }
-    let head = match form {
-        Form::Set => "c.id_key IN (SELECT t.id_key FROM content_tag t WHERE t.entity = ",
-        Form::Probe => "EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ",
-    };
-    q.sql(head)
-        .text(entity)
-        .sql(" AND t.kind = ")
-        .text(kind)
-        .sql(" AND t.tag IN ")
-        .list(tags.iter().cloned());
-    match form {
-        Form::Set => {
-            q.sql(")");
-        }
-        Form::Probe => {
-            q.sql(" AND t.id_key = c.id_key");
-            super::walk::close_probe(q);
-        }
-    }
+    super::side_table_filter(q, form, "content_tag", "t", entity, |q| {
+        q.sql(" AND t.kind = ")
+            .text(kind)
+            .sql(" AND t.tag IN ")
+            .list(tags.iter().cloned());
+    });
 }
 
 #[cfg(test)]
@@ -416,12 +400,12 @@ mod tests {
         // The walk of the order index probes each document it passes.
         let walk = compiled.attempts[0].page.as_sql();
         assert!(
-            walk.contains("AND EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ?4 AND t.kind = ?5 AND t.tag IN (?6, ?7) AND t.id_key = c.id_key)"),
+            walk.contains("AND EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ?4 AND t.id_key = c.id_key AND t.kind = ?5 AND t.tag IN (?6, ?7))"),
             "{walk}"
         );
         let pg = q.compile(Dialect::Postgres);
         let walk = pg.attempts[0].page.as_sql();
-        assert!(walk.contains("AND t.id_key = c.id_key OFFSET 0)"), "{walk}");
+        assert!(walk.contains("AND t.tag IN ($6, $7) OFFSET 0)"), "{walk}");
     }
 
     #[test]

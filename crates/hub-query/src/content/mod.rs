@@ -371,6 +371,45 @@ pub(crate) enum Form {
     Probe,
 }
 
+/// A filter over side table `table` (aliased `alias`, keyed by `entity, id_key`) in
+/// `form`: the entity's rows that `conditions` (each ` AND …`) select. Every side-table
+/// filter needs both forms: a probe alone, run once per document, made a rare value
+/// (a place, a language no document has) walk the whole entity on SQLite for the page
+/// and again for its count.
+pub(crate) fn side_table_filter(
+    q: &mut SqlBuilder,
+    form: Form,
+    table: &str,
+    alias: &str,
+    entity: &'static str,
+    conditions: impl FnOnce(&mut SqlBuilder),
+) {
+    match form {
+        Form::Set => q
+            .sql("c.id_key IN (SELECT ")
+            .sql(alias)
+            .sql(".id_key FROM "),
+        Form::Probe => q.sql("EXISTS (SELECT 1 FROM "),
+    };
+    q.sql(table)
+        .sql(" ")
+        .sql(alias)
+        .sql(" WHERE ")
+        .sql(alias)
+        .sql(".entity = ")
+        .text(entity);
+    if form == Form::Probe {
+        q.sql(" AND ").sql(alias).sql(".id_key = c.id_key");
+    }
+    conditions(q);
+    match form {
+        Form::Set => {
+            q.sql(")");
+        }
+        Form::Probe => walk::close_probe(q),
+    }
+}
+
 fn compile_filter(
     q: &mut SqlBuilder,
     filter: &ContentFilter,
@@ -395,32 +434,14 @@ fn compile_filter(
             q.sql("c.last_change <= ").text(ts.clone());
         }
         ContentFilter::HasAllLanguages(langs) => {
-            // Like the side tags: a rare language probed per document walked every
-            // document of the entity on SQLite (90 ms at scale 10).
             q.sql("(");
             for (i, lang) in langs.iter().enumerate() {
                 if i > 0 {
                     q.sql(" AND ");
                 }
-                let head = match form {
-                    Form::Set => {
-                        "c.id_key IN (SELECT l.id_key FROM content_language l WHERE l.entity = "
-                    }
-                    Form::Probe => "EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ",
-                };
-                q.sql(head)
-                    .text(entity)
-                    .sql(" AND l.lang = ")
-                    .text(lang.clone());
-                match form {
-                    Form::Set => {
-                        q.sql(")");
-                    }
-                    Form::Probe => {
-                        q.sql(" AND l.id_key = c.id_key");
-                        walk::close_probe(q);
-                    }
-                }
+                side_table_filter(q, form, "content_language", "l", entity, |q| {
+                    q.sql(" AND l.lang = ").text(lang.clone());
+                });
             }
             q.sql(")");
         }
@@ -440,28 +461,14 @@ fn compile_filter(
             Form::Probe => filter.compile_probe(q, entity, kind),
         },
         ContentFilter::DateOverlap { begin, end } => {
-            match form {
-                Form::Set => q
-                    .sql("c.id_key IN (SELECT d.id_key FROM content_date d WHERE d.entity = ")
-                    .text(entity),
-                Form::Probe => q
-                    .sql("EXISTS (SELECT 1 FROM content_date d WHERE d.entity = ")
-                    .text(entity)
-                    .sql(" AND d.id_key = c.id_key"),
-            };
-            if let Some(begin) = begin {
-                q.sql(" AND d.date_end >= ").text(begin.clone());
-            }
-            if let Some(end) = end {
-                q.sql(" AND d.date_begin < ").text(end.clone());
-            }
-            match form {
-                Form::Set => q.sql(")"),
-                Form::Probe => {
-                    walk::close_probe(q);
-                    q
+            side_table_filter(q, form, "content_date", "d", entity, |q| {
+                if let Some(begin) = begin {
+                    q.sql(" AND d.date_end >= ").text(begin.clone());
                 }
-            };
+                if let Some(end) = end {
+                    q.sql(" AND d.date_begin < ").text(end.clone());
+                }
+            });
         }
         ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
         ContentFilter::Area(area) => geo::compile_area(q, area),

@@ -232,13 +232,13 @@ fn languages_are_read_as_a_set_and_probed_only_in_the_walk() {
     let walk = sqlite.attempts[0].page.as_sql();
     assert!(
         walk.contains(
-            "(EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?4 AND l.lang = ?5 AND l.id_key = c.id_key) \
-             AND EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?6 AND l.lang = ?7 AND l.id_key = c.id_key))"
+            "(EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?4 AND l.id_key = c.id_key AND l.lang = ?5) \
+             AND EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?6 AND l.id_key = c.id_key AND l.lang = ?7))"
         ),
         "{walk}"
     );
     let pg = q.compile(Dialect::Postgres);
     let walk = pg.attempts[0].page.as_sql();
-    assert!(walk.contains("AND l.id_key = c.id_key OFFSET 0)"), "{walk}");
+    assert!(walk.contains("AND l.lang = $5 OFFSET 0)"), "{walk}");
     assert_eq!(pg.attempts[0].page.params()[4], SqlValue::Text("de".into()));
 }
