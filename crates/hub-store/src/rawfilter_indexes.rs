@@ -127,12 +127,7 @@ mod tests {
                 }
                 reads_docb |= op == "Column" && table_cursors.contains(&p1) && p2 == docb;
             }
-            let mut plan = String::new();
-            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-            let mut rows = st.query(params.as_slice())?;
-            while let Some(row) = rows.next()? {
-                plan.push_str(&row.get::<_, String>(3)?);
-            }
+            let plan = crate::sqlite::query_plan(conn, &sql, count.params())?;
             Ok((n, reads_docb, plan))
         })
         .await

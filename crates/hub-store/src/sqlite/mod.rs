@@ -493,6 +493,25 @@ pub(crate) fn bind(values: &[SqlValue]) -> Vec<&dyn ToSql> {
         .collect()
 }
 
+/// The plan SQLite makes for `sql` with `params`, one line per step (tests hold a
+/// statement's plan against the indexes it should read).
+#[cfg(test)]
+pub(crate) fn query_plan(
+    conn: &Connection,
+    sql: &str,
+    params: &[SqlValue],
+) -> rusqlite::Result<String> {
+    let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+    let params = bind(params);
+    let mut rows = st.query(params.as_slice())?;
+    let mut plan = String::new();
+    while let Some(row) = rows.next()? {
+        plan.push_str(&row.get::<_, String>(3)?);
+        plan.push('\n');
+    }
+    Ok(plan)
+}
+
 #[cfg(test)]
 #[path = "statistics_tests.rs"]
 mod statistics_tests;

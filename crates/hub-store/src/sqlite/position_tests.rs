@@ -10,23 +10,13 @@ use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::Dialect;
 use serde_json::json;
 
-use super::{bind, SqliteBackend};
+use super::{query_plan, SqliteBackend};
 use crate::{Backend, Store};
 
 /// The plan of `sql`, one line per step.
 async fn plan(backend: &SqliteBackend, sql: String, params: Vec<hub_query::SqlValue>) -> String {
     backend
-        .read(move |conn| {
-            let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-            let params = bind(&params);
-            let mut rows = st.query(params.as_slice())?;
-            let mut plan = String::new();
-            while let Some(row) = rows.next()? {
-                plan.push_str(&row.get::<_, String>(3)?);
-                plan.push('\n');
-            }
-            Ok(plan)
-        })
+        .read(move |conn| Ok(query_plan(conn, &sql, &params)?))
         .await
         .unwrap()
 }
