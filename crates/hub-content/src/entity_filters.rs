@@ -11,7 +11,7 @@
 //! not touch the common parameters (`crate::list_query`, `crate::params`).
 
 use hub_model::EntityType;
-use hub_query::content::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter};
+use hub_query::content::rawfilter::{CompareOp, JsonPath, Literal, RawFilter};
 use hub_query::content::tagfilter::{TagFilter, TagGroup};
 use hub_query::content::{ContentFilter, ContentOrder};
 
@@ -175,20 +175,8 @@ pub(crate) fn comma_list(value: &str) -> impl Iterator<Item = &str> {
 }
 
 fn path(text: &str) -> JsonPath {
-    let segments = text
-        .split('.')
-        .map(|s| {
-            if s == "[*]" {
-                PathSegment::AnyElement
-            } else if let Ok(n) = s.parse::<u32>() {
-                PathSegment::Index(n)
-            } else {
-                PathSegment::Key(s.to_string())
-            }
-        })
-        .collect();
     JsonPath {
-        segments,
+        segments: hub_query::content::value_tags::path_segments(text),
         text: text.to_string(),
         position: 1,
     }

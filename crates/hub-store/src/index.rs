@@ -137,6 +137,7 @@ impl IndexedDocument {
             );
         }
         tags.extend(crate::location_tags::location_tags(doc));
+        tags.extend(hub_query::content::value_tags::field_values(doc));
         tags.sort();
         tags.dedup();
 

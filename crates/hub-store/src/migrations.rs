@@ -69,6 +69,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: documents by language",
         parts: schema::content::LANGUAGE_DOCUMENTS,
     },
+    Change {
+        version: 13,
+        name: "content: values of the flag fields as tags",
+        parts: schema::content::FIELD_VALUE_TAGS,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

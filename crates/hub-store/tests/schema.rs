@@ -130,6 +130,61 @@ fn sqlite_versions(dir: &Path) -> Vec<(i64, String, String)> {
     rows.map(|r| r.unwrap()).collect()
 }
 
+/// Accommodations as an older store holds them, with their indexed field values in
+/// every shape `in` reads (`hub_query::content::value_tags`): the newest migration
+/// writes their tags, which must be the tags a write adds today.
+const FLAG_DOCS: &[(&str, &str)] = &[
+    (
+        "a1",
+        r#"{"Id":"A1","PublishedOn":["idm-marketplace","Google",3,["nested"]],"AccoCategoryId":"3sup","AccoTypeId":null,"BoardIds":{"x":"hb"},"Features":[{"Name":"Sauna"},{"Name":["Pool","Pool"]},"Garage",{"Id":"x"},[{"Name":"deep"}]]}"#,
+    ),
+    (
+        "a2",
+        r#"{"Id":"A2","PublishedOn":"idm-marketplace","AccoTypeId":"HotelPension","BoardIds":["hb","fb"],"Features":{"a":{"Name":"Lift"},"b":"Garage"}}"#,
+    ),
+];
+
+/// The value tags of [`FLAG_DOCS`], sorted.
+const FLAG_TAGS: &[(&str, &str, &str)] = &[
+    ("a1", "value:AccoCategoryId", "3sup"),
+    ("a1", "value:Features.[*].Name", "Pool"),
+    ("a1", "value:Features.[*].Name", "Sauna"),
+    ("a1", "value:PublishedOn", "Google"),
+    ("a1", "value:PublishedOn", "idm-marketplace"),
+    ("a2", "value:AccoTypeId", "HotelPension"),
+    ("a2", "value:BoardIds", "fb"),
+    ("a2", "value:BoardIds", "hb"),
+    ("a2", "value:Features.[*].Name", "Lift"),
+    ("a2", "value:PublishedOn", "idm-marketplace"),
+];
+
+/// The value tags rows as `(id_key, kind, tag)`, sorted.
+const VALUE_TAGS: &str =
+    "SELECT id_key, kind, tag FROM content_tag WHERE kind LIKE 'value:%' ORDER BY 1, 2, 3";
+
+fn flag_docs() -> Vec<(&'static str, serde_json::Value)> {
+    FLAG_DOCS
+        .iter()
+        .map(|(_, doc)| ("Accommodation", serde_json::from_str(doc).unwrap()))
+        .collect()
+}
+
+fn expected_flag_tags() -> Vec<(String, String, String)> {
+    FLAG_TAGS
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect()
+}
+
+fn sqlite_value_tags(dir: &Path) -> Vec<(String, String, String)> {
+    let conn = rusqlite::Connection::open(dir.join(SQLITE_FILE)).unwrap();
+    let mut stmt = conn.prepare(VALUE_TAGS).unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
 #[test]
 fn a_fresh_sqlite_store_has_the_recorded_schema() {
     let dir = tempfile::tempdir().unwrap();
@@ -162,6 +217,13 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
             [r#"{"Id":"E1","DateBegin":"2026-03-01T10:00:00","DateEnd":"2026-03-02T12:00:00"}"#],
         )
         .unwrap();
+        for (id_key, doc) in FLAG_DOCS {
+            conn.execute(
+                "INSERT INTO content (entity, id_key, id, sort_key, doc) VALUES ('Accommodation', ?1, ?1, ?1, ?2)",
+                [id_key, doc],
+            )
+            .unwrap();
+        }
     }
     let before = sqlite_versions(old.path());
 
@@ -175,16 +237,32 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
     );
     // Versions 1–7 are not applied again; only what came after them (8: event dates
     // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
-    // 11: the position index with the keys; 12: documents by language) is, once.
+    // 11: the position index with the keys; 12: documents by language; 13: the flag
+    // fields' values as tags) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10, 11, 12],
+        vec![8, 9, 10, 11, 12, 13],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();
-    drop(Store::open_sqlite(fresh.path()).unwrap());
+    let store = Store::open_sqlite(fresh.path()).unwrap();
     assert_eq!(sqlite_dump(old.path()), sqlite_dump(fresh.path()));
+    store
+        .content()
+        .put_batch_blocking(&flag_docs(), &mut |_| {})
+        .unwrap();
+    drop(store);
+    assert_eq!(
+        sqlite_value_tags(old.path()),
+        expected_flag_tags(),
+        "the migration writes the stored documents' field values as tags"
+    );
+    assert_eq!(
+        sqlite_value_tags(fresh.path()),
+        expected_flag_tags(),
+        "a write adds the same tags"
+    );
 
     let conn = rusqlite::Connection::open(old.path().join(SQLITE_FILE)).unwrap();
     let (dates, docb): (i64, i64) = conn
@@ -196,7 +274,7 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
         .unwrap();
     assert_eq!(
         (dates, docb),
-        (1, 1),
+        (1, 1 + FLAG_DOCS.len() as i64),
         "rows the old schema's triggers wrote are kept"
     );
 }
@@ -354,6 +432,14 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
             .await
             .unwrap();
         }
+        for (id_key, doc) in FLAG_DOCS {
+            tx.execute(
+                "INSERT INTO content (entity, id_key, id, sort_key, doc, docb) VALUES ('Accommodation', $1, $1, $1, $2::text, $2::text::jsonb)",
+                &[id_key, doc],
+            )
+            .await
+            .unwrap();
+        }
         tx.commit().await.unwrap();
     }
     let before = pg_versions(old_url).await;
@@ -369,11 +455,12 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // Versions 1–4 are not applied again; only what came after them (5: rawfilter
     // checks report a check id; 6: entity-led geometry indexes; 7: revision writes
     // notify; 8: latest values' pages keep room for rewrites; 9: the provenances'
-    // revision; 10: documents kept in their rows; 11: documents by language) is, once.
+    // revision; 10: documents kept in their rows; 11: documents by language; 12: the
+    // flag fields' values as tags) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8, 9, 10, 11],
+        vec![5, 6, 7, 8, 9, 10, 11, 12],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =
@@ -381,6 +468,35 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     let fresh_url = fresh_db.url();
     open_postgres(fresh_url).await;
     assert_eq!(pg_dump(old_url).await, pg_dump(fresh_url).await);
+
+    let url = fresh_url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let store = Store::open_postgres(&url, None).unwrap();
+        store
+            .content()
+            .put_batch_blocking(&flag_docs(), &mut |_| {})
+            .unwrap();
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        pg_value_tags(old_url).await,
+        expected_flag_tags(),
+        "the migration writes the stored documents' field values as tags"
+    );
+    assert_eq!(
+        pg_value_tags(fresh_url).await,
+        expected_flag_tags(),
+        "a write adds the same tags"
+    );
+}
+
+async fn pg_value_tags(url: &str) -> Vec<(String, String, String)> {
+    let client = connect(url).await;
+    let rows = client.query(VALUE_TAGS, &[]).await.unwrap();
+    rows.iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
 }
 
 /// Changes of `ts_provenance` a reader must notice: every

@@ -15,7 +15,7 @@ use hub_geo::wkt::to_wkt;
 use hub_geo::{Geometry, Srid};
 
 use super::checks::CheckTable;
-use super::{CompiledList, ContentFilter, ContentQuery, Form, PageAttempt};
+use super::{CompiledList, ContentFilter, ContentQuery, PageAttempt};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Positions within `metres` of a centre.
@@ -263,27 +263,6 @@ fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
         .into_iter()
         .filter(|r| *r >= 100.0)
         .collect()
-}
-
-/// Documents carrying one of `tags` (lower case) of `kind` in `content_tag`: location
-/// ids (`reg…`, `tvs…`, `mun…`, `fra…`) or area ids, in `form` like the tag filters.
-pub(crate) fn compile_side_tags(
-    q: &mut SqlBuilder,
-    entity: &'static str,
-    kind: &str,
-    tags: &[String],
-    form: Form,
-) {
-    if tags.is_empty() {
-        q.sql("0 = 1");
-        return;
-    }
-    super::side_table_filter(q, form, "content_tag", "t", entity, |q| {
-        q.sql(" AND t.kind = ")
-            .text(kind)
-            .sql(" AND t.tag IN ")
-            .list(tags.iter().cloned());
-    });
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! | `content_language` | `entity`, `id_key`, `lang` — one row per language of `HasLanguage` |
 //! | `content_title` | `entity`, `id_key`, `lang`, `folded` — one row per title field and language, case-folded |
 //! | `content_title_fts` | SQLite only: FTS5 trigram index of `content_title.folded`, rowid = `content_title`'s rowid (PostgreSQL: a `pg_trgm` index on the column) |
-//! | `content_tag` | `entity`, `id_key`, `tag` — lower-case tag ids, also as `source.id` |
+//! | `content_tag` | `entity`, `id_key`, `kind`, `tag` — lower-case tag ids (also as `source.id`), place and area ids, and the values of the fields in [`value_tags`] (kind `value:<path>`, case kept) |
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
@@ -23,6 +23,7 @@ pub mod rawfilter_index;
 mod rawfilter_pg;
 pub mod rawfilter_sql;
 pub mod tagfilter;
+pub mod value_tags;
 mod walk;
 
 use checks::CheckTable;
@@ -410,6 +411,21 @@ pub(crate) fn side_table_filter(
     }
 }
 
+/// Documents carrying one of `tags` of `kind` in `content_tag` (location ids, area ids,
+/// indexed field values), in `form` like the tag filters.
+fn side_tags(q: &mut SqlBuilder, entity: &'static str, kind: &str, tags: &[String], form: Form) {
+    if tags.is_empty() {
+        q.sql("0 = 1");
+        return;
+    }
+    side_table_filter(q, form, "content_tag", "t", entity, |q| {
+        q.sql(" AND t.kind = ")
+            .text(kind)
+            .sql(" AND t.tag IN ")
+            .list(tags.iter().cloned());
+    });
+}
+
 fn compile_filter(
     q: &mut SqlBuilder,
     filter: &ContentFilter,
@@ -453,9 +469,10 @@ fn compile_filter(
             Form::Set => compile_search(q, entity, folded_term, id_key, languages.as_deref()),
             Form::Probe => walk::probe_search(q, entity, folded_term, id_key, languages.as_deref()),
         },
-        ContentFilter::Raw { filter, parameter } => {
-            rawfilter_sql::compile_rawfilter(q, filter, parameter, checks);
-        }
+        ContentFilter::Raw { filter, parameter } => match value_tags::as_field_tags(filter) {
+            Some((kind, values)) => side_tags(q, entity, kind, &values, form),
+            None => rawfilter_sql::compile_rawfilter(q, filter, parameter, checks),
+        },
         ContentFilter::Tags { kind, filter } => match form {
             Form::Set => filter.compile(q, entity, kind),
             Form::Probe => filter.compile_probe(q, entity, kind),
@@ -472,8 +489,8 @@ fn compile_filter(
         }
         ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
         ContentFilter::Area(area) => geo::compile_area(q, area),
-        ContentFilter::LocationIn(ids) => geo::compile_side_tags(q, entity, "location", ids, form),
-        ContentFilter::AreaIn(ids) => geo::compile_side_tags(q, entity, "area", ids, form),
+        ContentFilter::LocationIn(ids) => side_tags(q, entity, "location", ids, form),
+        ContentFilter::AreaIn(ids) => side_tags(q, entity, "area", ids, form),
     }
 }
 

@@ -77,6 +77,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: documents by language",
         parts: schema::content::LANGUAGE_DOCUMENTS,
     },
+    Change {
+        version: 12,
+        name: "content: values of the flag fields as tags",
+        parts: schema::content::FIELD_VALUE_TAGS,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

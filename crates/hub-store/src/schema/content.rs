@@ -493,6 +493,15 @@ pub(crate) const LANGUAGE_DOCUMENTS: &[Part] = &[
     Part::Only(Dialect::Sqlite, "ANALYZE content_language_lang;\n"),
 ];
 
+/// SQLite migration 13 and PostgreSQL migration 12: the values of the fields listed in
+/// `hub_query::content::value_tags` as `content_tag` rows, written for the documents
+/// already stored (new writes add them with the other tags). At ODH's size the
+/// Accommodation flags and `publishedon` read every document's JSON without them.
+pub(crate) const FIELD_VALUE_TAGS: &[Part] = &[
+    Part::Only(Dialect::Sqlite, include_str!("field_values_sqlite.sql")),
+    Part::Only(Dialect::Postgres, include_str!("field_values_postgres.sql")),
+];
+
 /// SQLite migration 7.
 pub(crate) const SQLITE_DOCB: &[Part] = &[Part::Only(Dialect::Sqlite, DOCB)];
 
