@@ -220,6 +220,7 @@ pub(crate) fn compile_nearest(
         checks,
         count_limit: query.effective_count_limit(),
         attempts,
+        deep_walk: None,
     }
 }
 

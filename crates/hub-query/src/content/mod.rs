@@ -170,9 +170,12 @@ pub struct CompiledList {
     /// Cheaper statements for the page, tried in order before `page` (see
     /// [`PageAttempt`]); the first that returns a full page answers it.
     pub attempts: Vec<PageAttempt>,
+    /// A deep filtered page's walk, decided once the total is known (see
+    /// [`DeepWalk`]); tried after `attempts`, before `page`.
+    pub deep_walk: Option<DeepWalk>,
 }
 
-pub use walk::PageAttempt;
+pub use walk::{DeepWalk, PageAttempt};
 
 impl ContentQuery {
     /// The limit the count of this query stops at. An unfiltered list counts the
@@ -201,6 +204,7 @@ impl ContentQuery {
                 checks,
                 count_limit: self.effective_count_limit(),
                 attempts: walk::compile(self, dialect).into_iter().collect(),
+                deep_walk: DeepWalk::new(self, dialect),
             };
         }
         self.compile_whole(dialect)
@@ -264,6 +268,7 @@ impl ContentQuery {
             checks,
             count_limit: self.effective_count_limit(),
             attempts: Vec::new(),
+            deep_walk: None,
         }
     }
 

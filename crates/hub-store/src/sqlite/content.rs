@@ -242,6 +242,20 @@ fn list_page(
             });
         }
     }
+    if let Some(deep) = &compiled.deep_walk {
+        let total = count(conn, compiled, counts)?;
+        let documents = count(conn, &deep.documents().compile(Dialect::Sqlite), counts)?;
+        if let Some(attempt) = deep.attempt(total, documents.value) {
+            let docs = page_docs(conn, &attempt.page, false)?.0;
+            if docs.len() as u64 >= attempt.size {
+                return Ok(ContentPage {
+                    total: total.value,
+                    total_estimated: total.estimated,
+                    docs,
+                });
+            }
+        }
+    }
     let (docs, total_in_page) = page_docs(conn, &compiled.page, compiled.page_has_total)?;
     let total = match total_in_page {
         Some(n) => Total::exact(n),

@@ -111,8 +111,9 @@ async fn assert_page(app: &TestApp, uri: &str, all: &[String], number: usize) {
 async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     let app = app();
     type Rule = fn(usize) -> bool;
-    let filters: [(&str, Rule); 6] = [
+    let filters: [(&str, Rule); 7] = [
         ("tagfilter=dense", |i| i % 3 == 0),
+        ("tagfilter=even", |i| i % 2 == 0),
         ("tagfilter=and(dense,even)", |i| i % 6 == 0),
         ("tagfilter=sparse", |i| i % 500 == 7),
         ("tagfilter=or(sparse,dense)", |i| i % 3 == 0 || i % 500 == 7),
@@ -121,10 +122,11 @@ async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     ];
     for (filter, rule) in filters {
         let all = expected(DOCS, rule);
-        // Page 1 (walked when the filter matches often), page 3, a page deep enough
-        // that no walk is tried, the last page and one past it.
+        // Page 1 (walked when the filter matches often), page 3, pages past the walk's
+        // fixed reach (walked after the count when the matches are dense: `even` on
+        // page 25 and, through every document, on page 60), the last page and one past.
         let last = all.len().div_ceil(10).max(1);
-        for number in [1, 3, 25, last, last + 1] {
+        for number in [1, 3, 25, 60, last, last + 1] {
             let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, &all, number).await;
         }
