@@ -220,7 +220,7 @@ pub(crate) fn compile_nearest(
         checks,
         count_limit: query.effective_count_limit(),
         attempts,
-        deep_walk: None,
+        walk: None,
     }
 }
 
@@ -378,13 +378,14 @@ mod tests {
             );
         }
         // The walk of the order index probes each document it passes.
-        let walk = compiled.attempts[0].page.as_sql();
+        let walk = crate::content::walk::test_walk_in(&q, Dialect::Sqlite);
+        let walk = walk.page.as_sql();
         assert!(
             walk.contains("AND EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ?4 AND t.id_key = c.id_key AND t.kind = ?5 AND t.tag IN (?6, ?7))"),
             "{walk}"
         );
-        let pg = q.compile(Dialect::Postgres);
-        let walk = pg.attempts[0].page.as_sql();
+        let pg = crate::content::walk::test_walk_in(&q, Dialect::Postgres);
+        let walk = pg.page.as_sql();
         assert!(walk.contains("AND t.tag IN ($6, $7) OFFSET 0)"), "{walk}");
     }
 

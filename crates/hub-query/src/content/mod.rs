@@ -170,12 +170,12 @@ pub struct CompiledList {
     /// Cheaper statements for the page, tried in order before `page` (see
     /// [`PageAttempt`]); the first that returns a full page answers it.
     pub attempts: Vec<PageAttempt>,
-    /// A deep filtered page's walk, decided once the total is known (see
-    /// [`DeepWalk`]); tried after `attempts`, before `page`.
-    pub deep_walk: Option<DeepWalk>,
+    /// A filtered page's walk of the order index, decided once the total is known
+    /// (see [`CountedWalk`]); tried after `attempts`, before `page`.
+    pub walk: Option<CountedWalk>,
 }
 
-pub use walk::{DeepWalk, PageAttempt};
+pub use walk::{CountedWalk, PageAttempt};
 
 impl ContentQuery {
     /// The limit the count of this query stops at. An unfiltered list counts the
@@ -203,8 +203,8 @@ impl ContentQuery {
                 page_has_total,
                 checks,
                 count_limit: self.effective_count_limit(),
-                attempts: walk::compile(self, dialect).into_iter().collect(),
-                deep_walk: DeepWalk::new(self, dialect),
+                attempts: Vec::new(),
+                walk: CountedWalk::new(self, dialect),
             };
         }
         self.compile_whole(dialect)
@@ -268,7 +268,7 @@ impl ContentQuery {
             checks,
             count_limit: self.effective_count_limit(),
             attempts: Vec::new(),
-            deep_walk: None,
+            walk: None,
         }
     }
 

@@ -229,7 +229,8 @@ fn languages_are_read_as_a_set_and_probed_only_in_the_walk() {
             "{sql}"
         );
     }
-    let walk = sqlite.attempts[0].page.as_sql();
+    let walk = super::walk::test_walk_in(&q, Dialect::Sqlite);
+    let walk = walk.page.as_sql();
     assert!(
         walk.contains(
             "(EXISTS (SELECT 1 FROM content_language l WHERE l.entity = ?4 AND l.id_key = c.id_key AND l.lang = ?5) \
@@ -237,8 +238,8 @@ fn languages_are_read_as_a_set_and_probed_only_in_the_walk() {
         ),
         "{walk}"
     );
-    let pg = q.compile(Dialect::Postgres);
-    let walk = pg.attempts[0].page.as_sql();
+    let pg = super::walk::test_walk_in(&q, Dialect::Postgres);
+    let walk = pg.page.as_sql();
     assert!(walk.contains("AND l.lang = $5 OFFSET 0)"), "{walk}");
-    assert_eq!(pg.attempts[0].page.params()[4], SqlValue::Text("de".into()));
+    assert_eq!(pg.page.params()[4], SqlValue::Text("de".into()));
 }

@@ -241,7 +241,8 @@ mod tests {
                 );
                 assert!(!sql.contains("docb"), "{sql}");
             }
-            let walk = compiled.attempts[0].page.as_sql();
+            let walk = crate::content::walk::test_walk_in(&query(false), dialect);
+            let walk = walk.page.as_sql();
             assert!(
                 walk.contains("EXISTS (SELECT 1 FROM content_tag t WHERE"),
                 "{walk}"

@@ -321,16 +321,16 @@ async fn list_page(
             });
         }
     }
-    if let Some(deep) = &compiled.deep_walk {
-        // Both totals are kept under the same stamp, read once.
-        let stamp = match stamp {
-            Some(stamp) => Some(stamp),
-            None => Some(content_stamp(&conn).await?),
-        };
+    if let Some(walk) = &compiled.walk {
+        // Both totals are kept under the same stamp, read once (the page statement
+        // after a short walk reuses it too).
+        if stamp.is_none() {
+            stamp = Some(content_stamp(&conn).await?);
+        }
         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
-        let all = deep.documents();
+        let all = walk.documents();
         let documents = count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
-        if let Some(attempt) = deep.attempt(total, documents.value) {
+        if let Some(attempt) = walk.attempt(total, documents.value) {
             let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
             if docs.len() as u64 >= attempt.size {
                 return Ok(ContentPage {

@@ -242,10 +242,10 @@ fn list_page(
             });
         }
     }
-    if let Some(deep) = &compiled.deep_walk {
+    if let Some(walk) = &compiled.walk {
         let total = count(conn, compiled, counts)?;
-        let documents = count(conn, &deep.documents().compile(Dialect::Sqlite), counts)?;
-        if let Some(attempt) = deep.attempt(total, documents.value) {
+        let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
+        if let Some(attempt) = walk.attempt(total, documents.value) {
             let docs = page_docs(conn, &attempt.page, false)?.0;
             if docs.len() as u64 >= attempt.size {
                 return Ok(ContentPage {

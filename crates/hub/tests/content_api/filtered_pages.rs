@@ -122,9 +122,9 @@ async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     ];
     for (filter, rule) in filters {
         let all = expected(DOCS, rule);
-        // Page 1 (walked when the filter matches often), page 3, pages past the walk's
-        // fixed reach (walked after the count when the matches are dense: `even` on
-        // page 25 and, through every document, on page 60), the last page and one past.
+        // Pages 1 and 3, deeper pages (walked when the count shows the matches dense
+        // enough: `even` on page 25 and, through every document, on page 60), the last
+        // page and one past it.
         let last = all.len().div_ceil(10).max(1);
         for number in [1, 3, 25, 60, last, last + 1] {
             let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
