@@ -66,6 +66,8 @@ pub struct Store {
     backend: Arc<Backend>,
     /// List totals shared by every content repository of this store.
     counts: Arc<content::count_cache::CountCache>,
+    /// Marks of deep pages shared by every content repository of this store.
+    bookmarks: Arc<content::bookmarks::PageBookmarks>,
 }
 
 /// The backends are shared with the repositories `Store` hands out.
@@ -87,6 +89,7 @@ impl Store {
                 dir, tuning,
             )?))),
             counts: Arc::default(),
+            bookmarks: Arc::default(),
         })
     }
 
@@ -110,6 +113,7 @@ impl Store {
                 url, settings,
             )?))),
             counts: Arc::default(),
+            bookmarks: Arc::default(),
         })
     }
 
@@ -143,6 +147,7 @@ impl Store {
                 Ok(Store {
                     backend: Arc::new(Backend::Postgres(Arc::new(backend))),
                     counts: Arc::default(),
+                    bookmarks: Arc::default(),
                 })
             }
             _ => Store::open_sqlite(dir),
@@ -238,10 +243,12 @@ impl Store {
             Backend::Sqlite(b) => Arc::new(sqlite::SqliteContent {
                 backend: b.clone(),
                 counts: self.counts.clone(),
+                bookmarks: self.bookmarks.clone(),
             }),
             Backend::Postgres(b) => Arc::new(postgres::PgContent {
                 backend: b.clone(),
                 counts: self.counts.clone(),
+                bookmarks: self.bookmarks.clone(),
             }),
         }
     }

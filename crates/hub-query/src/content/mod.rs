@@ -13,6 +13,7 @@
 
 use crate::sql::{escape_like, Dialect, SqlBuilder, SqlValue};
 
+pub mod bookmarks;
 pub mod checks;
 pub mod cql2;
 mod cursor;
@@ -155,6 +156,25 @@ impl Total {
     }
 }
 
+/// Pages of an unfiltered list in the default order up to this one read their
+/// documents straight along the order index.
+const PAGES_READ_IN_ORDER: u32 = 5;
+
+/// Whether a page is read straight along the `(entity, sort_key, id_key)` index, each
+/// row's document fetched as the index passes it, rather than keys first and documents
+/// joined by key after. Straight along, every skipped row costs a document fetch, but
+/// the page's rows need no second index search. Measured on the scale-1 demo, page
+/// size 10: the straight read costs PostgreSQL 30 % less at page 1, still less at
+/// offset 100, more from about offset 150 (its heap is not in index order); on SQLite
+/// 31 against 51 µs at page 1, 31 against 87 at page 5, and about even at offset 3,000.
+/// Only an unfiltered list qualifies: a filtered page walks the index anyway
+/// ([`CountedWalk`]) and carries its count.
+fn reads_documents_in_order(query: &ContentQuery) -> bool {
+    query.filters.is_empty()
+        && matches!(query.order, ContentOrder::Default)
+        && query.page.number <= PAGES_READ_IN_ORDER
+}
+
 /// The SQL for the page of documents and for the total count.
 pub struct CompiledList {
     pub page: SqlBuilder,
@@ -195,6 +215,9 @@ impl ContentQuery {
     /// seed), otherwise the same statement as [`ContentQuery::compile_whole`] with the
     /// page's `LIMIT`.
     pub fn compile(&self, dialect: Dialect) -> CompiledList {
+        if reads_documents_in_order(self) {
+            return self.compile_documents_in_order(dialect);
+        }
         if let Some((page, checks)) = self.compile_keys_first(dialect) {
             let page_has_total = !self.filters.is_empty();
             return CompiledList {

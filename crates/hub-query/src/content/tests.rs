@@ -243,3 +243,43 @@ fn languages_are_read_as_a_set_and_probed_only_in_the_walk() {
     assert!(walk.contains("AND l.lang = $5 OFFSET 0)"), "{walk}");
     assert_eq!(pg.page.params()[4], SqlValue::Text("de".into()));
 }
+
+#[test]
+fn the_first_pages_of_a_whole_list_read_documents_along_the_order_index() {
+    let straight = |filters: Vec<ContentFilter>, order: ContentOrder, number: u32| {
+        let mut q = query(filters, order);
+        q.page.number = number;
+        [Dialect::Sqlite, Dialect::Postgres].map(|dialect| {
+            let sql = q.compile(dialect).page.as_sql().to_string();
+            !sql.contains(" JOIN content c ON ")
+        })
+    };
+    let cases: [(Vec<ContentFilter>, ContentOrder, u32, bool); 6] = [
+        (vec![], ContentOrder::Default, 1, true),
+        (vec![], ContentOrder::Default, 5, true),
+        (vec![], ContentOrder::Default, 6, false),
+        (vec![], ContentOrder::Seed("7".into()), 1, false),
+        (
+            vec![ContentFilter::Active(true)],
+            ContentOrder::Default,
+            1,
+            false,
+        ),
+        (
+            vec![ContentFilter::SourceIn(vec!["lts".into()])],
+            ContentOrder::Default,
+            2,
+            false,
+        ),
+    ];
+    for (filters, order, number, expected) in cases {
+        let case = format!("{filters:?} {order:?} page {number}");
+        assert_eq!(straight(filters, order, number), [expected; 2], "{case}");
+    }
+    let mut first = query(vec![], ContentOrder::Default);
+    first.page.number = 1;
+    assert_eq!(
+        first.compile(Dialect::Postgres).page.as_sql(),
+        "SELECT c.doc FROM content c WHERE c.entity = $1 ORDER BY c.sort_key, c.id_key LIMIT $2 OFFSET $3"
+    );
+}

@@ -7,6 +7,7 @@
 //! Must not: hold SQL or connections — the implementations are `sqlite/content.rs` and
 //! `postgres/content.rs`, which only move rows.
 
+pub(crate) mod bookmarks;
 pub(crate) mod count_cache;
 pub(crate) mod event_dates;
 pub(crate) mod put;

@@ -10,12 +10,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
 use serde_json::Value;
 
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries};
+use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::revisions_to_bump;
 use crate::content::{
@@ -35,6 +37,7 @@ const CHUNK: usize = 500;
 pub(crate) struct PgContent {
     pub(crate) backend: Arc<PgBackend>,
     pub(crate) counts: Arc<CountCache>,
+    pub(crate) bookmarks: Arc<PageBookmarks>,
 }
 
 #[async_trait]
@@ -43,10 +46,13 @@ impl ContentRepo for PgContent {
         let (compiled, log) = compile(&query, Dialect::Postgres);
         // Shared, not copied: a read that finds its server unavailable runs again.
         let compiled = Arc::new(compiled);
-        let counts = self.counts.clone();
+        let caches = ListCaches {
+            counts: self.counts.clone(),
+            bookmarks: self.bookmarks.clone(),
+        };
         let page = self
             .backend
-            .read(move |conn| list_page(conn, compiled, query, counts))
+            .read(move |conn| list_page(conn, compiled, query, caches))
             .await;
         log.finish();
         page
@@ -298,17 +304,36 @@ async fn read_revisions(conn: Conn) -> Result<Revisions> {
     ))
 }
 
+/// What a list keeps between requests.
+#[derive(Clone)]
+struct ListCaches {
+    counts: Arc<CountCache>,
+    bookmarks: Arc<PageBookmarks>,
+}
+
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
 async fn list_page(
     conn: Conn,
     compiled: Arc<CompiledList>,
     query: ContentQuery,
-    counts: Arc<CountCache>,
+    caches: ListCaches,
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
+    let counts = caches.counts;
     // The content stamp travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
+    if let Some(deep) = BookmarkedPage::of(&query) {
+        let found = bookmarked_page(&conn, &deep, &caches.bookmarks);
+        if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
+            let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
+        }
+    }
     for attempt in &compiled.attempts {
         let page = async { page_docs(&conn, &attempt.page, false).await.map_err(fail) };
         let (docs, _) = with_stamp(&conn, &mut stamp, page).await?;
@@ -356,6 +381,54 @@ async fn list_page(
         total_estimated: total.estimated,
         docs,
     })
+}
+
+/// A deep page of a whole list found from kept marks (see `content::bookmarks`), or
+/// `None` when the marks do not reach it.
+async fn bookmarked_page(
+    conn: &Conn,
+    page: &BookmarkedPage,
+    bookmarks: &PageBookmarks,
+) -> Result<Option<Vec<String>>> {
+    for _ in 0..bookmarks::MAX_STEPS {
+        match bookmarks.next(page, Dialect::Postgres) {
+            Step::Seek {
+                page: seek,
+                revision,
+            } => {
+                let params = bind(seek.params());
+                let stmt = super::prepare_bounded(conn, seek.as_sql()).await?;
+                let rows = conn.query(&stmt, &refs(&params)).await?;
+                let Some(first) = rows.first() else {
+                    return Ok(None);
+                };
+                if bookmarks.seeked(page, revision, first.try_get(1)?) {
+                    let docs = rows.iter().map(|r| r.try_get(0));
+                    return Ok(Some(docs.collect::<std::result::Result<_, _>>()?));
+                }
+            }
+            Step::Read {
+                marks,
+                known,
+                revision,
+            } => {
+                let params = bind(marks.params());
+                let stmt = super::prepare_bounded(conn, marks.as_sql()).await?;
+                let mut keys = Vec::new();
+                for row in conn.query(&stmt, &refs(&params)).await? {
+                    let key = OrderKey {
+                        sort_key: row.try_get(0)?,
+                        id_key: row.try_get(1)?,
+                    };
+                    keys.push((key, row.try_get(2)?));
+                }
+                if !bookmarks.read(page, known, revision, keys) {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The documents `page` selects, and the total its second column carries when

@@ -8,12 +8,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::{ContentQuery, Total};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{bind, SqliteBackend};
+use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
@@ -27,6 +29,7 @@ use crate::{IndexedDocument, Result};
 pub(crate) struct SqliteContent {
     pub(crate) backend: Arc<SqliteBackend>,
     pub(crate) counts: Arc<CountCache>,
+    pub(crate) bookmarks: Arc<PageBookmarks>,
 }
 
 #[async_trait]
@@ -34,11 +37,14 @@ impl ContentRepo for SqliteContent {
     async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
         let (compiled, log) = compile(&query, Dialect::Sqlite);
         let counts = self.counts.clone();
+        let bookmarks = self.bookmarks.clone();
+        let deep = BookmarkedPage::of(&query);
         let page = self
             .backend
             .read(move |conn| {
                 take_failed_check();
-                list_page(conn, &compiled, &counts).map_err(|e| match take_failed_check() {
+                let page = list_page(conn, &compiled, deep.as_ref(), &counts, &bookmarks);
+                page.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
                     None => e,
                 })
@@ -229,8 +235,22 @@ const BULK_ANALYZE_DOCUMENTS: usize = 1000;
 fn list_page(
     conn: &Connection,
     compiled: &hub_query::content::CompiledList,
+    deep: Option<&BookmarkedPage>,
     counts: &CountCache,
+    bookmarks: &PageBookmarks,
 ) -> Result<ContentPage> {
+    if let Some(docs) = deep
+        .map(|deep| bookmarked_page(conn, deep, bookmarks))
+        .transpose()?
+        .flatten()
+    {
+        let total = count(conn, compiled, counts)?;
+        return Ok(ContentPage {
+            total: total.value,
+            total_estimated: total.estimated,
+            docs,
+        });
+    }
     for attempt in &compiled.attempts {
         let docs = page_docs(conn, &attempt.page, false)?.0;
         if docs.len() as u64 >= attempt.size {
@@ -266,6 +286,56 @@ fn list_page(
         total_estimated: total.estimated,
         docs,
     })
+}
+
+/// A deep page of a whole list found from kept marks (see `content::bookmarks`), or
+/// `None` when the marks do not reach it.
+fn bookmarked_page(
+    conn: &Connection,
+    page: &BookmarkedPage,
+    bookmarks: &PageBookmarks,
+) -> Result<Option<Vec<String>>> {
+    for _ in 0..bookmarks::MAX_STEPS {
+        match bookmarks.next(page, Dialect::Sqlite) {
+            Step::Seek {
+                page: seek,
+                revision,
+            } => {
+                let mut stmt = conn.prepare_cached(seek.as_sql())?;
+                let rows = stmt
+                    .query_map(bind(seek.params()).as_slice(), |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                if rows.is_empty() {
+                    return Ok(None);
+                }
+                if bookmarks.seeked(page, revision, rows[0].1) {
+                    return Ok(Some(rows.into_iter().map(|(doc, _)| doc).collect()));
+                }
+            }
+            Step::Read {
+                marks,
+                known,
+                revision,
+            } => {
+                let mut stmt = conn.prepare_cached(marks.as_sql())?;
+                let rows = stmt
+                    .query_map(bind(marks.params()).as_slice(), |r| {
+                        let key = OrderKey {
+                            sort_key: r.get(0)?,
+                            id_key: r.get(1)?,
+                        };
+                        Ok((key, r.get::<_, Option<i64>>(2)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                if !bookmarks.read(page, known, revision, rows) {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The documents `page` selects, and the total its second column carries when

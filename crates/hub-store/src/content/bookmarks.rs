@@ -1,0 +1,233 @@
+//! Bookmarks of deep pages (`hub_query::content::bookmarks`), kept per entity with the
+//! revision they were read at.
+//!
+//! A deep page of a whole list first asks [`PageBookmarks::next`] what to run: a seek
+//! from a kept mark, or a read of the marks it lacks (from the last kept one, so a client
+//! paging on reads each part of the order once). The backend runs that statement and
+//! hands its rows back ([`PageBookmarks::read`], [`PageBookmarks::seeked`]); every row
+//! carries the entity's revision from the same statement, so marks are used only while
+//! the documents they were read from are unchanged, whichever process wrote since.
+//! [`bookmarked_steps`] is how many steps a page may take before it falls back to its
+//! ordinary statement.
+//!
+//! Owns: the marks and the decisions between steps. Must not: run statements.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
+use hub_query::{Dialect, SqlBuilder};
+
+/// Steps a page may take: a read of missing marks, a seek that finds them out of date,
+/// a read from the start, the seek.
+pub(crate) const MAX_STEPS: usize = 4;
+
+/// Kept marks of every entity paged deep enough.
+#[derive(Default)]
+pub(crate) struct PageBookmarks {
+    marks: Mutex<HashMap<&'static str, Marks>>,
+}
+
+struct Marks {
+    /// The entity's revision the keys were read at.
+    revision: i64,
+    /// Mark `j` is `keys[j - 1]`.
+    keys: Vec<OrderKey>,
+}
+
+/// The statement a deep page runs next.
+pub(crate) enum Step {
+    /// The page from a kept mark; its rows must come with `revision`.
+    Seek { page: SqlBuilder, revision: i64 },
+    /// The marks after the first `known` ones, which were read at `revision`.
+    Read {
+        marks: SqlBuilder,
+        known: usize,
+        revision: Option<i64>,
+    },
+}
+
+impl PageBookmarks {
+    pub(crate) fn next(&self, page: &BookmarkedPage, dialect: Dialect) -> Step {
+        let marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        let mark = page.mark() as usize;
+        match marks.get(page.entity) {
+            Some(kept) if mark >= 1 && kept.keys.len() >= mark => Step::Seek {
+                page: page.seek(&kept.keys[mark - 1], dialect),
+                revision: kept.revision,
+            },
+            Some(kept) => Step::Read {
+                marks: page.marks(kept.keys.len() as u64, kept.keys.last(), dialect),
+                known: kept.keys.len(),
+                revision: Some(kept.revision),
+            },
+            None => Step::Read {
+                marks: page.marks(0, None, dialect),
+                known: 0,
+                revision: None,
+            },
+        }
+    }
+
+    /// Keeps the marks a [`Step::Read`] returned (`rows`: key and revision); true when
+    /// another step may answer the page: the marks now reach it, or they were read at
+    /// another revision than the kept ones, which are dropped so that the next step
+    /// reads from the start. False when the entity ends before the page's mark.
+    pub(crate) fn read(
+        &self,
+        page: &BookmarkedPage,
+        known: usize,
+        revision: Option<i64>,
+        rows: Vec<(OrderKey, Option<i64>)>,
+    ) -> bool {
+        let Some(read_at) = rows.first().and_then(|(_, r)| *r) else {
+            // No marks (the entity ends before the first) or no revision to hold them to.
+            return false;
+        };
+        let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        let keys = rows.into_iter().map(|(key, _)| key);
+        match marks.get_mut(page.entity) {
+            Some(kept) if revision == Some(read_at) && kept.revision == read_at => {
+                // Another request may have read the same marks meanwhile.
+                if kept.keys.len() == known {
+                    kept.keys.extend(keys);
+                }
+            }
+            _ if known == 0 => {
+                marks.insert(
+                    page.entity,
+                    Marks {
+                        revision: read_at,
+                        keys: keys.collect(),
+                    },
+                );
+            }
+            _ => {
+                marks.remove(page.entity);
+                return true;
+            }
+        }
+        marks
+            .get(page.entity)
+            .is_some_and(|kept| kept.keys.len() as u64 >= page.mark())
+    }
+
+    /// Whether a [`Step::Seek`] answered the page: its rows came with the revision the
+    /// marks were read at. Otherwise the marks are out of date and are dropped.
+    pub(crate) fn seeked(&self, page: &BookmarkedPage, revision: i64, found: Option<i64>) -> bool {
+        if found == Some(revision) {
+            return true;
+        }
+        let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        if marks
+            .get(page.entity)
+            .is_some_and(|kept| kept.revision == revision)
+        {
+            marks.remove(page.entity);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hub_query::content::bookmarks::STRIDE;
+
+    fn page(offset: u64) -> BookmarkedPage {
+        BookmarkedPage {
+            entity: "Accommodation",
+            offset,
+            size: 10,
+        }
+    }
+
+    fn key(n: u64) -> OrderKey {
+        OrderKey {
+            sort_key: format!("{n:06}"),
+            id_key: format!("id{n}"),
+        }
+    }
+
+    /// Marks `from..=to` as a read returns them, at `revision`.
+    fn rows(from: u64, to: u64, revision: i64) -> Vec<(OrderKey, Option<i64>)> {
+        (from..=to).map(|j| (key(j), Some(revision))).collect()
+    }
+
+    #[test]
+    fn marks_are_read_once_then_extended_then_seeked_from() {
+        let bookmarks = PageBookmarks::default();
+        let deep = page(29 * STRIDE + 90);
+        let Step::Read {
+            known, revision, ..
+        } = bookmarks.next(&deep, Dialect::Sqlite)
+        else {
+            panic!("nothing kept yet: read the marks")
+        };
+        assert_eq!((known, revision), (0, None));
+        assert!(bookmarks.read(&deep, 0, None, rows(1, 29, 7)));
+        let Step::Seek {
+            page: seek,
+            revision,
+        } = bookmarks.next(&deep, Dialect::Sqlite)
+        else {
+            panic!("the marks reach the page")
+        };
+        assert_eq!(revision, 7);
+        assert!(seek
+            .params()
+            .contains(&hub_query::SqlValue::Text(key(29).sort_key)));
+        assert!(bookmarks.seeked(&deep, 7, Some(7)));
+
+        // A deeper page reads only the marks after the kept ones.
+        let deeper = page(40 * STRIDE);
+        let Step::Read {
+            known, revision, ..
+        } = bookmarks.next(&deeper, Dialect::Sqlite)
+        else {
+            panic!("read the missing marks")
+        };
+        assert_eq!((known, revision), (29, Some(7)));
+        assert!(bookmarks.read(&deeper, 29, Some(7), rows(30, 40, 7)));
+        assert!(matches!(
+            bookmarks.next(&deeper, Dialect::Sqlite),
+            Step::Seek { revision: 7, .. }
+        ));
+    }
+
+    #[test]
+    fn a_new_revision_drops_the_marks_and_reads_again_from_the_start() {
+        let bookmarks = PageBookmarks::default();
+        let deep = page(5 * STRIDE);
+        assert!(bookmarks.read(&deep, 0, None, rows(1, 5, 7)));
+        // The seek's rows come from revision 8: not the page.
+        assert!(!bookmarks.seeked(&deep, 7, Some(8)));
+        assert!(matches!(
+            bookmarks.next(&deep, Dialect::Sqlite),
+            Step::Read { known: 0, .. }
+        ));
+
+        // An extension read at another revision than the kept marks drops them too.
+        assert!(bookmarks.read(&deep, 0, None, rows(1, 5, 8)));
+        let deeper = page(9 * STRIDE);
+        assert!(bookmarks.read(&deeper, 5, Some(8), rows(6, 9, 9)));
+        assert!(matches!(
+            bookmarks.next(&deeper, Dialect::Sqlite),
+            Step::Read { known: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn a_page_past_the_marks_the_entity_has_is_not_seeked() {
+        let bookmarks = PageBookmarks::default();
+        let past = page(50 * STRIDE);
+        // The entity ends after mark 12.
+        assert!(!bookmarks.read(&past, 0, None, rows(1, 12, 3)));
+        assert!(!bookmarks.read(&past, 12, Some(3), Vec::new()));
+        // What was read is kept for the pages it reaches.
+        assert!(matches!(
+            bookmarks.next(&page(12 * STRIDE), Dialect::Sqlite),
+            Step::Seek { revision: 3, .. }
+        ));
+    }
+}
