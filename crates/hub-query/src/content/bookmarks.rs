@@ -107,11 +107,13 @@ impl BookmarkedPage {
     }
 }
 
-/// The entity's write revision, as a scalar subquery (read once per statement).
+/// The entity's write revision, as a scalar subquery (read once per statement). An
+/// entity never written through this schema has no row: 0, which its first write (1)
+/// changes like any other.
 fn revision(q: &mut SqlBuilder, entity: &'static str) {
-    q.sql("(SELECT r.revision FROM content_revision r WHERE r.entity = ")
+    q.sql("COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = ")
         .text(entity)
-        .sql(")");
+        .sql("), 0)");
 }
 
 /// Only the entries strictly after `key` (a range of the order index on both backends).
@@ -170,7 +172,7 @@ mod tests {
         let seek = deep.seek(&key, Dialect::Postgres);
         assert_eq!(
             seek.as_sql(),
-            "SELECT c.doc, (SELECT r.revision FROM content_revision r WHERE r.entity = $1) \
+            "SELECT c.doc, COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = $1), 0) \
              FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c WHERE c.entity = $2 \
              AND (c.sort_key, c.id_key) > ($3, $4) ORDER BY o, k LIMIT $5 OFFSET $6) p \
              JOIN content c ON c.entity = $7 AND c.id_key = p.k ORDER BY p.o, p.k"
