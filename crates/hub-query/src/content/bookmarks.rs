@@ -17,7 +17,7 @@
 //! Owns: which pages qualify, where marks lie, and the two statements. Must not: keep
 //! marks or decide when to read them (`hub-store`'s page bookmarks do).
 
-use super::{ContentOrder, ContentQuery};
+use super::ContentQuery;
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Entries of the order between two marks: a bookmarked page steps over fewer than
@@ -45,9 +45,7 @@ pub struct BookmarkedPage {
 impl BookmarkedPage {
     /// The page `query` asks for, when it qualifies.
     pub fn of(query: &ContentQuery) -> Option<BookmarkedPage> {
-        let qualifies = query.filters.is_empty()
-            && matches!(query.order, ContentOrder::Default)
-            && query.page.offset() >= STRIDE;
+        let qualifies = query.is_whole_list_in_default_order() && query.page.offset() >= STRIDE;
         qualifies.then_some(BookmarkedPage {
             entity: query.entity,
             offset: query.page.offset(),
@@ -127,7 +125,7 @@ fn after(q: &mut SqlBuilder, key: &OrderKey) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ContentFilter, Page};
+    use super::super::{ContentFilter, ContentOrder, Page};
     use super::*;
 
     fn page(number: u32, filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {

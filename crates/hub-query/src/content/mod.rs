@@ -170,9 +170,7 @@ const PAGES_READ_IN_ORDER: u32 = 5;
 /// Only an unfiltered list qualifies: a filtered page walks the index anyway
 /// ([`CountedWalk`]) and carries its count.
 fn reads_documents_in_order(query: &ContentQuery) -> bool {
-    query.filters.is_empty()
-        && matches!(query.order, ContentOrder::Default)
-        && query.page.number <= PAGES_READ_IN_ORDER
+    query.is_whole_list_in_default_order() && query.page.number <= PAGES_READ_IN_ORDER
 }
 
 /// The SQL for the page of documents and for the total count.
@@ -198,6 +196,12 @@ pub struct CompiledList {
 pub use walk::{CountedWalk, PageAttempt};
 
 impl ContentQuery {
+    /// No filters and the default order: the entity's `(entity, sort_key, id_key)`
+    /// index read as it is, the same rows for every caller.
+    pub(crate) fn is_whole_list_in_default_order(&self) -> bool {
+        self.filters.is_empty() && matches!(self.order, ContentOrder::Default)
+    }
+
     /// The limit the count of this query stops at. An unfiltered list counts the
     /// entity exactly: one pass over its index entries (3 ms for 70,000 documents),
     /// paid once per write because the store keeps totals until the content changes,

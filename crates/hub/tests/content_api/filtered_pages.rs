@@ -107,6 +107,24 @@ async fn assert_page(app: &TestApp, uri: &str, all: &[String], number: usize) {
     assert!(body.get("TotalResultsEstimated").is_none(), "{uri}");
 }
 
+/// Writes `fp-new`, a copy of document 3 (so a `dense` match) that sorts first.
+async fn put_first_in_order(app: &TestApp) {
+    let mut first = doc(3);
+    first["Id"] = json!("fp-new");
+    first["_Meta"]["Id"] = json!("fp-new");
+    first["Shortname"] = json!("aaa first");
+    app.store
+        .content()
+        .put("HubActivityPoi", first, "2024-02-01T00:00:00".into(), false)
+        .await
+        .unwrap();
+}
+
+async fn delete(app: &TestApp, id: &str) {
+    let deleted = app.store.content().delete("HubActivityPoi", id).await;
+    assert!(deleted.unwrap(), "{id} was there to delete");
+}
+
 #[tokio::test]
 async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     let app = app();
@@ -156,15 +174,7 @@ async fn deep_pages_of_the_whole_list_follow_writes_at_once() {
     let mut all = expected(DOCS, |_| true);
     assert_page(&app, uri, &all, 30).await;
 
-    let mut first = doc(3);
-    first["Id"] = json!("fp-new");
-    first["_Meta"]["Id"] = json!("fp-new");
-    first["Shortname"] = json!("aaa first");
-    app.store
-        .content()
-        .put("HubActivityPoi", first, "2024-02-01T00:00:00".into(), false)
-        .await
-        .unwrap();
+    put_first_in_order(&app).await;
     all.insert(0, "fp-new".into());
     assert_page(&app, uri, &all, 30).await;
     assert_page(
@@ -176,12 +186,7 @@ async fn deep_pages_of_the_whole_list_follow_writes_at_once() {
     .await;
 
     for id in ["fp-new", "fp-02399", "fp-02000"] {
-        assert!(app
-            .store
-            .content()
-            .delete("HubActivityPoi", id)
-            .await
-            .unwrap());
+        delete(&app, id).await;
         all.retain(|kept| kept != id);
     }
     for number in [30, 41, 12] {
@@ -199,27 +204,14 @@ async fn totals_and_pages_follow_writes_at_once() {
     assert_eq!(before["TotalResults"], dense.len());
 
     // A new match that sorts first: the total grows by one and page 2 shifts by one.
-    let mut first = doc(3);
-    first["Id"] = json!("fp-new");
-    first["_Meta"]["Id"] = json!("fp-new");
-    first["Shortname"] = json!("aaa first");
-    app.store
-        .content()
-        .put("HubActivityPoi", first, "2024-02-01T00:00:00".into(), false)
-        .await
-        .unwrap();
+    put_first_in_order(&app).await;
     let (_, after) = get(&app, uri).await;
     assert_eq!(after["TotalResults"], dense.len() + 1, "{after}");
     assert_eq!(ids(&after)[0], dense[9], "{after}");
 
     // Deleting it and another match: one fewer than at the start.
     for id in ["fp-new", "fp-00003"] {
-        assert!(app
-            .store
-            .content()
-            .delete("HubActivityPoi", id)
-            .await
-            .unwrap());
+        delete(&app, id).await;
     }
     let (_, deleted) = get(&app, uri).await;
     assert_eq!(deleted["TotalResults"], dense.len() - 1, "{deleted}");
