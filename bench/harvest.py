@@ -8,7 +8,8 @@ server, the seconds for one complete walk (`fields=Id`, so the time is the store
 not the serialisation's), in interleaved rounds, and the medians.
 
 Usage: bench/harvest.py [--rounds 2] [--pagesize 100] PATH NAME=PORT [NAME=PORT ...]
-  PATH       a Content API list, e.g. /v1/HubActivityPoi
+  PATH       a Content API list, e.g. /v1/HubActivityPoi, with filters if any
+             (/v1/HubActivityPoi?publishedon=idm-marketplace: a marketplace harvest)
   NAME=PORT  a Hub server on 127.0.0.1:PORT (start it with `--response-cache-bytes 0`
              to time the store rather than the response cache)
 Round 1 of a freshly started server includes reading its page bookmarks.
@@ -24,8 +25,9 @@ def walk(port, path, pagesize):
     """Seconds and documents for one walk through every page of `path`."""
     conn = http.client.HTTPConnection("127.0.0.1", port)
     start, documents, page = time.perf_counter(), 0, 1
+    joint = "&" if "?" in path else "?"
     while True:
-        conn.request("GET", f"{path}?pagesize={pagesize}&pagenumber={page}&fields=Id")
+        conn.request("GET", f"{path}{joint}pagesize={pagesize}&pagenumber={page}&fields=Id")
         response = conn.getresponse()
         body = response.read()
         if response.status != 200:

@@ -1,11 +1,12 @@
-//! Deep pages of a whole list, found from bookmarks in the order index.
+//! Deep pages in the default order, found from bookmarks in the order index.
 //!
-//! Page 300 of an unfiltered list in the default order is `OFFSET 2990`: the database
-//! steps over 2,990 entries of the `(entity, sort_key, id_key)` index for every request
-//! (on PostgreSQL most of the page's cost). ODH clients page by number, so a seek from
-//! the key before the page needs that key: a *bookmark*. Mark `j` (from 1) is the key at
-//! position `j · STRIDE − 1` of the entity's order, so page `offset` seeks to the first
-//! key after mark `offset / STRIDE` and steps over fewer than [`STRIDE`] entries.
+//! Page 300 of a list in the default order is `OFFSET 2990`: the database steps over
+//! 2,990 entries of the `(entity, sort_key, id_key)` index (with a filter, 2,990
+//! matches, testing every document passed) for every request. ODH clients page by
+//! number, so a seek from the key before the page needs that key: a *bookmark*. Mark `j`
+//! (from 1) is the key at position `j · STRIDE − 1` of the list's order, so page `offset`
+//! seeks to the first key after mark `offset / STRIDE` and steps over fewer than
+//! [`STRIDE`] entries of the list.
 //!
 //! Marks hold only while the entity's documents are unchanged. Every statement here
 //! returns the entity's write revision (`content_revision`) with its rows, read in the
@@ -14,15 +15,21 @@
 //! with that same revision. A write in between (through this process or another) shows
 //! as a new revision, and the marks are read again.
 //!
+//! A filtered list has marks of its own ([`BookmarkedPage::scope`]: its WHERE clause),
+//! over its matches only. Its statements test each filter in the form its density pays
+//! for ([`probes_pay`]): along the order index, one probe per document passed, when the
+//! matches are dense; as the set of matches otherwise.
+//!
 //! Owns: which pages qualify, where marks lie, and the two statements. Must not: keep
 //! marks or decide when to read them (`hub-store`'s page bookmarks do).
 
-use super::ContentQuery;
+use super::walk::{answered_by_an_index, order_index, probes_pay};
+use super::{compile_filter, CheckTable, ContentFilter, ContentOrder, ContentQuery, Form, Total};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Entries of the order between two marks: a bookmarked page steps over fewer than
-/// this many. Each mark is kept in memory (two short keys), one per `STRIDE` documents
-/// of an entity that was paged that deep.
+/// this many. Each mark is kept in memory (two short keys), one per `STRIDE` entries
+/// of a list that was paged that deep.
 pub const STRIDE: u64 = 100;
 
 /// A key of the `(entity, sort_key, id_key)` order.
@@ -32,25 +39,64 @@ pub struct OrderKey {
     pub id_key: String,
 }
 
-/// A page of an unfiltered list in the default order at least [`STRIDE`] entries deep.
-/// Only a list without filters qualifies: its order is the same for every caller, so one
-/// set of marks per entity serves all of them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A page of a list in the default order at least [`STRIDE`] entries deep.
+#[derive(Debug, Clone, PartialEq)]
 pub struct BookmarkedPage {
     pub entity: &'static str,
     pub offset: u64,
     pub size: u32,
+    /// The list's filters; none for the whole list.
+    filters: Vec<ContentFilter>,
+    /// What the marks are of: the entity for the whole list, which is the same for every
+    /// caller, otherwise also the filters' WHERE clause and its values.
+    scope: String,
+    /// The list's matches and the entity's documents, once counted ([`BookmarkedPage::counted`]).
+    density: Option<(u64, u64)>,
 }
 
 impl BookmarkedPage {
-    /// The page `query` asks for, when it qualifies.
+    /// The page `query` asks for, when it qualifies. Filters an index answers directly
+    /// (ids, a radius, an area) do not: their few matches are sorted at once.
     pub fn of(query: &ContentQuery) -> Option<BookmarkedPage> {
-        let qualifies = query.is_whole_list_in_default_order() && query.page.offset() >= STRIDE;
-        qualifies.then_some(BookmarkedPage {
+        let qualifies = query.order == ContentOrder::Default
+            && query.page.offset() >= STRIDE
+            && !query.filters.iter().any(answered_by_an_index);
+        if !qualifies {
+            return None;
+        }
+        let scope = if query.filters.is_empty() {
+            query.entity.to_string()
+        } else {
+            let mut clause = SqlBuilder::new(Dialect::Sqlite);
+            query.where_clause(&mut clause);
+            format!("{}\n{:?}", clause.as_sql(), clause.params())
+        };
+        Some(BookmarkedPage {
             entity: query.entity,
             offset: query.page.offset(),
             size: query.page.size,
+            filters: query.filters.clone(),
+            scope,
+            density: None,
         })
+    }
+
+    /// The list the marks are of: pages with the same scope share them.
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// Whether the list has filters: its statements then wait for
+    /// [`BookmarkedPage::counted`] to choose how to test them.
+    pub fn is_filtered(&self) -> bool {
+        !self.filters.is_empty()
+    }
+
+    /// The page with the list's total (`matched`) and the entity's number of documents
+    /// known, which tell how dense the matches are.
+    pub fn counted(mut self, matched: Total, documents: u64) -> BookmarkedPage {
+        self.density = Some((matched.value, documents));
+        self
     }
 
     /// The number of the mark the page seeks from (at least 1).
@@ -61,16 +107,17 @@ impl BookmarkedPage {
     /// The page's documents, found after mark [`BookmarkedPage::mark`] (`key`), each row
     /// carrying the entity's revision as its second column.
     pub fn seek(&self, key: &OrderKey, dialect: Dialect) -> SqlBuilder {
+        let skipped = self.offset - self.mark() * STRIDE;
         let mut page = SqlBuilder::new(dialect);
         page.sql("SELECT c.doc, ");
         revision(&mut page, self.entity);
-        page.sql(" FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c WHERE c.entity = ")
-            .text(self.entity);
+        page.sql(" FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c");
+        self.matches(&mut page, skipped + u64::from(self.size));
         after(&mut page, key);
         page.sql(" ORDER BY o, k LIMIT ")
             .param(SqlValue::Int(self.size as i64))
             .sql(" OFFSET ")
-            .param(SqlValue::Int((self.offset - self.mark() * STRIDE) as i64))
+            .param(SqlValue::Int(skipped as i64))
             .sql(") p JOIN content c ON c.entity = ")
             .text(self.entity)
             .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
@@ -79,29 +126,51 @@ impl BookmarkedPage {
 
     /// The marks after mark number `known` (`last` is its key; none and 0 = from the
     /// start) up to this page's mark: one row per mark, `sort_key, id_key, revision`.
-    /// Fewer rows than asked for means the entity ends before the page.
+    /// Fewer rows than asked for means the list ends before the page.
     pub fn marks(&self, known: u64, last: Option<&OrderKey>, dialect: Dialect) -> SqlBuilder {
-        let wanted = self.mark().saturating_sub(known);
+        let span = self
+            .mark()
+            .saturating_sub(known)
+            .saturating_mul(STRIDE)
+            .min(i64::MAX as u64);
         let mut marks = SqlBuilder::new(dialect);
         marks.sql("SELECT m.sort_key, m.id_key, ");
         revision(&mut marks, self.entity);
-        marks
-            .sql(
-                " FROM (SELECT c.sort_key, c.id_key, \
-                 ROW_NUMBER() OVER (ORDER BY c.sort_key, c.id_key) AS n \
-                 FROM content c WHERE c.entity = ",
-            )
-            .text(self.entity);
+        marks.sql(
+            " FROM (SELECT c.sort_key, c.id_key, \
+             ROW_NUMBER() OVER (ORDER BY c.sort_key, c.id_key) AS n \
+             FROM content c",
+        );
+        self.matches(&mut marks, span);
         if let Some(key) = last {
             after(&mut marks, key);
         }
         marks
             .sql(" ORDER BY c.sort_key, c.id_key LIMIT ")
-            .param(SqlValue::Int(
-                wanted.saturating_mul(STRIDE).min(i64::MAX as u64) as i64,
-            ))
+            .param(SqlValue::Int(span as i64))
             .sql(&format!(") m WHERE m.n % {STRIDE} = 0 ORDER BY m.n"));
         marks
+    }
+
+    /// The entity's documents that match the list, for a read along the order that
+    /// passes `span` of them: the filters tested per document when that pays (the order
+    /// index named on SQLite, as a walk does), as sets otherwise. The clause's checks
+    /// are the query's own (the same filters in the same order), so the store resolves a
+    /// failed one against the page's [`CheckTable`].
+    fn matches(&self, q: &mut SqlBuilder, span: u64) {
+        let form = match self.density {
+            Some((matched, documents)) if probes_pay(span, matched, documents) => Form::Probe,
+            _ => Form::Set,
+        };
+        if form == Form::Probe && self.is_filtered() {
+            q.sql(order_index(q.dialect));
+        }
+        q.sql(" WHERE c.entity = ").text(self.entity);
+        let mut checks = CheckTable::default();
+        for filter in &self.filters {
+            q.sql(" AND ");
+            compile_filter(q, filter, self.entity, form, &mut checks);
+        }
     }
 }
 
@@ -125,7 +194,7 @@ fn after(q: &mut SqlBuilder, key: &OrderKey) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ContentFilter, ContentOrder, Page};
+    use super::super::{tagfilter, ContentFilter, ContentOrder, Page};
     use super::*;
 
     fn page(number: u32, filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
@@ -139,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn only_deep_pages_of_a_whole_list_in_the_default_order_are_bookmarked() {
+    fn only_deep_pages_in_the_default_order_without_an_indexed_filter_are_bookmarked() {
         let cases = [
             (page(10, vec![], ContentOrder::Default), None),
             (page(11, vec![], ContentOrder::Default), Some((100, 1))),
@@ -149,6 +218,14 @@ mod tests {
                 page(
                     300,
                     vec![ContentFilter::Active(true)],
+                    ContentOrder::Default,
+                ),
+                Some((2_990, 29)),
+            ),
+            (
+                page(
+                    300,
+                    vec![ContentFilter::IdIn(vec!["a".into()])],
                     ContentOrder::Default,
                 ),
                 None,
@@ -193,5 +270,79 @@ mod tests {
         assert!(extended
             .as_sql()
             .ends_with(") m WHERE m.n % 100 = 0 ORDER BY m.n"));
+    }
+
+    #[test]
+    fn each_filtered_list_has_marks_of_its_own() {
+        let whole = BookmarkedPage::of(&page(30, vec![], ContentOrder::Default)).unwrap();
+        let active = |on| page(30, vec![ContentFilter::Active(on)], ContentOrder::Default);
+        let open = BookmarkedPage::of(&active(true)).unwrap();
+        let closed = BookmarkedPage::of(&active(false)).unwrap();
+        assert_eq!(whole.scope(), "Accommodation");
+        assert_ne!(open.scope(), closed.scope());
+        assert_ne!(open.scope(), whole.scope());
+        // The page number is not part of the list.
+        let mut deeper = active(true);
+        deeper.page.number = 90;
+        assert_eq!(BookmarkedPage::of(&deeper).unwrap().scope(), open.scope());
+    }
+
+    #[test]
+    fn a_filtered_seek_tests_each_document_only_when_its_matches_are_dense() {
+        let key = OrderKey {
+            sort_key: "m".into(),
+            id_key: "x".into(),
+        };
+        let tagged = tagfilter::parse_tagfilter("and(hiking)").unwrap();
+        let query = page(
+            300,
+            vec![ContentFilter::Tags {
+                kind: "tag",
+                filter: tagged,
+            }],
+            ContentOrder::Default,
+        );
+        let deep = BookmarkedPage::of(&query).unwrap();
+        // (matches, documents) → the seek's form; the seek passes 90 + 10 matches.
+        let cases = [
+            (None, "IN (SELECT"),
+            (Some((50_000, 70_000)), "EXISTS (SELECT"),
+            (Some((100, 10_000)), "IN (SELECT"),
+            (Some((0, 10_000)), "IN (SELECT"),
+        ];
+        for (density, form) in cases {
+            let counted = match density {
+                Some((matched, documents)) => {
+                    deep.clone().counted(Total::exact(matched), documents)
+                }
+                None => deep.clone(),
+            };
+            for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+                let seek = counted.seek(&key, dialect);
+                assert!(
+                    seek.as_sql().contains(form),
+                    "{density:?}: {}",
+                    seek.as_sql()
+                );
+                let named = seek.as_sql().contains("INDEXED BY content_order");
+                let walks = form.starts_with("EXISTS") && dialect == Dialect::Sqlite;
+                assert_eq!(named, walks, "{density:?}: {}", seek.as_sql());
+            }
+        }
+        // Reading 29 marks (2,900 matches) of a 5,000-of-70,000 filter from the start
+        // passes more documents than it has matches; reading the 29th from the 28th does not.
+        let sparse = deep.counted(Total::exact(5_000), 70_000);
+        let from_start = sparse.marks(0, None, Dialect::Postgres);
+        assert!(
+            from_start.as_sql().contains("IN (SELECT"),
+            "{}",
+            from_start.as_sql()
+        );
+        let extended = sparse.marks(28, Some(&key), Dialect::Postgres);
+        assert!(
+            extended.as_sql().contains("EXISTS (SELECT"),
+            "{}",
+            extended.as_sql()
+        );
     }
 }

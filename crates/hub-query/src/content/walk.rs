@@ -96,22 +96,40 @@ pub(crate) fn walk_rows(page_end: u64, matched: u64, documents: u64) -> Option<u
     if matched < page_end || documents == 0 {
         return None;
     }
-    // In 128 bits: the product of two counts never overflows.
-    let expected = (u128::from(page_end) * u128::from(documents)).div_ceil(u128::from(matched));
+    let expected = passed(page_end, matched, documents);
     (expected <= u128::from(matched) && expected <= u128::from(MAX_ROWS))
         .then(|| (expected as u64 * 2).max(MIN_ROWS).min(documents))
+}
+
+/// Whether testing each document along the order ([`Form::Probe`]) to pass `span`
+/// matches costs less than reading all `matched` as a set ([`Form::Set`]): the same
+/// weighing as [`walk_rows`], for a read that has no prefix to give up at (a seek from a
+/// bookmark stops after its rows whatever the density).
+pub(crate) fn probes_pay(span: u64, matched: u64, documents: u64) -> bool {
+    matched > 0 && passed(span, matched, documents) <= u128::from(matched)
+}
+
+/// The documents an ordered walk passes to find `span` of `matched` matches spread
+/// evenly over `documents` (`matched` > 0). In 128 bits: the product of two counts
+/// never overflows.
+fn passed(span: u64, matched: u64, documents: u64) -> u128 {
+    (u128::from(span) * u128::from(documents)).div_ceil(u128::from(matched))
+}
+
+/// SQLite's planner has no statistics for an ordered walk and would drive it from a side
+/// table; the walk names the order index. PostgreSQL plans it from its statistics.
+pub(crate) fn order_index(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => " INDEXED BY content_order",
+        Dialect::Postgres => "",
+    }
 }
 
 /// The walk over the first `rows` documents of the order.
 fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAttempt {
     let size = u64::from(query.page.size);
     let offset = query.page.offset();
-    // SQLite's planner has no statistics here and would drive the walk from a side
-    // table; name the order index. PostgreSQL plans it from its statistics.
-    let order_index = match dialect {
-        Dialect::Sqlite => " INDEXED BY content_order",
-        Dialect::Postgres => "",
-    };
+    let order_index = order_index(dialect);
     let mut page = SqlBuilder::new(dialect);
     page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c")
         .sql(order_index);
@@ -151,7 +169,7 @@ pub(crate) fn close_probe(q: &mut SqlBuilder) {
 /// Filters whose matches an index finds directly and that are usually narrow (an id
 /// list, a place on the map): their matches are few, so sorting them beats walking —
 /// and a walk would read each walked document's row for its position.
-fn answered_by_an_index(filter: &ContentFilter) -> bool {
+pub(crate) fn answered_by_an_index(filter: &ContentFilter) -> bool {
     matches!(
         filter,
         ContentFilter::IdIn(_) | ContentFilter::Radius(_) | ContentFilter::Area(_)

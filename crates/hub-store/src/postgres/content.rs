@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
+use hub_query::content::checks::CheckTable;
 use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
 use serde_json::Value;
@@ -323,9 +324,25 @@ async fn list_page(
     // The content stamp travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
-    if let Some(deep) = BookmarkedPage::of(&query) {
-        let found = bookmarked_page(&conn, &deep, &caches.bookmarks);
-        if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
+    if let Some(mut deep) = BookmarkedPage::of(&query) {
+        let found = match &compiled.walk {
+            Some(walk) if deep.is_filtered() => {
+                // A filtered list's statements test its filters as its density pays
+                // for: both totals first, kept under one stamp.
+                stamp = Some(content_stamp(&conn).await?);
+                let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+                let all = walk.documents();
+                let documents =
+                    count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
+                deep = deep.counted(total, documents.value);
+                bookmarked_page(&conn, &deep, &caches.bookmarks, &compiled.checks).await?
+            }
+            _ => {
+                let found = bookmarked_page(&conn, &deep, &caches.bookmarks, &compiled.checks);
+                with_stamp(&conn, &mut stamp, found).await?
+            }
+        };
+        if let Some(docs) = found {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
             return Ok(ContentPage {
                 total: total.value,
@@ -383,13 +400,16 @@ async fn list_page(
     })
 }
 
-/// A deep page of a whole list found from kept marks (see `content::bookmarks`), or
-/// `None` when the marks do not reach it.
+/// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
+/// marks do not reach it.
 async fn bookmarked_page(
     conn: &Conn,
     page: &BookmarkedPage,
     bookmarks: &PageBookmarks,
+    checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
+    // A filter's failed check is the client's error, as on the page statement.
+    let fail = |e| list_error(checks, e);
     for _ in 0..bookmarks::MAX_STEPS {
         match bookmarks.next(page, Dialect::Postgres) {
             Step::Seek {
@@ -398,7 +418,7 @@ async fn bookmarked_page(
             } => {
                 let params = bind(seek.params());
                 let stmt = super::prepare_bounded(conn, seek.as_sql()).await?;
-                let rows = conn.query(&stmt, &refs(&params)).await?;
+                let rows = conn.query(&stmt, &refs(&params)).await.map_err(fail)?;
                 let Some(first) = rows.first() else {
                     return Ok(None);
                 };
@@ -415,7 +435,7 @@ async fn bookmarked_page(
                 let params = bind(marks.params());
                 let stmt = super::prepare_bounded(conn, marks.as_sql()).await?;
                 let mut keys = Vec::new();
-                for row in conn.query(&stmt, &refs(&params)).await? {
+                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
                     let key = OrderKey {
                         sort_key: row.try_get(0)?,
                         id_key: row.try_get(1)?,

@@ -239,17 +239,23 @@ fn list_page(
     counts: &CountCache,
     bookmarks: &PageBookmarks,
 ) -> Result<ContentPage> {
-    if let Some(docs) = deep
-        .map(|deep| bookmarked_page(conn, deep, bookmarks))
-        .transpose()?
-        .flatten()
-    {
+    if let Some(deep) = deep {
         let total = count(conn, compiled, counts)?;
-        return Ok(ContentPage {
-            total: total.value,
-            total_estimated: total.estimated,
-            docs,
-        });
+        // A filtered list's statements test its filters as its density pays for.
+        let deep = match &compiled.walk {
+            Some(walk) if deep.is_filtered() => {
+                let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
+                deep.clone().counted(total, documents.value)
+            }
+            _ => deep.clone(),
+        };
+        if let Some(docs) = bookmarked_page(conn, &deep, bookmarks)? {
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
+        }
     }
     for attempt in &compiled.attempts {
         let docs = page_docs(conn, &attempt.page, false)?.0;
@@ -288,8 +294,8 @@ fn list_page(
     })
 }
 
-/// A deep page of a whole list found from kept marks (see `content::bookmarks`), or
-/// `None` when the marks do not reach it.
+/// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
+/// marks do not reach it.
 fn bookmarked_page(
     conn: &Connection,
     page: &BookmarkedPage,

@@ -140,11 +140,12 @@ async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     ];
     for (filter, rule) in filters {
         let all = expected(DOCS, rule);
-        // Pages 1 and 3, deeper pages (walked when the count shows the matches dense
-        // enough: `even` on page 25 and, through every document, on page 60), the last
-        // page and one past it.
+        // Pages 1 and 3 (walked when the count shows the matches dense enough),
+        // deeper pages (from the filter's own bookmarks, every 100 matches: page 11
+        // reads the first, 25 more, 24 and 26 lie on either side of one, 60 reads on),
+        // the last page and one past it.
         let last = all.len().div_ceil(10).max(1);
-        for number in [1, 3, 25, 60, last, last + 1] {
+        for number in [1, 3, 11, 25, 24, 26, 60, last, last + 1] {
             let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, &all, number).await;
         }
@@ -192,6 +193,71 @@ async fn deep_pages_of_the_whole_list_follow_writes_at_once() {
     for number in [30, 41, 12] {
         let uri = format!("/v1/HubActivityPoi?pagesize=10&pagenumber={number}");
         assert_page(&app, &uri, &all, number).await;
+    }
+}
+
+#[tokio::test]
+async fn deep_pages_of_a_filter_follow_writes_at_once() {
+    // A filter's deep pages seek from marks over its matches: a write that adds,
+    // removes or changes a match must show on them at once, as on the whole list's.
+    let app = app();
+    let page = |number: usize| {
+        format!("/v1/HubActivityPoi?tagfilter=dense&pagesize=10&pagenumber={number}")
+    };
+    let mut dense = expected(DOCS, |i| i % 3 == 0);
+    for number in [30, 62] {
+        assert_page(&app, &page(number), &dense, number).await;
+    }
+
+    // A new match that sorts first shifts every page by one.
+    put_first_in_order(&app).await;
+    dense.insert(0, "fp-new".into());
+    for number in [30, 62, 15] {
+        assert_page(&app, &page(number), &dense, number).await;
+    }
+
+    // Document 1 was no match; tagged `dense` now, it joins at its place in the order
+    // (Shortname "name 02399": just before document 0, the last).
+    let mut joined = doc(1);
+    joined["Tags"] = json!([{"Id": "dense", "Source": "idm"}]);
+    app.store
+        .content()
+        .put(
+            "HubActivityPoi",
+            joined,
+            "2024-02-01T00:00:00".into(),
+            false,
+        )
+        .await
+        .unwrap();
+    dense.insert(dense.len() - 1, "fp-00001".into());
+    let last = dense.len().div_ceil(10);
+    for number in [last, 30] {
+        assert_page(&app, &page(number), &dense, number).await;
+    }
+
+    // Deleting matches and a document that is none.
+    for id in ["fp-new", "fp-02397", "fp-00600", "fp-00002"] {
+        delete(&app, id).await;
+        dense.retain(|kept| kept != id);
+    }
+    for number in [30, 62, 12] {
+        assert_page(&app, &page(number), &dense, number).await;
+    }
+}
+
+#[tokio::test]
+async fn a_deep_page_blames_a_filter_the_data_refuses_on_its_parameter() {
+    // A deep page counts and reads its marks with the filter, where a failed check is
+    // the client's 400 as on the page statement.
+    let app = app();
+    for number in [1, 30] {
+        let uri =
+            format!("/v1/HubActivityPoi?rawfilter=gt(Shortname,5)&pagesize=10&pagenumber={number}");
+        let (status, body) = get(&app, &uri).await;
+        assert_eq!(status, 400, "{uri}: {body}");
+        assert_eq!(body["parameter"], "rawfilter", "{uri}: {body}");
+        assert_eq!(body["position"], 14, "{uri}: {body}");
     }
 }
 
