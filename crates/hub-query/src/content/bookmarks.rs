@@ -32,6 +32,10 @@ use crate::sql::{Dialect, SqlBuilder, SqlValue};
 /// of a list that was paged that deep.
 pub const STRIDE: u64 = 100;
 
+/// The longest [`BookmarkedPage::scope`] kept: a list with more filter text (long value
+/// lists) runs its ordinary statement, as the store's kept counts do.
+pub const MAX_SCOPE_BYTES: usize = 8 * 1024;
+
 /// A key of the `(entity, sort_key, id_key)` order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderKey {
@@ -71,6 +75,9 @@ impl BookmarkedPage {
             query.where_clause(&mut clause);
             format!("{}\n{:?}", clause.as_sql(), clause.params())
         };
+        if scope.len() > MAX_SCOPE_BYTES {
+            return None;
+        }
         Some(BookmarkedPage {
             entity: query.entity,
             offset: query.page.offset(),
@@ -226,6 +233,14 @@ mod tests {
                 page(
                     300,
                     vec![ContentFilter::IdIn(vec!["a".into()])],
+                    ContentOrder::Default,
+                ),
+                None,
+            ),
+            (
+                page(
+                    300,
+                    vec![ContentFilter::SourceIn(vec!["a-source".into(); 900])],
                     ContentOrder::Default,
                 ),
                 None,
