@@ -67,7 +67,7 @@ pub struct Store {
     /// List totals shared by every content repository of this store.
     counts: Arc<content::count_cache::CountCache>,
     /// Marks of deep pages shared by every content repository of this store.
-    bookmarks: Arc<content::bookmarks::PageBookmarks>,
+    orders: Arc<content::KeptOrders>,
 }
 
 /// The backends are shared with the repositories `Store` hands out.
@@ -89,7 +89,7 @@ impl Store {
                 dir, tuning,
             )?))),
             counts: Arc::default(),
-            bookmarks: Arc::default(),
+            orders: Arc::default(),
         })
     }
 
@@ -113,7 +113,7 @@ impl Store {
                 url, settings,
             )?))),
             counts: Arc::default(),
-            bookmarks: Arc::default(),
+            orders: Arc::default(),
         })
     }
 
@@ -147,7 +147,7 @@ impl Store {
                 Ok(Store {
                     backend: Arc::new(Backend::Postgres(Arc::new(backend))),
                     counts: Arc::default(),
-                    bookmarks: Arc::default(),
+                    orders: Arc::default(),
                 })
             }
             _ => Store::open_sqlite(dir),
@@ -243,12 +243,12 @@ impl Store {
             Backend::Sqlite(b) => Arc::new(sqlite::SqliteContent {
                 backend: b.clone(),
                 counts: self.counts.clone(),
-                bookmarks: self.bookmarks.clone(),
+                orders: self.orders.clone(),
             }),
             Backend::Postgres(b) => Arc::new(postgres::PgContent {
                 backend: b.clone(),
                 counts: self.counts.clone(),
-                bookmarks: self.bookmarks.clone(),
+                orders: self.orders.clone(),
             }),
         }
     }

@@ -11,6 +11,7 @@ pub(crate) mod bookmarks;
 pub(crate) mod count_cache;
 pub(crate) mod event_dates;
 pub(crate) mod put;
+pub(crate) mod seeded;
 
 use async_trait::async_trait;
 use hub_query::content::checks::{CheckTable, FailedCheck};
@@ -18,6 +19,14 @@ use hub_query::content::{CompiledList, ContentQuery};
 use serde_json::Value;
 
 use crate::{Result, StoreError};
+
+/// What the store keeps of list orders between requests, each held to the entity's
+/// write revision: deep-page bookmarks and seeded prefixes.
+#[derive(Default)]
+pub(crate) struct KeptOrders {
+    pub(crate) bookmarks: bookmarks::PageBookmarks,
+    pub(crate) seeded: seeded::SeededPrefixes,
+}
 
 /// One page of documents and the total number of matches.
 #[derive(Debug, Clone)]

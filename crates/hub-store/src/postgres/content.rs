@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::checks::CheckTable;
+use hub_query::content::seeded::SeededPage;
 use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
 use serde_json::Value;
@@ -21,6 +22,8 @@ use super::{bind, refs, Conn, PgBackend, Queries};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::revisions_to_bump;
+use crate::content::seeded::{self, SeededPrefixes};
+use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, parse_documents, ContentPage, ContentRepo,
     DocumentStream, Extent, PutOutcome, Revisions,
@@ -38,7 +41,7 @@ const CHUNK: usize = 500;
 pub(crate) struct PgContent {
     pub(crate) backend: Arc<PgBackend>,
     pub(crate) counts: Arc<CountCache>,
-    pub(crate) bookmarks: Arc<PageBookmarks>,
+    pub(crate) orders: Arc<KeptOrders>,
 }
 
 #[async_trait]
@@ -49,7 +52,7 @@ impl ContentRepo for PgContent {
         let compiled = Arc::new(compiled);
         let caches = ListCaches {
             counts: self.counts.clone(),
-            bookmarks: self.bookmarks.clone(),
+            orders: self.orders.clone(),
         };
         let page = self
             .backend
@@ -309,7 +312,7 @@ async fn read_revisions(conn: Conn) -> Result<Revisions> {
 #[derive(Clone)]
 struct ListCaches {
     counts: Arc<CountCache>,
-    bookmarks: Arc<PageBookmarks>,
+    orders: Arc<KeptOrders>,
 }
 
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
@@ -324,6 +327,17 @@ async fn list_page(
     // The content stamp travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
+    if let Some(seeded) = SeededPage::of(&query) {
+        let found = seeded_page(&conn, &seeded, &caches.orders.seeded, &compiled.checks);
+        if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
+            let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
+        }
+    }
     if let Some(mut deep) = BookmarkedPage::of(&query) {
         let found = match &compiled.walk {
             Some(walk) if deep.is_filtered() => {
@@ -335,10 +349,11 @@ async fn list_page(
                 let documents =
                     count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
                 deep = deep.counted(total, documents.value);
-                bookmarked_page(&conn, &deep, &caches.bookmarks, &compiled.checks).await?
+                bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks).await?
             }
             _ => {
-                let found = bookmarked_page(&conn, &deep, &caches.bookmarks, &compiled.checks);
+                let found =
+                    bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks);
                 with_stamp(&conn, &mut stamp, found).await?
             }
         };
@@ -446,6 +461,51 @@ async fn bookmarked_page(
                     return Ok(None);
                 }
             }
+        }
+    }
+    Ok(None)
+}
+
+/// A seeded page read by key from the kept prefix of its order (see
+/// `content::seeded`), or `None` when it lies past the list's end.
+async fn seeded_page(
+    conn: &Conn,
+    page: &SeededPage,
+    prefixes: &SeededPrefixes,
+    checks: &CheckTable,
+) -> Result<Option<Vec<String>>> {
+    // A filter's failed check is the client's error, as on the page statement.
+    let fail = |e| list_error(checks, e);
+    for _ in 0..seeded::MAX_ATTEMPTS {
+        let (prefix, revision) = match prefixes.kept(page) {
+            Some(kept) => kept,
+            None => {
+                let read = page.prefix(Dialect::Postgres);
+                let params = bind(read.params());
+                let stmt = super::prepare_bounded(conn, read.as_sql()).await?;
+                let mut rows = Vec::new();
+                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
+                    rows.push((row.try_get(0)?, row.try_get(1)?));
+                }
+                match prefixes.keep(page, rows) {
+                    Some(kept) => kept,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let keys = page.keys(&prefix);
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let read = page.documents(keys, Dialect::Postgres);
+        let params = bind(read.params());
+        let stmt = super::prepare_bounded(conn, read.as_sql()).await?;
+        let mut rows = Vec::new();
+        for row in conn.query(&stmt, &refs(&params)).await? {
+            rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
+        }
+        if let Some(docs) = prefixes.assemble(page, keys, revision, rows) {
+            return Ok(Some(docs));
         }
     }
     Ok(None)

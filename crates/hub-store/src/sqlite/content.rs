@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
+use hub_query::content::seeded::SeededPage;
 use hub_query::content::{ContentQuery, Total};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -18,6 +19,8 @@ use super::{bind, SqliteBackend};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
+use crate::content::seeded::{self, SeededPrefixes};
+use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
     ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome,
@@ -29,7 +32,7 @@ use crate::{IndexedDocument, Result};
 pub(crate) struct SqliteContent {
     pub(crate) backend: Arc<SqliteBackend>,
     pub(crate) counts: Arc<CountCache>,
-    pub(crate) bookmarks: Arc<PageBookmarks>,
+    pub(crate) orders: Arc<KeptOrders>,
 }
 
 #[async_trait]
@@ -37,13 +40,15 @@ impl ContentRepo for SqliteContent {
     async fn list(&self, query: ContentQuery) -> Result<ContentPage> {
         let (compiled, log) = compile(&query, Dialect::Sqlite);
         let counts = self.counts.clone();
-        let bookmarks = self.bookmarks.clone();
+        let orders = self.orders.clone();
         let deep = BookmarkedPage::of(&query);
+        let seeded = SeededPage::of(&query);
         let page = self
             .backend
             .read(move |conn| {
                 take_failed_check();
-                let page = list_page(conn, &compiled, deep.as_ref(), &counts, &bookmarks);
+                let kept = (deep.as_ref(), seeded.as_ref());
+                let page = list_page(conn, &compiled, kept, &counts, &orders);
                 page.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
                     None => e,
@@ -235,10 +240,22 @@ const BULK_ANALYZE_DOCUMENTS: usize = 1000;
 fn list_page(
     conn: &Connection,
     compiled: &hub_query::content::CompiledList,
-    deep: Option<&BookmarkedPage>,
+    (deep, seeded): (Option<&BookmarkedPage>, Option<&SeededPage>),
     counts: &CountCache,
-    bookmarks: &PageBookmarks,
+    orders: &KeptOrders,
 ) -> Result<ContentPage> {
+    if let Some(docs) = seeded
+        .map(|page| seeded_page(conn, page, &orders.seeded))
+        .transpose()?
+        .flatten()
+    {
+        let total = count(conn, compiled, counts)?;
+        return Ok(ContentPage {
+            total: total.value,
+            total_estimated: total.estimated,
+            docs,
+        });
+    }
     if let Some(deep) = deep {
         let total = count(conn, compiled, counts)?;
         // A filtered list's statements test its filters as its density pays for.
@@ -249,7 +266,7 @@ fn list_page(
             }
             _ => deep.clone(),
         };
-        if let Some(docs) = bookmarked_page(conn, &deep, bookmarks)? {
+        if let Some(docs) = bookmarked_page(conn, &deep, &orders.bookmarks)? {
             return Ok(ContentPage {
                 total: total.value,
                 total_estimated: total.estimated,
@@ -339,6 +356,48 @@ fn bookmarked_page(
                     return Ok(None);
                 }
             }
+        }
+    }
+    Ok(None)
+}
+
+/// A seeded page read by key from the kept prefix of its order (see
+/// `content::seeded`), or `None` when it lies past the list's end.
+fn seeded_page(
+    conn: &Connection,
+    page: &SeededPage,
+    prefixes: &SeededPrefixes,
+) -> Result<Option<Vec<String>>> {
+    for _ in 0..seeded::MAX_ATTEMPTS {
+        let (prefix, revision) = match prefixes.kept(page) {
+            Some(kept) => kept,
+            None => {
+                let read = page.prefix(Dialect::Sqlite);
+                let mut stmt = conn.prepare_cached(read.as_sql())?;
+                let rows = stmt
+                    .query_map(bind(read.params()).as_slice(), |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                match prefixes.keep(page, rows) {
+                    Some(kept) => kept,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let keys = page.keys(&prefix);
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let read = page.documents(keys, Dialect::Sqlite);
+        let mut stmt = conn.prepare_cached(read.as_sql())?;
+        let rows = stmt
+            .query_map(bind(read.params()).as_slice(), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<i64>>(2)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if let Some(docs) = prefixes.assemble(page, keys, revision, rows) {
+            return Ok(Some(docs));
         }
     }
     Ok(None)

@@ -4,7 +4,8 @@
 //! the centre first; totals are kept until the next write. Whichever way a page is
 //! found, a client sees the same pages and totals as the rule computed here over the
 //! documents: every match once, in order, and a total that follows writes at once.
-//! Both backends.
+//! Seeded pages near the start are read by key from a kept prefix of the seeded order;
+//! the whole seeded read is their rule. Both backends.
 
 use serde_json::{json, Value};
 
@@ -304,6 +305,58 @@ async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
                 "/v1/HubActivityPoi?latitude={}&longitude={}&radius={metres}&pagesize=10&pagenumber={number}",
                 CENTRE.0, CENTRE.1
             );
+            assert_page(&app, &uri, &all, number).await;
+        }
+    }
+}
+
+/// The whole seeded order of `list` (one read of every match, which no kept prefix
+/// answers).
+async fn seeded_order(app: &TestApp, list: &str) -> Vec<String> {
+    let (status, body) = get(app, &format!("/v1/HubActivityPoi?{list}&pagesize=-1")).await;
+    assert_eq!(status, 200, "{list}: {body}");
+    ids(&body)
+}
+
+#[tokio::test]
+async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once() {
+    let app = app();
+    let lists = ["seed=7", "seed=8", "seed=7&tagfilter=dense"];
+    // Pages 1–100 end within the kept prefix (1,000 positions), 101 and the last do not.
+    let pages = |all: &[String]| {
+        [
+            1,
+            2,
+            50,
+            100,
+            101,
+            all.len().div_ceil(10),
+            all.len().div_ceil(10) + 1,
+        ]
+    };
+    for list in lists {
+        let all = seeded_order(&app, list).await;
+        assert_eq!(
+            all.len(),
+            if list.contains("dense") { 800 } else { DOCS },
+            "{list}"
+        );
+        for number in pages(&all) {
+            let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, &all, number).await;
+        }
+    }
+
+    // A new match, and deleted ones: every page follows at once.
+    put_first_in_order(&app).await;
+    for id in ["fp-00003", "fp-01200", "fp-02001"] {
+        delete(&app, id).await;
+    }
+    for list in lists {
+        let all = seeded_order(&app, list).await;
+        assert!(all.contains(&"fp-new".to_string()), "{list}");
+        for number in pages(&all) {
+            let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, &all, number).await;
         }
     }

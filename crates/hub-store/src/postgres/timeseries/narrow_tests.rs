@@ -214,7 +214,7 @@ fn throwaway_store(suffix: &str, settings: &PgSettings) -> Option<(Arc<PgBackend
     let store = Store {
         backend: Arc::new(Backend::Postgres(Arc::clone(&backend))),
         counts: Arc::default(),
-        bookmarks: Arc::default(),
+        orders: Arc::default(),
     };
     Some((backend, store))
 }

@@ -1,0 +1,196 @@
+//! Kept prefixes of seeded orders (`hub_query::content::seeded`), per list and seed, with
+//! the revision they were read at.
+//!
+//! A seeded page that ends within the prefix asks [`SeededPrefixes::kept`] for it, or
+//! reads it and hands the rows to [`SeededPrefixes::keep`]; then it reads its documents
+//! by key and hands them to [`SeededPrefixes::assemble`], which puts them in the order's
+//! sequence, or drops the prefix when they come from another revision than it (a write
+//! since, by any process). [`MAX_ATTEMPTS`] bounds the reads before the page falls back
+//! to its ordinary statement.
+//!
+//! Owns: the prefixes and the decisions between statements. Must not: run statements.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use hub_query::content::seeded::SeededPage;
+
+/// A kept prefix at most once found out of date, then read again.
+pub(crate) const MAX_ATTEMPTS: usize = 2;
+
+/// Lists and seeds whose prefix is kept at once: each is at most
+/// `hub_query::content::seeded::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
+pub(crate) const MAX_LISTS: usize = 64;
+
+/// A prefix of a seeded order: its keys, in order, and the revision they were read at.
+pub(crate) type Prefix = (Arc<[String]>, i64);
+
+#[derive(Default)]
+pub(crate) struct SeededPrefixes {
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    lists: HashMap<String, (Prefix, u64)>,
+    /// Counts uses, to find the list used longest ago.
+    clock: u64,
+}
+
+impl SeededPrefixes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The kept prefix of `page`'s list and seed.
+    pub(crate) fn kept(&self, page: &SeededPage) -> Option<Prefix> {
+        let mut kept = self.lock();
+        kept.clock += 1;
+        let now = kept.clock;
+        let (prefix, used) = kept.lists.get_mut(page.scope())?;
+        *used = now;
+        Some(prefix.clone())
+    }
+
+    /// Keeps the prefix a read returned (`rows`: key and revision) and returns it; none
+    /// when the list is empty (no revision to hold it to).
+    pub(crate) fn keep(
+        &self,
+        page: &SeededPage,
+        rows: Vec<(String, Option<i64>)>,
+    ) -> Option<Prefix> {
+        let revision = rows.first().and_then(|(_, r)| *r)?;
+        let keys: Arc<[String]> = rows.into_iter().map(|(key, _)| key).collect();
+        let mut kept = self.lock();
+        if kept.lists.len() >= MAX_LISTS && !kept.lists.contains_key(page.scope()) {
+            let oldest = kept.lists.iter().min_by_key(|(_, (_, used))| *used);
+            if let Some(scope) = oldest.map(|(scope, _)| scope.clone()) {
+                kept.lists.remove(&scope);
+            }
+        }
+        kept.clock += 1;
+        let used = kept.clock;
+        let prefix = (keys, revision);
+        kept.lists
+            .insert(page.scope().to_string(), (prefix.clone(), used));
+        Some(prefix)
+    }
+
+    /// The page's documents in the order of `keys`, from the rows (`id_key, doc,
+    /// revision`) of the documents statement over them, when every key came back with
+    /// the prefix's `revision`; otherwise the prefix is dropped and `None` returned.
+    pub(crate) fn assemble(
+        &self,
+        page: &SeededPage,
+        keys: &[String],
+        revision: i64,
+        rows: Vec<(String, String, Option<i64>)>,
+    ) -> Option<Vec<String>> {
+        let current = rows.iter().all(|(_, _, r)| *r == Some(revision));
+        let mut docs: HashMap<String, String> =
+            rows.into_iter().map(|(key, doc, _)| (key, doc)).collect();
+        let ordered: Option<Vec<String>> = keys.iter().map(|key| docs.remove(key)).collect();
+        match ordered {
+            Some(ordered) if current => Some(ordered),
+            _ => {
+                let mut kept = self.lock();
+                if kept
+                    .lists
+                    .get(page.scope())
+                    .is_some_and(|((_, r), _)| *r == revision)
+                {
+                    kept.lists.remove(page.scope());
+                }
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+
+    fn page(number: u32, seed: &str, filters: Vec<ContentFilter>) -> SeededPage {
+        SeededPage::of(&ContentQuery {
+            entity: "Event",
+            filters,
+            order: ContentOrder::Seed(seed.into()),
+            page: Page { size: 2, number },
+            count_limit: None,
+        })
+        .expect("a seeded page within the prefix")
+    }
+
+    fn rows(keys: &[&str], revision: i64) -> Vec<(String, Option<i64>)> {
+        keys.iter()
+            .map(|k| (k.to_string(), Some(revision)))
+            .collect()
+    }
+
+    fn docs(keys: &[&str], revision: i64) -> Vec<(String, String, Option<i64>)> {
+        keys.iter()
+            .map(|k| (k.to_string(), format!("doc {k}"), Some(revision)))
+            .collect()
+    }
+
+    #[test]
+    fn a_kept_prefix_answers_its_pages_in_order_while_the_revision_holds() {
+        let prefixes = SeededPrefixes::default();
+        let second = page(2, "7", vec![]);
+        assert!(prefixes.kept(&second).is_none());
+        let (keys, revision) = prefixes
+            .keep(&second, rows(&["d", "a", "c", "b"], 5))
+            .unwrap();
+        assert_eq!(
+            (&keys[..], revision),
+            (&["d", "a", "c", "b"].map(String::from)[..], 5)
+        );
+        let page_keys = second.keys(&keys);
+        // Documents come back in any order; the page is in the prefix's.
+        let found = prefixes.assemble(&second, page_keys, 5, docs(&["b", "c"], 5));
+        assert_eq!(found, Some(vec!["doc c".to_string(), "doc b".to_string()]));
+        assert!(prefixes.kept(&page(1, "7", vec![])).is_some());
+        assert!(prefixes.kept(&page(1, "8", vec![])).is_none());
+        assert!(prefixes
+            .kept(&page(1, "7", vec![ContentFilter::Active(true)]))
+            .is_none());
+    }
+
+    #[test]
+    fn a_write_or_a_missing_document_drops_the_prefix() {
+        let prefixes = SeededPrefixes::default();
+        let first = page(1, "7", vec![]);
+        prefixes.keep(&first, rows(&["a", "b", "c"], 5)).unwrap();
+        // Revision 6 since: not the page.
+        assert_eq!(
+            prefixes.assemble(&first, &["a".into(), "b".into()], 5, docs(&["a", "b"], 6)),
+            None
+        );
+        assert!(prefixes.kept(&first).is_none());
+
+        prefixes.keep(&first, rows(&["a", "b", "c"], 6)).unwrap();
+        assert_eq!(
+            prefixes.assemble(&first, &["a".into(), "b".into()], 6, docs(&["a"], 6)),
+            None
+        );
+        assert!(prefixes.kept(&first).is_none());
+
+        // An empty list keeps nothing.
+        assert!(prefixes.keep(&first, Vec::new()).is_none());
+    }
+
+    #[test]
+    fn the_list_used_longest_ago_makes_room() {
+        let prefixes = SeededPrefixes::default();
+        for seed in 0..MAX_LISTS {
+            prefixes.keep(&page(1, &seed.to_string(), vec![]), rows(&["a"], 1));
+        }
+        assert!(prefixes.kept(&page(1, "0", vec![])).is_some());
+        prefixes.keep(&page(1, "new", vec![]), rows(&["a"], 1));
+        assert!(prefixes.kept(&page(1, "0", vec![])).is_some());
+        assert!(prefixes.kept(&page(1, "1", vec![])).is_none());
+        assert_eq!(prefixes.lock().lists.len(), MAX_LISTS);
+    }
+}
