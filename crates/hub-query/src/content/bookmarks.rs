@@ -184,7 +184,7 @@ impl BookmarkedPage {
 /// The entity's write revision, as a scalar subquery (read once per statement). An
 /// entity never written through this schema has no row: 0, which its first write (1)
 /// changes like any other.
-fn revision(q: &mut SqlBuilder, entity: &'static str) {
+pub(super) fn revision(q: &mut SqlBuilder, entity: &'static str) {
     q.sql("COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = ")
         .text(entity)
         .sql("), 0)");

@@ -16,7 +16,7 @@
 //! Owns: which pages qualify and the two statements. Must not: keep prefixes (the
 //! store's `content::seeded` does).
 
-use super::bookmarks::MAX_SCOPE_BYTES;
+use super::bookmarks::{revision, MAX_SCOPE_BYTES};
 use super::{seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -97,13 +97,6 @@ impl SeededPage {
             .list(keys.iter().cloned());
         q
     }
-}
-
-/// The entity's write revision, as in `super::bookmarks`.
-fn revision(q: &mut SqlBuilder, entity: &'static str) {
-    q.sql("COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = ")
-        .text(entity)
-        .sql("), 0)");
 }
 
 #[cfg(test)]

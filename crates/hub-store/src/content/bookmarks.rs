@@ -15,11 +15,12 @@
 //!
 //! Owns: the marks and the decisions between steps. Must not: run statements.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::{Dialect, SqlBuilder};
+
+use super::kept_lists::KeptLists;
 
 /// Steps a page may take: a read of missing marks, a seek that finds them out of date,
 /// a read from the start, the seek.
@@ -30,16 +31,16 @@ pub(crate) const MAX_STEPS: usize = 4;
 pub(crate) const MAX_LISTS: usize = 128;
 
 /// Kept marks of every list paged deep enough.
-#[derive(Default)]
 pub(crate) struct PageBookmarks {
-    kept: Mutex<Kept>,
+    kept: Mutex<KeptLists<Marks>>,
 }
 
-#[derive(Default)]
-struct Kept {
-    lists: HashMap<String, Marks>,
-    /// Counts uses, to find the list used longest ago.
-    clock: u64,
+impl Default for PageBookmarks {
+    fn default() -> Self {
+        PageBookmarks {
+            kept: Mutex::new(KeptLists::new(MAX_LISTS)),
+        }
+    }
 }
 
 struct Marks {
@@ -47,36 +48,6 @@ struct Marks {
     revision: i64,
     /// Mark `j` is `keys[j - 1]`.
     keys: Vec<OrderKey>,
-    /// The [`Kept::clock`] of the last use.
-    used: u64,
-}
-
-impl Kept {
-    /// The marks of `page`'s list, marked as used now.
-    fn used(&mut self, page: &BookmarkedPage) -> Option<&mut Marks> {
-        self.clock += 1;
-        let now = self.clock;
-        let kept = self.lists.get_mut(page.scope())?;
-        kept.used = now;
-        Some(kept)
-    }
-
-    /// Keeps `marks` for `page`'s list, dropping the list used longest ago when full.
-    fn insert(&mut self, page: &BookmarkedPage, revision: i64, keys: Vec<OrderKey>) {
-        if self.lists.len() >= MAX_LISTS && !self.lists.contains_key(page.scope()) {
-            let oldest = self.lists.iter().min_by_key(|(_, m)| m.used);
-            if let Some(scope) = oldest.map(|(scope, _)| scope.clone()) {
-                self.lists.remove(&scope);
-            }
-        }
-        self.clock += 1;
-        let marks = Marks {
-            revision,
-            keys,
-            used: self.clock,
-        };
-        self.lists.insert(page.scope().to_string(), marks);
-    }
 }
 
 /// The statement a deep page runs next.
@@ -92,14 +63,14 @@ pub(crate) enum Step {
 }
 
 impl PageBookmarks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KeptLists<Marks>> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn next(&self, page: &BookmarkedPage, dialect: Dialect) -> Step {
         let mut kept = self.lock();
         let mark = page.mark() as usize;
-        match kept.used(page) {
+        match kept.used(page.scope()) {
             Some(kept) if mark >= 1 && kept.keys.len() >= mark => Step::Seek {
                 page: page.seek(&kept.keys[mark - 1], dialect),
                 revision: kept.revision,
@@ -134,21 +105,26 @@ impl PageBookmarks {
         };
         let mut kept = self.lock();
         let keys = rows.into_iter().map(|(key, _)| key);
-        match kept.used(page) {
+        match kept.used(page.scope()) {
             Some(marks) if revision == Some(read_at) && marks.revision == read_at => {
                 // Another request may have read the same marks meanwhile.
                 if marks.keys.len() == known {
                     marks.keys.extend(keys);
                 }
             }
-            _ if known == 0 => kept.insert(page, read_at, keys.collect()),
+            _ if known == 0 => kept.insert(
+                page.scope(),
+                Marks {
+                    revision: read_at,
+                    keys: keys.collect(),
+                },
+            ),
             _ => {
-                kept.lists.remove(page.scope());
+                kept.remove(page.scope());
                 return true;
             }
         }
-        kept.lists
-            .get(page.scope())
+        kept.get(page.scope())
             .is_some_and(|marks| marks.keys.len() as u64 >= page.mark())
     }
 
@@ -160,11 +136,10 @@ impl PageBookmarks {
         }
         let mut kept = self.lock();
         if kept
-            .lists
             .get(page.scope())
             .is_some_and(|marks| marks.revision == revision)
         {
-            kept.lists.remove(page.scope());
+            kept.remove(page.scope());
         }
         false
     }
@@ -327,6 +302,6 @@ mod tests {
             bookmarks.next(&active, Dialect::Sqlite),
             Step::Seek { .. }
         ));
-        assert_eq!(bookmarks.lock().lists.len(), MAX_LISTS);
+        assert_eq!(bookmarks.lock().len(), MAX_LISTS);
     }
 }

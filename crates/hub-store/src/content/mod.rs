@@ -10,6 +10,7 @@
 pub(crate) mod bookmarks;
 pub(crate) mod count_cache;
 pub(crate) mod event_dates;
+pub(crate) mod kept_lists;
 pub(crate) mod put;
 pub(crate) mod seeded;
 

@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use hub_query::content::seeded::SeededPage;
 
+use super::kept_lists::KeptLists;
+
 /// A kept prefix at most once found out of date, then read again.
 pub(crate) const MAX_ATTEMPTS: usize = 2;
 
@@ -25,31 +27,26 @@ pub(crate) const MAX_LISTS: usize = 64;
 /// A prefix of a seeded order: its keys, in order, and the revision they were read at.
 pub(crate) type Prefix = (Arc<[String]>, i64);
 
-#[derive(Default)]
 pub(crate) struct SeededPrefixes {
-    kept: Mutex<Kept>,
+    kept: Mutex<KeptLists<Prefix>>,
 }
 
-#[derive(Default)]
-struct Kept {
-    lists: HashMap<String, (Prefix, u64)>,
-    /// Counts uses, to find the list used longest ago.
-    clock: u64,
+impl Default for SeededPrefixes {
+    fn default() -> Self {
+        SeededPrefixes {
+            kept: Mutex::new(KeptLists::new(MAX_LISTS)),
+        }
+    }
 }
 
 impl SeededPrefixes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KeptLists<Prefix>> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The kept prefix of `page`'s list and seed.
     pub(crate) fn kept(&self, page: &SeededPage) -> Option<Prefix> {
-        let mut kept = self.lock();
-        kept.clock += 1;
-        let now = kept.clock;
-        let (prefix, used) = kept.lists.get_mut(page.scope())?;
-        *used = now;
-        Some(prefix.clone())
+        self.lock().used(page.scope()).cloned()
     }
 
     /// Keeps the prefix a read returned (`rows`: key and revision) and returns it; none
@@ -61,18 +58,8 @@ impl SeededPrefixes {
     ) -> Option<Prefix> {
         let revision = rows.first().and_then(|(_, r)| *r)?;
         let keys: Arc<[String]> = rows.into_iter().map(|(key, _)| key).collect();
-        let mut kept = self.lock();
-        if kept.lists.len() >= MAX_LISTS && !kept.lists.contains_key(page.scope()) {
-            let oldest = kept.lists.iter().min_by_key(|(_, (_, used))| *used);
-            if let Some(scope) = oldest.map(|(scope, _)| scope.clone()) {
-                kept.lists.remove(&scope);
-            }
-        }
-        kept.clock += 1;
-        let used = kept.clock;
         let prefix = (keys, revision);
-        kept.lists
-            .insert(page.scope().to_string(), (prefix.clone(), used));
+        self.lock().insert(page.scope(), prefix.clone());
         Some(prefix)
     }
 
@@ -94,12 +81,8 @@ impl SeededPrefixes {
             Some(ordered) if current => Some(ordered),
             _ => {
                 let mut kept = self.lock();
-                if kept
-                    .lists
-                    .get(page.scope())
-                    .is_some_and(|((_, r), _)| *r == revision)
-                {
-                    kept.lists.remove(page.scope());
+                if kept.get(page.scope()).is_some_and(|(_, r)| *r == revision) {
+                    kept.remove(page.scope());
                 }
                 None
             }
@@ -191,6 +174,6 @@ mod tests {
         prefixes.keep(&page(1, "new", vec![]), rows(&["a"], 1));
         assert!(prefixes.kept(&page(1, "0", vec![])).is_some());
         assert!(prefixes.kept(&page(1, "1", vec![])).is_none());
-        assert_eq!(prefixes.lock().lists.len(), MAX_LISTS);
+        assert_eq!(prefixes.lock().len(), MAX_LISTS);
     }
 }
