@@ -10,8 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
-use hub_query::content::checks::CheckTable;
+use hub_query::content::bookmarks::BookmarkedPage;
 use hub_query::content::seeded::SeededPage;
 use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
@@ -19,10 +18,8 @@ use serde_json::Value;
 
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries};
-use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::revisions_to_bump;
-use crate::content::seeded::{self, SeededPrefixes};
 use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, parse_documents, ContentPage, ContentRepo,
@@ -30,8 +27,10 @@ use crate::content::{
 };
 use crate::{IndexedDocument, Result, StoreError};
 
+mod kept;
 mod write;
 
+use kept::{bookmarked_page, seeded_page};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
 /// Documents per multi-row statement of a bulk load.
@@ -413,102 +412,6 @@ async fn list_page(
         total_estimated: total.estimated,
         docs,
     })
-}
-
-/// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
-/// marks do not reach it.
-async fn bookmarked_page(
-    conn: &Conn,
-    page: &BookmarkedPage,
-    bookmarks: &PageBookmarks,
-    checks: &CheckTable,
-) -> Result<Option<Vec<String>>> {
-    // A filter's failed check is the client's error, as on the page statement.
-    let fail = |e| list_error(checks, e);
-    for _ in 0..bookmarks::MAX_STEPS {
-        match bookmarks.next(page, Dialect::Postgres) {
-            Step::Seek {
-                page: seek,
-                revision,
-            } => {
-                let params = bind(seek.params());
-                let stmt = super::prepare_bounded(conn, seek.as_sql()).await?;
-                let rows = conn.query(&stmt, &refs(&params)).await.map_err(fail)?;
-                let Some(first) = rows.first() else {
-                    return Ok(None);
-                };
-                if bookmarks.seeked(page, revision, first.try_get(1)?) {
-                    let docs = rows.iter().map(|r| r.try_get(0));
-                    return Ok(Some(docs.collect::<std::result::Result<_, _>>()?));
-                }
-            }
-            Step::Read {
-                marks,
-                known,
-                revision,
-            } => {
-                let params = bind(marks.params());
-                let stmt = super::prepare_bounded(conn, marks.as_sql()).await?;
-                let mut keys = Vec::new();
-                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
-                    let key = OrderKey {
-                        sort_key: row.try_get(0)?,
-                        id_key: row.try_get(1)?,
-                    };
-                    keys.push((key, row.try_get(2)?));
-                }
-                if !bookmarks.read(page, known, revision, keys) {
-                    return Ok(None);
-                }
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// A seeded page read by key from the kept prefix of its order (see
-/// `content::seeded`), or `None` when it lies past the list's end.
-async fn seeded_page(
-    conn: &Conn,
-    page: &SeededPage,
-    prefixes: &SeededPrefixes,
-    checks: &CheckTable,
-) -> Result<Option<Vec<String>>> {
-    // A filter's failed check is the client's error, as on the page statement.
-    let fail = |e| list_error(checks, e);
-    for _ in 0..seeded::MAX_ATTEMPTS {
-        let (prefix, revision) = match prefixes.kept(page) {
-            Some(kept) => kept,
-            None => {
-                let read = page.prefix(Dialect::Postgres);
-                let params = bind(read.params());
-                let stmt = super::prepare_bounded(conn, read.as_sql()).await?;
-                let mut rows = Vec::new();
-                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
-                    rows.push((row.try_get(0)?, row.try_get(1)?));
-                }
-                match prefixes.keep(page, rows) {
-                    Some(kept) => kept,
-                    None => return Ok(None),
-                }
-            }
-        };
-        let keys = page.keys(&prefix);
-        if keys.is_empty() {
-            return Ok(None);
-        }
-        let read = page.documents(keys, Dialect::Postgres);
-        let params = bind(read.params());
-        let stmt = super::prepare_bounded(conn, read.as_sql()).await?;
-        let mut rows = Vec::new();
-        for row in conn.query(&stmt, &refs(&params)).await? {
-            rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
-        }
-        if let Some(docs) = prefixes.assemble(page, keys, revision, rows) {
-            return Ok(Some(docs));
-        }
-    }
-    Ok(None)
 }
 
 /// The documents `page` selects, and the total its second column carries when
