@@ -1,12 +1,12 @@
 //! Kept prefixes of seeded orders (`hub_query::content::seeded`), per list and seed, with
 //! the revision they were read at.
 //!
-//! A seeded page that ends within the prefix asks [`SeededPrefixes::kept`] for it, or
-//! reads it and hands the rows to [`SeededPrefixes::keep`]; then it reads its documents
-//! by key and hands them to [`SeededPrefixes::assemble`], which puts them in the order's
-//! sequence, or drops the prefix when they come from another revision than it (a write
-//! since, by any process). [`MAX_ATTEMPTS`] bounds the reads before the page falls back
-//! to its ordinary statement.
+//! A seeded page that ends within the prefix asks [`SeededPrefixes::next`] what to run:
+//! a read of the prefix, whose rows go to [`SeededPrefixes::keep`], or a read of the
+//! page's documents by key, whose rows go to [`SeededPrefixes::assemble`]. That puts
+//! them in the order's sequence, or drops the prefix when they come from another
+//! revision than it (a write since, by any process). [`MAX_STEPS`] bounds the reads
+//! before the page falls back to its ordinary statement.
 //!
 //! Owns: the prefixes and the decisions between statements. Must not: run statements.
 
@@ -14,11 +14,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hub_query::content::seeded::SeededPage;
+use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
 
-/// A kept prefix at most once found out of date, then read again.
-pub(crate) const MAX_ATTEMPTS: usize = 2;
+/// Statements a page may run: the prefix, its documents (found out of date at most
+/// once), the prefix again, its documents.
+pub(crate) const MAX_STEPS: usize = 4;
 
 /// Lists and seeds whose prefix is kept at once: each is at most
 /// `hub_query::content::seeded::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
@@ -39,7 +41,37 @@ impl Default for SeededPrefixes {
     }
 }
 
+/// The statement a seeded page runs next.
+pub(crate) enum SeededStep {
+    /// The prefix: hand its rows (`id_key, revision`) to [`SeededPrefixes::keep`].
+    ReadPrefix(SqlBuilder),
+    /// The page's documents from the kept `prefix`: hand their rows (`id_key, doc,
+    /// revision`) to [`SeededPrefixes::assemble`] with `prefix` and `revision`.
+    ReadDocuments {
+        documents: SqlBuilder,
+        prefix: Arc<[String]>,
+        revision: i64,
+    },
+    /// The page lies past the list's end: its ordinary statement answers it.
+    PastTheEnd,
+}
+
 impl SeededPrefixes {
+    pub(crate) fn next(&self, page: &SeededPage, dialect: Dialect) -> SeededStep {
+        let Some((prefix, revision)) = self.kept(page) else {
+            return SeededStep::ReadPrefix(page.prefix(dialect));
+        };
+        let keys = page.keys(&prefix);
+        if keys.is_empty() {
+            return SeededStep::PastTheEnd;
+        }
+        SeededStep::ReadDocuments {
+            documents: page.documents(keys, dialect),
+            prefix,
+            revision,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, KeptLists<Prefix>> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -63,19 +95,21 @@ impl SeededPrefixes {
         Some(prefix)
     }
 
-    /// The page's documents in the order of `keys`, from the rows (`id_key, doc,
-    /// revision`) of the documents statement over them, when every key came back with
-    /// the prefix's `revision`; otherwise the prefix is dropped and `None` returned.
+    /// The page's documents in the order of its keys in `prefix`, from the rows
+    /// (`id_key, doc, revision`) of the documents statement over them, when every key
+    /// came back with the prefix's `revision`; otherwise the prefix is dropped and
+    /// `None` returned.
     pub(crate) fn assemble(
         &self,
         page: &SeededPage,
-        keys: &[String],
+        prefix: &[String],
         revision: i64,
         rows: Vec<(String, String, Option<i64>)>,
     ) -> Option<Vec<String>> {
         let current = rows.iter().all(|(_, _, r)| *r == Some(revision));
         let mut docs: HashMap<String, String> =
             rows.into_iter().map(|(key, doc, _)| (key, doc)).collect();
+        let keys = page.keys(prefix);
         let ordered: Option<Vec<String>> = keys.iter().map(|key| docs.remove(key)).collect();
         match ordered {
             Some(ordered) if current => Some(ordered),
@@ -123,6 +157,10 @@ mod tests {
         let prefixes = SeededPrefixes::default();
         let second = page(2, "7", vec![]);
         assert!(prefixes.kept(&second).is_none());
+        assert!(matches!(
+            prefixes.next(&second, Dialect::Sqlite),
+            SeededStep::ReadPrefix(_)
+        ));
         let (keys, revision) = prefixes
             .keep(&second, rows(&["d", "a", "c", "b"], 5))
             .unwrap();
@@ -130,9 +168,16 @@ mod tests {
             (&keys[..], revision),
             (&["d", "a", "c", "b"].map(String::from)[..], 5)
         );
-        let page_keys = second.keys(&keys);
+        assert!(matches!(
+            prefixes.next(&second, Dialect::Sqlite),
+            SeededStep::ReadDocuments { revision: 5, .. }
+        ));
+        assert!(matches!(
+            prefixes.next(&page(3, "7", vec![]), Dialect::Sqlite),
+            SeededStep::PastTheEnd
+        ));
         // Documents come back in any order; the page is in the prefix's.
-        let found = prefixes.assemble(&second, page_keys, 5, docs(&["b", "c"], 5));
+        let found = prefixes.assemble(&second, &keys, 5, docs(&["b", "c"], 5));
         assert_eq!(found, Some(vec!["doc c".to_string(), "doc b".to_string()]));
         assert!(prefixes.kept(&page(1, "7", vec![])).is_some());
         assert!(prefixes.kept(&page(1, "8", vec![])).is_none());

@@ -19,7 +19,7 @@ use super::{bind, SqliteBackend};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
-use crate::content::seeded::{self, SeededPrefixes};
+use crate::content::seeded::{self, SeededPrefixes, SeededStep};
 use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
@@ -324,12 +324,9 @@ fn bookmarked_page(
                 page: seek,
                 revision,
             } => {
-                let mut stmt = conn.prepare_cached(seek.as_sql())?;
-                let rows = stmt
-                    .query_map(bind(seek.params()).as_slice(), |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let rows = rows(conn, &seek, |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+                })?;
                 if rows.is_empty() {
                     return Ok(None);
                 }
@@ -342,16 +339,13 @@ fn bookmarked_page(
                 known,
                 revision,
             } => {
-                let mut stmt = conn.prepare_cached(marks.as_sql())?;
-                let rows = stmt
-                    .query_map(bind(marks.params()).as_slice(), |r| {
-                        let key = OrderKey {
-                            sort_key: r.get(0)?,
-                            id_key: r.get(1)?,
-                        };
-                        Ok((key, r.get::<_, Option<i64>>(2)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let rows = rows(conn, &marks, |r| {
+                    let key = OrderKey {
+                        sort_key: r.get(0)?,
+                        id_key: r.get(1)?,
+                    };
+                    Ok((key, r.get::<_, Option<i64>>(2)?))
+                })?;
                 if !bookmarks.read(page, known, revision, rows) {
                     return Ok(None);
                 }
@@ -362,45 +356,47 @@ fn bookmarked_page(
 }
 
 /// A seeded page read by key from the kept prefix of its order (see
-/// `content::seeded`), or `None` when it lies past the list's end.
+/// `content::seeded`), or `None` when the prefix does not answer it.
 fn seeded_page(
     conn: &Connection,
     page: &SeededPage,
     prefixes: &SeededPrefixes,
 ) -> Result<Option<Vec<String>>> {
-    for _ in 0..seeded::MAX_ATTEMPTS {
-        let (prefix, revision) = match prefixes.kept(page) {
-            Some(kept) => kept,
-            None => {
-                let read = page.prefix(Dialect::Sqlite);
-                let mut stmt = conn.prepare_cached(read.as_sql())?;
-                let rows = stmt
-                    .query_map(bind(read.params()).as_slice(), |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                match prefixes.keep(page, rows) {
-                    Some(kept) => kept,
-                    None => return Ok(None),
+    for _ in 0..seeded::MAX_STEPS {
+        match prefixes.next(page, Dialect::Sqlite) {
+            SeededStep::ReadPrefix(read) => {
+                let rows = rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?;
+                if prefixes.keep(page, rows).is_none() {
+                    return Ok(None);
                 }
             }
-        };
-        let keys = page.keys(&prefix);
-        if keys.is_empty() {
-            return Ok(None);
-        }
-        let read = page.documents(keys, Dialect::Sqlite);
-        let mut stmt = conn.prepare_cached(read.as_sql())?;
-        let rows = stmt
-            .query_map(bind(read.params()).as_slice(), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<i64>>(2)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        if let Some(docs) = prefixes.assemble(page, keys, revision, rows) {
-            return Ok(Some(docs));
+            SeededStep::ReadDocuments {
+                documents,
+                prefix,
+                revision,
+            } => {
+                let rows = rows(conn, &documents, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                if let Some(docs) = prefixes.assemble(page, &prefix, revision, rows) {
+                    return Ok(Some(docs));
+                }
+            }
+            SeededStep::PastTheEnd => return Ok(None),
         }
     }
     Ok(None)
+}
+
+/// Every row `q` selects, through `row`.
+fn rows<T>(
+    conn: &Connection,
+    q: &hub_query::SqlBuilder,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(q.as_sql())?;
+    let rows = stmt
+        .query_map(bind(q.params()).as_slice(), row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
 }
 
 /// The documents `page` selects, and the total its second column carries when
@@ -410,16 +406,13 @@ fn page_docs(
     page: &hub_query::SqlBuilder,
     has_total: bool,
 ) -> Result<(Vec<String>, Option<u64>)> {
-    let mut stmt = conn.prepare_cached(page.as_sql())?;
     let mut total = None;
-    let docs = stmt
-        .query_map(bind(page.params()).as_slice(), |r| {
-            if has_total {
-                total = Some(r.get::<_, i64>(1)? as u64);
-            }
-            r.get::<_, String>(0)
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let docs = rows(conn, page, |r| {
+        if has_total {
+            total = Some(r.get::<_, i64>(1)? as u64);
+        }
+        r.get::<_, String>(0)
+    })?;
     Ok((docs, total))
 }
 

@@ -5,12 +5,12 @@
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::checks::CheckTable;
 use hub_query::content::seeded::SeededPage;
-use hub_query::Dialect;
+use hub_query::{Dialect, SqlBuilder};
 
 use super::super::rawfilter::list_error;
 use super::super::{bind, refs, Conn, Queries};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
-use crate::content::seeded::{self, SeededPrefixes};
+use crate::content::seeded::{self, SeededPrefixes, SeededStep};
 use crate::Result;
 
 /// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
@@ -21,23 +21,21 @@ pub(super) async fn bookmarked_page(
     bookmarks: &PageBookmarks,
     checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
-    // A filter's failed check is the client's error, as on the page statement.
-    let fail = |e| list_error(checks, e);
     for _ in 0..bookmarks::MAX_STEPS {
         match bookmarks.next(page, Dialect::Postgres) {
             Step::Seek {
                 page: seek,
                 revision,
             } => {
-                let params = bind(seek.params());
-                let stmt = super::super::prepare_bounded(conn, seek.as_sql()).await?;
-                let rows = conn.query(&stmt, &refs(&params)).await.map_err(fail)?;
-                let Some(first) = rows.first() else {
+                let rows = rows(conn, &seek, checks, |r| {
+                    Ok((r.try_get::<_, String>(0)?, r.try_get::<_, Option<i64>>(1)?))
+                })
+                .await?;
+                let Some(&(_, found)) = rows.first() else {
                     return Ok(None);
                 };
-                if bookmarks.seeked(page, revision, first.try_get(1)?) {
-                    let docs = rows.iter().map(|r| r.try_get(0));
-                    return Ok(Some(docs.collect::<std::result::Result<_, _>>()?));
+                if bookmarks.seeked(page, revision, found) {
+                    return Ok(Some(rows.into_iter().map(|(doc, _)| doc).collect()));
                 }
             }
             Step::Read {
@@ -45,16 +43,14 @@ pub(super) async fn bookmarked_page(
                 known,
                 revision,
             } => {
-                let params = bind(marks.params());
-                let stmt = super::super::prepare_bounded(conn, marks.as_sql()).await?;
-                let mut keys = Vec::new();
-                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
+                let keys = rows(conn, &marks, checks, |r| {
                     let key = OrderKey {
-                        sort_key: row.try_get(0)?,
-                        id_key: row.try_get(1)?,
+                        sort_key: r.try_get(0)?,
+                        id_key: r.try_get(1)?,
                     };
-                    keys.push((key, row.try_get(2)?));
-                }
+                    Ok((key, r.try_get(2)?))
+                })
+                .await?;
                 if !bookmarks.read(page, known, revision, keys) {
                     return Ok(None);
                 }
@@ -65,46 +61,55 @@ pub(super) async fn bookmarked_page(
 }
 
 /// A seeded page read by key from the kept prefix of its order (see
-/// `content::seeded`), or `None` when it lies past the list's end.
+/// `content::seeded`), or `None` when the prefix does not answer it.
 pub(super) async fn seeded_page(
     conn: &Conn,
     page: &SeededPage,
     prefixes: &SeededPrefixes,
     checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
-    // A filter's failed check is the client's error, as on the page statement.
-    let fail = |e| list_error(checks, e);
-    for _ in 0..seeded::MAX_ATTEMPTS {
-        let (prefix, revision) = match prefixes.kept(page) {
-            Some(kept) => kept,
-            None => {
-                let read = page.prefix(Dialect::Postgres);
-                let params = bind(read.params());
-                let stmt = super::super::prepare_bounded(conn, read.as_sql()).await?;
-                let mut rows = Vec::new();
-                for row in conn.query(&stmt, &refs(&params)).await.map_err(fail)? {
-                    rows.push((row.try_get(0)?, row.try_get(1)?));
-                }
-                match prefixes.keep(page, rows) {
-                    Some(kept) => kept,
-                    None => return Ok(None),
+    for _ in 0..seeded::MAX_STEPS {
+        match prefixes.next(page, Dialect::Postgres) {
+            SeededStep::ReadPrefix(read) => {
+                let rows =
+                    rows(conn, &read, checks, |r| Ok((r.try_get(0)?, r.try_get(1)?))).await?;
+                if prefixes.keep(page, rows).is_none() {
+                    return Ok(None);
                 }
             }
-        };
-        let keys = page.keys(&prefix);
-        if keys.is_empty() {
-            return Ok(None);
-        }
-        let read = page.documents(keys, Dialect::Postgres);
-        let params = bind(read.params());
-        let stmt = super::super::prepare_bounded(conn, read.as_sql()).await?;
-        let mut rows = Vec::new();
-        for row in conn.query(&stmt, &refs(&params)).await? {
-            rows.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
-        }
-        if let Some(docs) = prefixes.assemble(page, keys, revision, rows) {
-            return Ok(Some(docs));
+            SeededStep::ReadDocuments {
+                documents,
+                prefix,
+                revision,
+            } => {
+                let rows = rows(conn, &documents, checks, |r| {
+                    Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+                })
+                .await?;
+                if let Some(docs) = prefixes.assemble(page, &prefix, revision, rows) {
+                    return Ok(Some(docs));
+                }
+            }
+            SeededStep::PastTheEnd => return Ok(None),
         }
     }
     Ok(None)
+}
+
+/// Every row `q` selects, through `row`; a filter's failed check is the client's error,
+/// as on the page statement.
+async fn rows<T>(
+    conn: &Conn,
+    q: &SqlBuilder,
+    checks: &CheckTable,
+    row: impl Fn(&tokio_postgres::Row) -> std::result::Result<T, tokio_postgres::Error>,
+) -> Result<Vec<T>> {
+    let params = bind(q.params());
+    let stmt = super::super::prepare_bounded(conn, q.as_sql()).await?;
+    let found = conn.query(&stmt, &refs(&params)).await;
+    let found = found.map_err(|e| list_error(checks, e))?;
+    Ok(found
+        .iter()
+        .map(row)
+        .collect::<std::result::Result<_, _>>()?)
 }
