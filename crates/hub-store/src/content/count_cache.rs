@@ -62,6 +62,14 @@ impl CountCache {
             .map(|e| e.total)
     }
 
+    /// The total last kept for `count`, at whatever stamp: a hint for choosing how to
+    /// run a statement whose answer does not depend on it, never a total to answer with.
+    pub(crate) fn last(&self, count: &SqlBuilder) -> Option<Total> {
+        let key = key(count)?;
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.entries.get(&key).map(|e| e.total)
+    }
+
     /// Keeps `total`, counted by `count` at `stamp`.
     pub(crate) fn put(&self, count: &SqlBuilder, stamp: i64, total: Total) {
         let Some(key) = key(count) else { return };
@@ -117,6 +125,17 @@ mod tests {
         assert_eq!(cache.get(&count("Event"), 7), None, "other parameters");
         cache.put(&count("Poi"), 8, Total::exact(41));
         assert_eq!(cache.get(&count("Poi"), 8), Some(Total::exact(41)));
+    }
+
+    #[test]
+    fn the_last_total_is_a_hint_at_any_stamp() {
+        let cache = CountCache::default();
+        assert_eq!(cache.last(&count("Poi")), None, "never counted");
+        cache.put(&count("Poi"), 7, Total::exact(40));
+        assert_eq!(cache.last(&count("Poi")), Some(Total::exact(40)));
+        cache.put(&count("Poi"), 9, Total::exact(38));
+        assert_eq!(cache.last(&count("Poi")), Some(Total::exact(38)));
+        assert_eq!(cache.last(&count("Event")), None, "other parameters");
     }
 
     #[test]

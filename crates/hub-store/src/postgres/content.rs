@@ -341,14 +341,37 @@ async fn list_page(
         let found = match &compiled.walk {
             Some(walk) if deep.is_filtered() => {
                 // A filtered list's statements test its filters as its density pays
-                // for: both totals first, kept under one stamp.
-                stamp = Some(content_stamp(&conn).await?);
-                let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+                // for. The density only picks a plan, so the totals last kept pick it
+                // and the stamp travels with the seek; both totals are then read (or
+                // counted again after a write) under that stamp. Without kept totals,
+                // they are counted first.
                 let all = walk.documents();
-                let documents =
-                    count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
-                deep = deep.counted(total, documents.value);
-                bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks).await?
+                let all_compiled = all.compile(Dialect::Postgres);
+                let kept = counts
+                    .last(&compiled.count)
+                    .zip(counts.last(&all_compiled.count));
+                match kept {
+                    Some((total, documents)) => {
+                        deep = deep.counted(total, documents.value);
+                        let seek = bookmarked_page(
+                            &conn,
+                            &deep,
+                            &caches.orders.bookmarks,
+                            &compiled.checks,
+                        );
+                        let found = with_stamp(&conn, &mut stamp, seek).await?;
+                        count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                        found
+                    }
+                    None => {
+                        stamp = Some(content_stamp(&conn).await?);
+                        let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+                        let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                        deep = deep.counted(total, documents.value);
+                        bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks)
+                            .await?
+                    }
+                }
             }
             _ => {
                 let found =
