@@ -9,6 +9,12 @@
 //! statement that costs what one page did, and answers the pages inside that prefix by
 //! reading their documents by key.
 //!
+//! A client that pages on through a seeded list would otherwise hash every match for
+//! every page past the prefix: the whole 70,000 once per page. A page further on asks
+//! for a deeper prefix ([`SeededPage::depth`]: 8, then 64 times as many positions, at
+//! most [`DEEPEST`]), so a walk through the whole list reads the order four times, not
+//! once per page. Pages past [`DEEPEST`] run their ordinary statement.
+//!
 //! Like bookmarks (`super::bookmarks`), every statement returns the entity's write
 //! revision with its rows, from the same snapshot: a prefix is used only while its
 //! documents come back with the revision it was read at.
@@ -20,11 +26,19 @@ use super::bookmarks::{revision, MAX_SCOPE_BYTES};
 use super::{seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
-/// Positions of a seeded order kept: pages ending within them are read by key (100
-/// pages of 10). Each kept prefix is that many ids.
+/// Positions of a seeded order kept for the pages near its start (100 pages of 10):
+/// the shortest prefix read.
 pub const PREFIX: u64 = 1_000;
 
-/// A seeded page that ends within the first [`PREFIX`] positions of its order.
+/// The deepest prefix read: pages ending past this position run their ordinary
+/// statement.
+pub const DEEPEST: u64 = 128_000;
+
+/// Each deeper prefix is this many times the one before: 1,000, 8,000, 64,000, then
+/// [`DEEPEST`].
+const GROWTH: u64 = 8;
+
+/// A seeded page that ends within the first [`DEEPEST`] positions of its order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeededPage {
     query: ContentQuery,
@@ -42,7 +56,7 @@ impl SeededPage {
             .page
             .offset()
             .saturating_add(u64::from(query.page.size));
-        if end > PREFIX {
+        if end > DEEPEST {
             return None;
         }
         let mut clause = SqlBuilder::new(Dialect::Sqlite);
@@ -59,6 +73,32 @@ impl SeededPage {
         &self.scope
     }
 
+    /// The position the page ends at.
+    fn end(&self) -> u64 {
+        self.query
+            .page
+            .offset()
+            .saturating_add(u64::from(self.query.page.size))
+    }
+
+    /// How many positions of the order the prefix this page reads holds: the shortest
+    /// of [`PREFIX`], 8 times that, 64 times that, … and [`DEEPEST`] that reaches the
+    /// page's end.
+    pub fn depth(&self) -> u64 {
+        let mut depth = PREFIX;
+        while depth < self.end() {
+            depth = depth.saturating_mul(GROWTH);
+        }
+        depth.min(DEEPEST)
+    }
+
+    /// Whether a kept prefix of `kept` keys, read `depth` positions deep, holds this
+    /// page: it reaches the page's end, or it holds the whole list (fewer keys than it
+    /// was read for).
+    pub fn within(&self, kept: usize, depth: u64) -> bool {
+        kept as u64 >= self.end() || (kept as u64) < depth
+    }
+
     /// The page's keys within `prefix` (the kept keys, in order): empty when the page
     /// lies past the list's end.
     pub fn keys<'a>(&self, prefix: &'a [String]) -> &'a [String] {
@@ -69,7 +109,8 @@ impl SeededPage {
         &prefix[start..end]
     }
 
-    /// The first [`PREFIX`] keys of the seeded order, one row each: `id_key, revision`.
+    /// The first [`SeededPage::depth`] keys of the seeded order, one row each: `id_key,
+    /// revision`.
     pub fn prefix(&self, dialect: Dialect) -> SqlBuilder {
         let mut q = SqlBuilder::new(dialect);
         q.sql("SELECT p.k, ");
@@ -81,7 +122,7 @@ impl SeededPage {
         q.sql(" AS o FROM content c");
         self.query.where_clause(&mut q);
         q.sql(" ORDER BY o, k LIMIT ")
-            .param(SqlValue::Int(PREFIX as i64))
+            .param(SqlValue::Int(self.depth() as i64))
             .sql(") p ORDER BY p.o, p.k");
         q
     }
@@ -115,18 +156,54 @@ mod tests {
     }
 
     #[test]
-    fn only_seeded_pages_ending_within_the_prefix_qualify() {
+    fn seeded_pages_ending_within_the_deepest_prefix_qualify_and_read_the_shortest_reaching_them() {
         let seed = || ContentOrder::Seed("7".into());
+        // (query, the depth of the prefix it reads, or none when it does not qualify)
         let cases = [
-            (page(1, 10, seed()), true),
-            (page(100, 10, seed()), true),
-            (page(101, 10, seed()), false),
-            (page(1, 1_000, seed()), true),
-            (page(2, 1_000, seed()), false),
-            (page(1, 10, ContentOrder::Default), false),
+            (page(1, 10, seed()), Some(1_000)),
+            (page(100, 10, seed()), Some(1_000)),
+            (page(101, 10, seed()), Some(8_000)),
+            (page(1, 1_000, seed()), Some(1_000)),
+            (page(2, 1_000, seed()), Some(8_000)),
+            (page(800, 10, seed()), Some(8_000)),
+            (page(801, 10, seed()), Some(64_000)),
+            (page(6_401, 10, seed()), Some(128_000)),
+            (page(1_280, 100, seed()), Some(128_000)),
+            (page(1_281, 100, seed()), None),
+            (page(u32::MAX, 1_000, seed()), None),
+            (page(1, 10, ContentOrder::Default), None),
         ];
-        for (query, qualifies) in cases {
-            assert_eq!(SeededPage::of(&query).is_some(), qualifies, "{query:?}");
+        for (query, depth) in cases {
+            let found = SeededPage::of(&query);
+            assert_eq!(found.as_ref().map(SeededPage::depth), depth, "{query:?}");
+            if let Some(found) = found {
+                assert!(
+                    found
+                        .prefix(Dialect::Sqlite)
+                        .params()
+                        .contains(&SqlValue::Int(found.depth() as i64)),
+                    "{query:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_prefix_holds_a_page_it_reaches_or_when_it_holds_the_whole_list() {
+        let seed = || ContentOrder::Seed("7".into());
+        let hundredth = SeededPage::of(&page(100, 10, seed())).unwrap();
+        let next = SeededPage::of(&page(101, 10, seed())).unwrap();
+        // (page, keys kept, the depth they were read at, holds)
+        let cases = [
+            (&hundredth, 1_000, 1_000, true),
+            (&next, 1_000, 1_000, false),
+            (&next, 999, 1_000, true),
+            (&next, 8_000, 8_000, true),
+            (&next, 1_005, 8_000, true),
+            (&hundredth, 0, 1_000, true),
+        ];
+        for (page, kept, depth, holds) in cases {
+            assert_eq!(page.within(kept, depth), holds, "{page:?} {kept} {depth}");
         }
     }
 

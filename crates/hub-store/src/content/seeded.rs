@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use hub_query::content::seeded::SeededPage;
+use hub_query::content::seeded::{SeededPage, PREFIX};
 use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
@@ -22,21 +22,41 @@ use super::kept_lists::KeptLists;
 /// once), the prefix again, its documents.
 pub(crate) const MAX_STEPS: usize = 4;
 
-/// Lists and seeds whose prefix is kept at once: each is at most
+/// Lists and seeds whose prefix near the start is kept at once: each is at most
 /// `hub_query::content::seeded::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
 pub(crate) const MAX_LISTS: usize = 64;
 
-/// A prefix of a seeded order: its keys, in order, and the revision they were read at.
-pub(crate) type Prefix = (Arc<[String]>, i64);
+/// Lists and seeds whose deeper prefix is kept at once: each is at most
+/// `hub_query::content::seeded::DEEPEST` ids (about 9 MB), read only by clients paging
+/// on past the first prefix, so few.
+pub(crate) const MAX_DEEP_LISTS: usize = 4;
+
+/// A prefix of a seeded order: its keys, in order, the revision they were read at, and
+/// how many positions deep they were read (fewer keys: the whole list).
+#[derive(Clone)]
+pub(crate) struct Prefix {
+    pub(crate) keys: Arc<[String]>,
+    pub(crate) revision: i64,
+    depth: u64,
+}
 
 pub(crate) struct SeededPrefixes {
-    kept: Mutex<KeptLists<Prefix>>,
+    kept: Mutex<Kept>,
+}
+
+/// Prefixes near the start, and deeper ones, each bounded on its own.
+struct Kept {
+    near: KeptLists<Prefix>,
+    deep: KeptLists<Prefix>,
 }
 
 impl Default for SeededPrefixes {
     fn default() -> Self {
         SeededPrefixes {
-            kept: Mutex::new(KeptLists::new(MAX_LISTS)),
+            kept: Mutex::new(Kept {
+                near: KeptLists::new(MAX_LISTS),
+                deep: KeptLists::new(MAX_DEEP_LISTS),
+            }),
         }
     }
 }
@@ -58,27 +78,35 @@ pub(crate) enum SeededStep {
 
 impl SeededPrefixes {
     pub(crate) fn next(&self, page: &SeededPage, dialect: Dialect) -> SeededStep {
-        let Some((prefix, revision)) = self.kept(page) else {
+        let Some(Prefix { keys, revision, .. }) = self.kept(page) else {
             return SeededStep::ReadPrefix(page.prefix(dialect));
         };
-        let keys = page.keys(&prefix);
-        if keys.is_empty() {
+        let page_keys = page.keys(&keys);
+        if page_keys.is_empty() {
             return SeededStep::PastTheEnd;
         }
         SeededStep::ReadDocuments {
-            documents: page.documents(keys, dialect),
-            prefix,
+            documents: page.documents(page_keys, dialect),
+            prefix: keys,
             revision,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, KeptLists<Prefix>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The kept prefix of `page`'s list and seed.
+    /// A kept prefix of `page`'s list and seed that holds the page.
     pub(crate) fn kept(&self, page: &SeededPage) -> Option<Prefix> {
-        self.lock().used(page.scope()).cloned()
+        let mut kept = self.lock();
+        let Kept { near, deep } = &mut *kept;
+        let found = [near, deep].into_iter().find_map(|lists| {
+            lists
+                .used(page.scope())
+                .filter(|p| page.within(p.keys.len(), p.depth))
+                .cloned()
+        });
+        found
     }
 
     /// Keeps the prefix a read returned (`rows`: key and revision) and returns it; none
@@ -90,8 +118,19 @@ impl SeededPrefixes {
     ) -> Option<Prefix> {
         let revision = rows.first().and_then(|(_, r)| *r)?;
         let keys: Arc<[String]> = rows.into_iter().map(|(key, _)| key).collect();
-        let prefix = (keys, revision);
-        self.lock().insert(page.scope(), prefix.clone());
+        let depth = page.depth();
+        let prefix = Prefix {
+            keys,
+            revision,
+            depth,
+        };
+        let mut kept = self.lock();
+        let lists = if depth > PREFIX {
+            &mut kept.deep
+        } else {
+            &mut kept.near
+        };
+        lists.insert(page.scope(), prefix.clone());
         Some(prefix)
     }
 
@@ -115,8 +154,14 @@ impl SeededPrefixes {
             Some(ordered) if current => Some(ordered),
             _ => {
                 let mut kept = self.lock();
-                if kept.get(page.scope()).is_some_and(|(_, r)| *r == revision) {
-                    kept.remove(page.scope());
+                let Kept { near, deep } = &mut *kept;
+                for lists in [near, deep] {
+                    if lists
+                        .get(page.scope())
+                        .is_some_and(|p| p.revision == revision)
+                    {
+                        lists.remove(page.scope());
+                    }
                 }
                 None
             }
@@ -128,6 +173,7 @@ impl SeededPrefixes {
 mod tests {
     use super::*;
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+    use hub_query::SqlValue;
 
     fn page(number: u32, seed: &str, filters: Vec<ContentFilter>) -> SeededPage {
         SeededPage::of(&ContentQuery {
@@ -161,7 +207,7 @@ mod tests {
             prefixes.next(&second, Dialect::Sqlite),
             SeededStep::ReadPrefix(_)
         ));
-        let (keys, revision) = prefixes
+        let Prefix { keys, revision, .. } = prefixes
             .keep(&second, rows(&["d", "a", "c", "b"], 5))
             .unwrap();
         assert_eq!(
@@ -219,6 +265,86 @@ mod tests {
         prefixes.keep(&page(1, "new", vec![]), rows(&["a"], 1));
         assert!(prefixes.kept(&page(1, "0", vec![])).is_some());
         assert!(prefixes.kept(&page(1, "1", vec![])).is_none());
-        assert_eq!(prefixes.lock().len(), MAX_LISTS);
+        assert_eq!(prefixes.lock().near.len(), MAX_LISTS);
+    }
+
+    fn sized(size: u32, number: u32) -> SeededPage {
+        SeededPage::of(&ContentQuery {
+            entity: "Event",
+            filters: vec![],
+            order: ContentOrder::Seed("7".into()),
+            page: Page { size, number },
+            count_limit: None,
+        })
+        .expect("a seeded page within the deepest prefix")
+    }
+
+    fn keys(n: usize, revision: i64) -> Vec<(String, Option<i64>)> {
+        (0..n)
+            .map(|i| (format!("k{i:06}"), Some(revision)))
+            .collect()
+    }
+
+    #[test]
+    fn a_page_past_a_full_prefix_reads_a_deeper_one_and_a_whole_list_ends_there() {
+        let prefixes = SeededPrefixes::default();
+        let near = sized(10, 100);
+        let past = sized(10, 101);
+        // The near prefix came back full (1,000 keys): the list may go on.
+        prefixes.keep(&near, keys(1_000, 3)).unwrap();
+        assert!(matches!(
+            prefixes.next(&near, Dialect::Sqlite),
+            SeededStep::ReadDocuments { .. }
+        ));
+        let SeededStep::ReadPrefix(deeper) = prefixes.next(&past, Dialect::Sqlite) else {
+            panic!("page 101 read from a prefix of 1,000");
+        };
+        assert!(deeper.params().contains(&SqlValue::Int(8_000)));
+        // 2,400 keys of 8,000 asked for: the whole list, kept apart from the near ones.
+        prefixes.keep(&past, keys(2_400, 3)).unwrap();
+        assert_eq!(prefixes.lock().deep.len(), 1);
+        let SeededStep::ReadDocuments { prefix, .. } = prefixes.next(&past, Dialect::Sqlite) else {
+            panic!("page 101 not read by key");
+        };
+        assert_eq!(past.keys(&prefix)[0], "k001000");
+        // Far past the list's end, within what was asked for: nothing to read by key.
+        assert!(matches!(
+            prefixes.next(&sized(10, 700), Dialect::Sqlite),
+            SeededStep::PastTheEnd
+        ));
+        // A write drops the deep prefix too.
+        let stale = past
+            .keys(&prefix)
+            .iter()
+            .map(|k| (k.clone(), "doc".into(), Some(4)));
+        assert!(prefixes
+            .assemble(&past, &prefix, 3, stale.collect())
+            .is_none());
+        assert_eq!(prefixes.lock().deep.len(), 0);
+        assert!(matches!(
+            prefixes.next(&past, Dialect::Sqlite),
+            SeededStep::ReadPrefix(_)
+        ));
+    }
+
+    #[test]
+    fn few_deep_prefixes_are_kept() {
+        let prefixes = SeededPrefixes::default();
+        for seed in 0..(MAX_DEEP_LISTS + 3) {
+            let page = SeededPage::of(&ContentQuery {
+                entity: "Event",
+                filters: vec![],
+                order: ContentOrder::Seed(seed.to_string()),
+                page: Page {
+                    size: 10,
+                    number: 101,
+                },
+                count_limit: None,
+            })
+            .unwrap();
+            prefixes.keep(&page, keys(1_200, 1)).unwrap();
+        }
+        let kept = prefixes.lock();
+        assert_eq!((kept.deep.len(), kept.near.len()), (MAX_DEEP_LISTS, 0));
     }
 }
