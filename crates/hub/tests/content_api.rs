@@ -421,6 +421,8 @@ async fn unknown_top_level_paths_are_404_problems() {
         "application/problem+json"
     );
 }
+#[path = "content_api/box_edges.rs"]
+mod box_edges;
 #[path = "content_api/closed_channels.rs"]
 mod closed_channels;
 #[path = "content_api/filtered_pages.rs"]

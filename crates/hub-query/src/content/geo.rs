@@ -131,7 +131,42 @@ pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
     }
 }
 
+/// The area as `[west, south, east, north]` when the client sent a box in WGS 84
+/// degrees: an OGC `bbox`, a tile, or a polygon whose ring runs along four such edges.
+/// A position then relates to the area (intersects it, or is covered by it: for a point
+/// both mean inside or on the boundary) exactly when it lies within the box's ranges of
+/// longitude and latitude, so the exact test is a comparison of two columns rather than
+/// a geometry's. `None` for any other area, or a box with no area.
+pub fn lonlat_box(area: &GeoArea) -> Option<[f64; 4]> {
+    if area.srid != Srid::Wgs84 || area.original != area.geometry {
+        return None;
+    }
+    let Geometry::Polygon(polygon) = &area.geometry else {
+        return None;
+    };
+    let ring = &polygon.exterior().0;
+    if !polygon.interiors().is_empty() || ring.len() != 5 || ring[0] != ring[4] {
+        return None;
+    }
+    let rect = geo::BoundingRect::bounding_rect(polygon)?;
+    let (min, max) = (rect.min(), rect.max());
+    if !(min.x < max.x && min.y < max.y) {
+        return None;
+    }
+    // Four corners of the box, each edge along one axis: the box itself, not a
+    // crossed ring through its corners.
+    let corner =
+        |c: &geo::Coord<f64>| (c.x == min.x || c.x == max.x) && (c.y == min.y || c.y == max.y);
+    let along_an_axis = ring
+        .windows(2)
+        .all(|e| (e[0].x == e[1].x) != (e[0].y == e[1].y));
+    (ring.iter().all(corner) && along_an_axis).then_some([min.x, min.y, max.x, max.y])
+}
+
 pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
+    if let Some(lonlat) = lonlat_box(area) {
+        return compile_box(q, lonlat);
+    }
     match q.dialect {
         Dialect::Sqlite => {
             let rect = geo::BoundingRect::bounding_rect(&area.geometry);
@@ -164,6 +199,40 @@ pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
             q.sql(", ");
             pg_point(q);
             q.sql("))");
+        }
+    }
+}
+
+/// Positions within a box of WGS 84 degrees (see [`lonlat_box`]), boundary included.
+fn compile_box(q: &mut SqlBuilder, lonlat: [f64; 4]) {
+    match q.dialect {
+        Dialect::Sqlite => {
+            q.sql("(c.latitude IS NOT NULL AND ");
+            bbox_prefilter(q, lonlat);
+            q.sql(")");
+        }
+        Dialect::Postgres => {
+            // The index finds the candidates by their bounding boxes, which PostGIS
+            // keeps in single precision, rounded outwards; the ranges then test the
+            // stored coordinates themselves.
+            let [west, south, east, north] = lonlat;
+            q.sql("(");
+            pg_point(q);
+            q.sql(" && ");
+            pg_once(q, |q| {
+                q.sql("ST_MakeEnvelope(")
+                    .param(SqlValue::Real(west))
+                    .sql(", ")
+                    .param(SqlValue::Real(south))
+                    .sql(", ")
+                    .param(SqlValue::Real(east))
+                    .sql(", ")
+                    .param(SqlValue::Real(north))
+                    .sql(", 4326)");
+            });
+            q.sql(" AND ");
+            bbox_prefilter(q, lonlat);
+            q.sql(")");
         }
     }
 }
@@ -358,6 +427,88 @@ mod tests {
             pg.page.as_sql()
         );
         assert_eq!(pg.page.params()[2], SqlValue::Int(32632));
+    }
+
+    #[test]
+    fn only_boxes_in_wgs84_degrees_are_tested_by_their_ranges() {
+        let area = |wkt: &str, srid| {
+            let g = hub_geo::wkt::parse_wkt(wkt).unwrap();
+            GeoArea {
+                relation: Relation::Intersects,
+                geometry: g.clone(),
+                original: g,
+                srid,
+            }
+        };
+        let box_ = "POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))";
+        let cases = [
+            (area(box_, Srid::Wgs84), Some([11.3, 46.4, 11.5, 46.6])),
+            // Either way round, from any corner.
+            (
+                area(
+                    "POLYGON((11.5 46.6,11.5 46.4,11.3 46.4,11.3 46.6,11.5 46.6))",
+                    Srid::Wgs84,
+                ),
+                Some([11.3, 46.4, 11.5, 46.6]),
+            ),
+            // Not a box: a crossed ring through the corners, a triangle, a hole, a
+            // fifth corner, no area.
+            (
+                area(
+                    "POLYGON((11.3 46.4,11.5 46.6,11.5 46.4,11.3 46.6,11.3 46.4))",
+                    Srid::Wgs84,
+                ),
+                None,
+            ),
+            (
+                area("POLYGON((11 46,12 46,12 47,11 46))", Srid::Wgs84),
+                None,
+            ),
+            (
+                area(
+                    "POLYGON((0 0,10 0,10 10,0 10,0 0),(1 1,2 1,2 2,1 2,1 1))",
+                    Srid::Wgs84,
+                ),
+                None,
+            ),
+            (
+                area("POLYGON((0 0,5 0,10 0,10 10,0 10,0 0))", Srid::Wgs84),
+                None,
+            ),
+            (
+                area("POLYGON((11 46,11 46,11 46,11 46,11 46))", Srid::Wgs84),
+                None,
+            ),
+            (area("POINT(11 46)", Srid::Wgs84), None),
+            // In metres: PostgreSQL transforms it itself, so the exact test stays.
+            (area(box_, Srid::Utm32N), None),
+        ];
+        for (area, expected) in cases {
+            assert_eq!(lonlat_box(&area), expected, "{area:?}");
+        }
+        let transformed = GeoArea {
+            original: hub_geo::wkt::parse_wkt("POLYGON((0 0,1 0,1 1,0 1,0 0))").unwrap(),
+            ..area(box_, Srid::Wgs84)
+        };
+        assert_eq!(lonlat_box(&transformed), None, "sent in other coordinates");
+
+        let q = query(
+            vec![ContentFilter::Area(area(box_, Srid::Wgs84))],
+            ContentOrder::Default,
+        );
+        let sqlite = q.compile(Dialect::Sqlite).page.as_sql().to_string();
+        assert!(
+            sqlite.contains("(c.latitude IS NOT NULL AND c.latitude BETWEEN ?")
+                && !sqlite.contains("hub_geo_relates"),
+            "{sqlite}"
+        );
+        let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+        assert!(
+            pg.contains("(c.geom && (SELECT ST_MakeEnvelope($")
+                && pg.contains(", 4326)) AND c.latitude BETWEEN $")
+                && !pg.contains("ST_Intersects"),
+            "{pg}"
+        );
     }
 
     #[test]
