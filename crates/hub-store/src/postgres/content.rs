@@ -425,7 +425,12 @@ async fn list_page(
             .await
             .map_err(fail)
     };
-    let (docs, total) = with_stamp(&conn, &mut stamp, page).await?;
+    // A page whose rows carry the total needs the stamp only when it is empty.
+    let (docs, total) = if compiled.page_has_total {
+        page.await?
+    } else {
+        with_stamp(&conn, &mut stamp, page).await?
+    };
     let total = match total {
         Some(n) => Total::exact(n),
         None => count(&conn, &compiled, &query, &counts, stamp).await?,
