@@ -153,14 +153,15 @@ pub fn lonlat_box(area: &GeoArea) -> Option<[f64; 4]> {
     if !(min.x < max.x && min.y < max.y) {
         return None;
     }
-    // Four corners of the box, each edge along one axis: the box itself, not a
-    // crossed ring through its corners.
+    // Four different corners of the box, each edge along one axis: the box itself, not
+    // a crossed ring through its corners or one that turns back.
+    let distinct = (0..4).all(|i| (i + 1..4).all(|j| ring[i] != ring[j]));
     let corner =
         |c: &geo::Coord<f64>| (c.x == min.x || c.x == max.x) && (c.y == min.y || c.y == max.y);
     let along_an_axis = ring
         .windows(2)
         .all(|e| (e[0].x == e[1].x) != (e[0].y == e[1].y));
-    (ring.iter().all(corner) && along_an_axis).then_some([min.x, min.y, max.x, max.y])
+    (distinct && ring.iter().all(corner) && along_an_axis).then_some([min.x, min.y, max.x, max.y])
 }
 
 pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
@@ -451,8 +452,8 @@ mod tests {
                 ),
                 Some([11.3, 46.4, 11.5, 46.6]),
             ),
-            // Not a box: a crossed ring through the corners, a triangle, a hole, a
-            // fifth corner, no area.
+            // Not a box: a crossed ring through the corners, one that turns back, a
+            // triangle, a hole, a fifth corner, no area.
             (
                 area(
                     "POLYGON((11.3 46.4,11.5 46.6,11.5 46.4,11.3 46.6,11.3 46.4))",
@@ -460,6 +461,7 @@ mod tests {
                 ),
                 None,
             ),
+            (area("POLYGON((0 0,1 0,1 1,1 0,0 0))", Srid::Wgs84), None),
             (
                 area("POLYGON((11 46,12 46,12 47,11 46))", Srid::Wgs84),
                 None,
