@@ -15,7 +15,7 @@ use hub_geo::wkt::to_wkt;
 use hub_geo::{Geometry, Srid};
 
 use super::checks::CheckTable;
-use super::{CompiledList, ContentFilter, ContentQuery, PageAttempt};
+use super::{CompiledList, ContentFilter, ContentQuery, Form, PageAttempt};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Positions within `metres` of a centre.
@@ -55,12 +55,21 @@ pub fn relation_from_code(code: i64) -> Relation {
 
 /// Bounding-box prefilter on the covering index `content_position (entity, latitude,
 /// longitude)`: a latitude range, longitude checked from the index, no document read.
-fn bbox_prefilter(q: &mut SqlBuilder, [min_lon, min_lat, max_lon, max_lat]: [f64; 4]) {
-    q.sql("c.latitude BETWEEN ")
+fn bbox_prefilter(q: &mut SqlBuilder, bounds: [f64; 4]) {
+    ranges(q, bounds, "");
+}
+
+/// `c.latitude` and `c.longitude` (each followed by `suffix`) within `bounds`.
+fn ranges(q: &mut SqlBuilder, [min_lon, min_lat, max_lon, max_lat]: [f64; 4], suffix: &str) {
+    q.sql("c.latitude")
+        .sql(suffix)
+        .sql(" BETWEEN ")
         .param(SqlValue::Real(min_lat))
         .sql(" AND ")
         .param(SqlValue::Real(max_lat))
-        .sql(" AND c.longitude BETWEEN ")
+        .sql(" AND c.longitude")
+        .sql(suffix)
+        .sql(" BETWEEN ")
         .param(SqlValue::Real(min_lon))
         .sql(" AND ")
         .param(SqlValue::Real(max_lon));
@@ -164,9 +173,9 @@ pub fn lonlat_box(area: &GeoArea) -> Option<[f64; 4]> {
     (distinct && ring.iter().all(corner) && along_an_axis).then_some([min.x, min.y, max.x, max.y])
 }
 
-pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
+pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea, form: Form) {
     if let Some(lonlat) = lonlat_box(area) {
-        return compile_box(q, lonlat);
+        return compile_box(q, lonlat, form);
     }
     match q.dialect {
         Dialect::Sqlite => {
@@ -205,14 +214,23 @@ pub(crate) fn compile_area(q: &mut SqlBuilder, area: &GeoArea) {
 }
 
 /// Positions within a box of WGS 84 degrees (see [`lonlat_box`]), boundary included.
-fn compile_box(q: &mut SqlBuilder, lonlat: [f64; 4]) {
-    match q.dialect {
-        Dialect::Sqlite => {
+fn compile_box(q: &mut SqlBuilder, lonlat: [f64; 4], form: Form) {
+    match (q.dialect, form) {
+        (Dialect::Sqlite, _) => {
             q.sql("(c.latitude IS NOT NULL AND ");
             bbox_prefilter(q, lonlat);
             q.sql(")");
         }
-        Dialect::Postgres => {
+        (Dialect::Postgres, Form::Probe) => {
+            // A walk tests each document it passes. PostgreSQL's generic plan takes two
+            // ranges of parameters for a narrow condition and would read the matches by
+            // `content_position` and sort them (167 ms against 0.8 ms for a box of
+            // 66,000 POIs, page 1): `+ 0` leaves the ranges for no index to answer.
+            q.sql("(");
+            ranges(q, lonlat, " + 0");
+            q.sql(")");
+        }
+        (Dialect::Postgres, Form::Set) => {
             // The index finds the candidates by their bounding boxes, which PostGIS
             // keeps in single precision, rounded outwards; the ranges then test the
             // stored coordinates themselves.
@@ -510,6 +528,13 @@ mod tests {
                 && pg.contains(", 4326)) AND c.latitude BETWEEN $")
                 && !pg.contains("ST_Intersects"),
             "{pg}"
+        );
+        // A walk tests the ranges of each document it passes, with no index.
+        let walk = crate::content::walk::test_walk_in(&q, Dialect::Postgres);
+        let walk = walk.page.as_sql();
+        assert!(
+            walk.contains("(c.latitude + 0 BETWEEN $") && !walk.contains("ST_MakeEnvelope"),
+            "{walk}"
         );
     }
 

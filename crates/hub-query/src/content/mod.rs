@@ -521,7 +521,7 @@ fn compile_filter(
             });
         }
         ContentFilter::Radius(circle) => geo::compile_circle(q, circle),
-        ContentFilter::Area(area) => geo::compile_area(q, area),
+        ContentFilter::Area(area) => geo::compile_area(q, area, form),
         ContentFilter::LocationIn(ids) => side_tags(q, entity, "location", ids, form),
         ContentFilter::AreaIn(ids) => side_tags(q, entity, "area", ids, form),
     }

@@ -168,12 +168,16 @@ pub(crate) fn close_probe(q: &mut SqlBuilder) {
 
 /// Filters whose matches an index finds directly and that are usually narrow (an id
 /// list, a place on the map): their matches are few, so sorting them beats walking —
-/// and a walk would read each walked document's row for its position.
+/// and a walk would test each walked document's position with a geometry. A box in
+/// WGS 84 degrees is not one of them: a GIS client asks for large ones and pages
+/// through them, and its test is two ranges on the row (`geo::lonlat_box`), as cheap
+/// per document as an attribute's, so its density decides as for other filters.
 pub(crate) fn answered_by_an_index(filter: &ContentFilter) -> bool {
-    matches!(
-        filter,
-        ContentFilter::IdIn(_) | ContentFilter::Radius(_) | ContentFilter::Area(_)
-    )
+    match filter {
+        ContentFilter::IdIn(_) | ContentFilter::Radius(_) => true,
+        ContentFilter::Area(area) => super::geo::lonlat_box(area).is_none(),
+        _ => false,
+    }
 }
 
 /// `searchfilter` per document: a title (in `languages`, or any) containing the folded

@@ -66,6 +66,12 @@ fn position(i: usize) -> (f64, f64) {
 
 const CENTRE: (f64, f64) = (46.5, 11.3);
 
+/// Whether document `i` lies within the box `[west, south, east, north]`, edges included.
+fn within(i: usize, [west, south, east, north]: [f64; 4]) -> bool {
+    let (latitude, longitude) = position(i);
+    (south..=north).contains(&latitude) && (west..=east).contains(&longitude)
+}
+
 fn app() -> TestApp {
     let (store, dir) = support::backend();
     let docs: Vec<(&'static str, Value)> = (0..DOCS).map(|i| ("HubActivityPoi", doc(i))).collect();
@@ -130,7 +136,14 @@ async fn delete(app: &TestApp, id: &str) {
 async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     let app = app();
     type Rule = fn(usize) -> bool;
-    let filters: [(&str, Rule); 7] = [
+    let filters: [(&str, Rule); 9] = [
+        // Boxes: most of the grid (walked and bookmarked), and a few points of it.
+        ("polygon=bbi(11.2%2046.45,%2011.4%2046.535)", |i| {
+            within(i, [11.2, 46.45, 11.4, 46.535])
+        }),
+        ("polygon=bbi(11.3%2046.5,%2011.31%2046.51)", |i| {
+            within(i, [11.3, 46.5, 11.31, 46.51])
+        }),
         ("tagfilter=dense", |i| i % 3 == 0),
         ("tagfilter=even", |i| i % 2 == 0),
         ("tagfilter=and(dense,even)", |i| i % 6 == 0),
