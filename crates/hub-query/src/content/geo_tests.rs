@@ -1,0 +1,260 @@
+//! Tests of `geo`: the SQL of geographic conditions, and which areas are boxes.
+
+use super::*;
+use crate::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+
+fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
+    ContentQuery {
+        entity: "HubActivityPoi",
+        filters,
+        order,
+        page: Page {
+            size: 10,
+            number: 1,
+        },
+        count_limit: None,
+    }
+}
+
+#[test]
+fn radius_binds_every_number_and_orders_by_distance() {
+    let circle = GeoCircle {
+        latitude: 46.5,
+        longitude: 11.3,
+        metres: 5000.0,
+    };
+    let q = query(
+        vec![ContentFilter::Radius(circle)],
+        ContentOrder::Distance {
+            latitude: 46.5,
+            longitude: 11.3,
+        },
+    );
+    let sqlite = q.compile(Dialect::Sqlite);
+    let sql = sqlite.page.as_sql();
+    assert!(
+        sql.contains("c.latitude BETWEEN ?4 AND ?5 AND c.longitude BETWEEN ?6 AND ?7"),
+        "{sql}"
+    );
+    assert!(
+        sql.contains("hub_geo_distance(c.latitude, c.longitude, ?8, ?9) <= ?10"),
+        "{sql}"
+    );
+    // Nearest first: only (entity, id, distance) is sorted, documents joined after.
+    assert!(sql.starts_with("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, hub_geo_distance(c.latitude, c.longitude, ?1, ?2) AS d"), "{sql}");
+    assert!(sql.ends_with("ORDER BY d, c.id_key LIMIT ?11 OFFSET ?12) p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"), "{sql}");
+    assert!(!sql.contains("46.5"), "{sql}");
+    let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+    // The centre is a one-row subquery: computed once, not for every candidate.
+    assert!(
+        pg.contains("ST_DWithin(c.geom::geography, (SELECT ST_SetSRID(ST_MakePoint($")
+            && pg.contains("), 4326)::geography), $")
+            && pg.contains(", true))"),
+        "{pg}"
+    );
+    assert!(
+        pg.contains("c.id_key AS k, ST_Distance(c.geom::geography, (SELECT ST_SetSRID("),
+        "{pg}"
+    );
+}
+
+#[test]
+fn areas_bind_the_geometry_text() {
+    let g = hub_geo::wkt::parse_wkt("POLYGON((11 46,12 46,12 47,11 46))").unwrap();
+    let area = GeoArea {
+        relation: Relation::Covers,
+        geometry: g.clone(),
+        original: g,
+        srid: Srid::Utm32N,
+    };
+    let q = query(vec![ContentFilter::Area(area)], ContentOrder::Default);
+    let c = q.compile(Dialect::Sqlite);
+    assert!(
+        c.page
+            .as_sql()
+            .contains("hub_geo_relates(?6, ?7, c.longitude, c.latitude)"),
+        "{}",
+        c.page.as_sql()
+    );
+    assert_eq!(
+        c.page.params()[5],
+        SqlValue::Text("POLYGON((11 46,12 46,12 47,11 46))".into())
+    );
+    assert_eq!(c.page.params()[6], SqlValue::Int(1));
+    let pg = q.compile(Dialect::Postgres);
+    assert!(
+        pg.page
+            .as_sql()
+            .contains("(ST_Covers((SELECT ST_Transform(ST_GeomFromText($2, $3), 4326)), c.geom))"),
+        "{}",
+        pg.page.as_sql()
+    );
+    assert_eq!(pg.page.params()[2], SqlValue::Int(32632));
+}
+
+#[test]
+fn only_boxes_in_wgs84_degrees_are_tested_by_their_ranges() {
+    let area = |wkt: &str, srid| {
+        let g = hub_geo::wkt::parse_wkt(wkt).unwrap();
+        GeoArea {
+            relation: Relation::Intersects,
+            geometry: g.clone(),
+            original: g,
+            srid,
+        }
+    };
+    let box_ = "POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))";
+    let cases = [
+        (area(box_, Srid::Wgs84), Some([11.3, 46.4, 11.5, 46.6])),
+        // Either way round, from any corner.
+        (
+            area(
+                "POLYGON((11.5 46.6,11.5 46.4,11.3 46.4,11.3 46.6,11.5 46.6))",
+                Srid::Wgs84,
+            ),
+            Some([11.3, 46.4, 11.5, 46.6]),
+        ),
+        // Not a box: a crossed ring through the corners, one that turns back, a
+        // triangle, a hole, a fifth corner, no area.
+        (
+            area(
+                "POLYGON((11.3 46.4,11.5 46.6,11.5 46.4,11.3 46.6,11.3 46.4))",
+                Srid::Wgs84,
+            ),
+            None,
+        ),
+        (area("POLYGON((0 0,1 0,1 1,1 0,0 0))", Srid::Wgs84), None),
+        (
+            area("POLYGON((11 46,12 46,12 47,11 46))", Srid::Wgs84),
+            None,
+        ),
+        (
+            area(
+                "POLYGON((0 0,10 0,10 10,0 10,0 0),(1 1,2 1,2 2,1 2,1 1))",
+                Srid::Wgs84,
+            ),
+            None,
+        ),
+        (
+            area("POLYGON((0 0,5 0,10 0,10 10,0 10,0 0))", Srid::Wgs84),
+            None,
+        ),
+        (
+            area("POLYGON((11 46,11 46,11 46,11 46,11 46))", Srid::Wgs84),
+            None,
+        ),
+        (area("POINT(11 46)", Srid::Wgs84), None),
+        // In metres: PostgreSQL transforms it itself, so the exact test stays.
+        (area(box_, Srid::Utm32N), None),
+    ];
+    for (area, expected) in cases {
+        assert_eq!(lonlat_box(&area), expected, "{area:?}");
+    }
+    let transformed = GeoArea {
+        original: hub_geo::wkt::parse_wkt("POLYGON((0 0,1 0,1 1,0 1,0 0))").unwrap(),
+        ..area(box_, Srid::Wgs84)
+    };
+    assert_eq!(lonlat_box(&transformed), None, "sent in other coordinates");
+
+    let q = query(
+        vec![ContentFilter::Area(area(box_, Srid::Wgs84))],
+        ContentOrder::Default,
+    );
+    let sqlite = q.compile(Dialect::Sqlite).page.as_sql().to_string();
+    assert!(
+        sqlite.contains("(c.latitude IS NOT NULL AND c.latitude BETWEEN ?")
+            && !sqlite.contains("hub_geo_relates"),
+        "{sqlite}"
+    );
+    let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+    assert!(
+        pg.contains("(c.geom && (SELECT ST_MakeEnvelope($")
+            && pg.contains(", 4326)) AND c.latitude BETWEEN $")
+            && !pg.contains("ST_Intersects"),
+        "{pg}"
+    );
+    // A walk tests the ranges of each document it passes, with no index.
+    let walk = crate::content::walk::test_walk_in(&q, Dialect::Postgres);
+    let walk = walk.page.as_sql();
+    assert!(
+        walk.contains("(c.latitude + 0 BETWEEN $") && !walk.contains("ST_MakeEnvelope"),
+        "{walk}"
+    );
+}
+
+#[test]
+fn location_ids_use_the_side_table() {
+    let q = query(
+        vec![ContentFilter::LocationIn(vec![
+            "regabc".into(),
+            "tvsx".into(),
+        ])],
+        ContentOrder::Default,
+    );
+    let compiled = q.compile(Dialect::Sqlite);
+    // The page and the count read the matching keys once, from the tag index.
+    for sql in [compiled.page.as_sql(), compiled.count.as_sql()] {
+        assert!(
+            sql.contains("c.id_key IN (SELECT t.id_key FROM content_tag t WHERE t.entity = ?2 AND t.kind = ?3 AND t.tag IN (?4, ?5))"),
+            "{sql}"
+        );
+    }
+    // The walk of the order index probes each document it passes.
+    let walk = crate::content::walk::test_walk_in(&q, Dialect::Sqlite);
+    let walk = walk.page.as_sql();
+    assert!(
+        walk.contains("AND EXISTS (SELECT 1 FROM content_tag t WHERE t.entity = ?4 AND t.id_key = c.id_key AND t.kind = ?5 AND t.tag IN (?6, ?7))"),
+        "{walk}"
+    );
+    let pg = crate::content::walk::test_walk_in(&q, Dialect::Postgres);
+    let walk = pg.page.as_sql();
+    assert!(walk.contains("AND t.tag IN ($6, $7) OFFSET 0)"), "{walk}");
+}
+
+#[test]
+fn nearest_pages_try_smaller_circles_around_the_centre_first() {
+    let circle = |metres| GeoCircle {
+        latitude: 46.5,
+        longitude: 11.3,
+        metres,
+    };
+    let order = ContentOrder::Distance {
+        latitude: 46.5,
+        longitude: 11.3,
+    };
+    let radii = |filters| {
+        query(filters, order.clone())
+            .compile(Dialect::Sqlite)
+            .attempts
+            .iter()
+            .map(|a| {
+                // The ring's radius is the last number bound before LIMIT.
+                let p = a.page.params();
+                assert_eq!(a.size, 10);
+                match &p[p.len() - 3] {
+                    SqlValue::Real(r) => *r,
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect::<Vec<f64>>()
+    };
+    assert_eq!(
+        radii(vec![ContentFilter::Radius(circle(10_000.0))]),
+        [625.0, 2_500.0]
+    );
+    // Under 100 m a ring is not worth a statement.
+    assert_eq!(radii(vec![ContentFilter::Radius(circle(1_000.0))]), [250.0]);
+    assert!(radii(vec![ContentFilter::Radius(circle(300.0))]).is_empty());
+    // A circle around another centre is a filter, not the order's radius.
+    let elsewhere = GeoCircle {
+        latitude: 47.0,
+        ..circle(10_000.0)
+    };
+    assert!(radii(vec![ContentFilter::Radius(elsewhere)]).is_empty());
+    // The ring keeps every filter of the query and adds its circle.
+    let q = query(vec![ContentFilter::Radius(circle(10_000.0))], order.clone());
+    let compiled = q.compile(Dialect::Sqlite);
+    let ring = compiled.attempts[0].page.as_sql();
+    assert_eq!(ring.matches("hub_geo_distance").count(), 3, "{ring}");
+    assert!(ring.ends_with("ORDER BY p.d, p.k"), "{ring}");
+}
