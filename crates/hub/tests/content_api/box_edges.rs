@@ -35,7 +35,6 @@ fn positions() -> Vec<(&'static str, f64, f64)> {
 }
 
 fn app() -> TestApp {
-    let (store, dir) = support::backend();
     let docs: Vec<(&'static str, Value)> = positions()
         .into_iter()
         .map(|(id, latitude, longitude)| {
@@ -49,15 +48,7 @@ fn app() -> TestApp {
             ("HubActivityPoi", doc)
         })
         .collect();
-    store
-        .content()
-        .put_batch_blocking(&docs, &mut |_| {})
-        .expect("loading the documents");
-    TestApp {
-        router: hub::router(store.clone(), &support::test_config()),
-        store,
-        _dir: dir,
-    }
+    support::app_with_documents(&docs, &support::test_config())
 }
 
 async fn sorted_ids(app: &TestApp, uri: &str, list: &str) -> Vec<String> {

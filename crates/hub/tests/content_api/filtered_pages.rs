@@ -73,17 +73,8 @@ fn within(i: usize, [west, south, east, north]: [f64; 4]) -> bool {
 }
 
 fn app() -> TestApp {
-    let (store, dir) = support::backend();
     let docs: Vec<(&'static str, Value)> = (0..DOCS).map(|i| ("HubActivityPoi", doc(i))).collect();
-    store
-        .content()
-        .put_batch_blocking(&docs, &mut |_| {})
-        .expect("loading the documents");
-    TestApp {
-        router: hub::router(store.clone(), &support::test_config()),
-        store,
-        _dir: dir,
-    }
+    support::app_with_documents(&docs, &support::test_config())
 }
 
 /// The ids of documents `0..n` that `matches` accepts, in Shortname order.

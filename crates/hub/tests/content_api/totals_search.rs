@@ -39,20 +39,11 @@ fn doc(id: &str, titles: &[(&str, &str)]) -> Value {
 
 /// A router over the search documents, with `config`.
 fn app(config: &Config) -> TestApp {
-    let (store, dir) = support::backend();
     let docs: Vec<(&'static str, Value)> = TITLES
         .iter()
         .map(|(id, titles)| ("HubActivityPoi", doc(id, titles)))
         .collect();
-    store
-        .content()
-        .put_batch_blocking(&docs, &mut |_| {})
-        .expect("loading the search documents");
-    TestApp {
-        router: hub::router(store.clone(), config),
-        store,
-        _dir: dir,
-    }
+    support::app_with_documents(&docs, config)
 }
 
 fn ids(body: &Value) -> Vec<String> {

@@ -41,18 +41,21 @@ pub fn test_config() -> Config {
 /// The app with the content fixtures loaded.
 pub fn content_app() -> &'static TestApp {
     static APP: OnceLock<TestApp> = OnceLock::new();
-    APP.get_or_init(|| {
-        let (store, dir) = backend();
-        store
-            .content()
-            .put_batch_blocking(&content_fixtures(), &mut |_| {})
-            .expect("loading fixtures");
-        TestApp {
-            router: hub::router(store.clone(), &test_config()),
-            store,
-            _dir: dir,
-        }
-    })
+    APP.get_or_init(|| app_with_documents(&content_fixtures(), &test_config()))
+}
+
+/// A router with `config` over a store of its own holding `docs` (entity, document).
+pub fn app_with_documents(docs: &[(&'static str, Value)], config: &Config) -> TestApp {
+    let (store, dir) = backend();
+    store
+        .content()
+        .put_batch_blocking(docs, &mut |_| {})
+        .expect("loading the documents");
+    TestApp {
+        router: hub::router(store.clone(), config),
+        store,
+        _dir: dir,
+    }
 }
 
 /// The router over the deterministic demo (content, GeoShapes, demo principals and
