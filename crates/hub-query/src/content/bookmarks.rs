@@ -159,6 +159,26 @@ impl BookmarkedPage {
         marks
     }
 
+    /// The list's entries after mark `j` (`last` is its key; none = from the start),
+    /// counted up to [`STRIDE`], with the entity's revision: one row, `count, revision`,
+    /// from one snapshot. Fewer than [`STRIDE`] means the list ends among them, so at
+    /// that revision it holds `j · STRIDE + count` entries: a page past its end is
+    /// answered without reading on through the order.
+    pub fn tail(&self, last: Option<&OrderKey>, dialect: Dialect) -> SqlBuilder {
+        let mut tail = SqlBuilder::new(dialect);
+        tail.sql("SELECT COUNT(*), ");
+        revision(&mut tail, self.entity);
+        tail.sql(" FROM (SELECT 1 FROM content c");
+        self.matches(&mut tail, STRIDE);
+        if let Some(key) = last {
+            after(&mut tail, key);
+        }
+        tail.sql(" ORDER BY c.sort_key, c.id_key LIMIT ")
+            .param(SqlValue::Int(STRIDE as i64))
+            .sql(") t");
+        tail
+    }
+
     /// The entity's documents that match the list, for a read along the order that
     /// passes `span` of them: the filters tested per document when that pays (the order
     /// index named on SQLite, as a walk does), as sets otherwise. The clause's checks
@@ -188,6 +208,14 @@ pub(super) fn revision(q: &mut SqlBuilder, entity: &'static str) {
     q.sql("COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = ")
         .text(entity)
         .sql("), 0)");
+}
+
+/// The entity's write revision as a statement of its own: one row.
+pub fn read_revision(entity: &'static str, dialect: Dialect) -> SqlBuilder {
+    let mut q = SqlBuilder::new(dialect);
+    q.sql("SELECT ");
+    revision(&mut q, entity);
+    q
 }
 
 /// Only the entries strictly after `key` (a range of the order index on both backends).
@@ -285,6 +313,18 @@ mod tests {
         assert!(extended
             .as_sql()
             .ends_with(") m WHERE m.n % 100 = 0 ORDER BY m.n"));
+
+        // The tail after the last mark: at most a stride of entries, counted, with the
+        // revision read in the same statement.
+        let tail = deep.tail(Some(&key), Dialect::Postgres);
+        assert_eq!(
+            tail.as_sql(),
+            "SELECT COUNT(*), COALESCE((SELECT r.revision FROM content_revision r WHERE r.entity = $1), 0) \
+             FROM (SELECT 1 FROM content c WHERE c.entity = $2 \
+             AND (c.sort_key, c.id_key) > ($3, $4) ORDER BY c.sort_key, c.id_key LIMIT $5) t"
+        );
+        assert_eq!(tail.params()[4], SqlValue::Int(STRIDE as i64));
+        assert!(!deep.tail(None, Dialect::Sqlite).as_sql().contains("> ("));
     }
 
     #[test]

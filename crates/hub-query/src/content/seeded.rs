@@ -22,7 +22,7 @@
 //! Owns: which pages qualify and the two statements. Must not: keep prefixes (the
 //! store's `content::seeded` does).
 
-use super::bookmarks::{revision, MAX_SCOPE_BYTES};
+use super::bookmarks::{read_revision, revision, MAX_SCOPE_BYTES};
 use super::{seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -125,6 +125,12 @@ impl SeededPage {
             .param(SqlValue::Int(self.depth() as i64))
             .sql(") p ORDER BY p.o, p.k");
         q
+    }
+
+    /// The entity's revision as a statement of its own: a page past the end of a kept
+    /// whole list is empty while it is still the revision the list was read at.
+    pub fn read_revision(&self, dialect: Dialect) -> SqlBuilder {
+        read_revision(self.query.entity, dialect)
     }
 
     /// The documents of `keys`, in no order: `id_key, doc, revision`.

@@ -9,6 +9,11 @@
 //! were read from are unchanged, whichever process wrote since. [`MAX_STEPS`] is how
 //! many steps a page may take before it falls back to its ordinary statement.
 //!
+//! A page past the list's end finds no mark or no row. Its ordinary statement would read
+//! every match to learn that, so the entries after the last kept mark are counted
+//! instead (fewer than a stride, with the revision from the same statement): the list's
+//! length, kept with its marks, answers further pages past it with that one count.
+//!
 //! Filters are typed by clients, so the lists kept are bounded: at most [`MAX_LISTS`],
 //! the one used longest ago dropped for a new one. A list holds one pair of keys per
 //! [`hub_query::content::bookmarks::STRIDE`] matches paged through.
@@ -17,14 +22,14 @@
 
 use std::sync::Mutex;
 
-use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
+use hub_query::content::bookmarks::{BookmarkedPage, OrderKey, STRIDE};
 use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
 
 /// Steps a page may take: a read of missing marks, a seek that finds them out of date,
-/// a read from the start, the seek.
-pub(crate) const MAX_STEPS: usize = 4;
+/// a read from the start, the seek, and a count of the tail when one of them ends.
+pub(crate) const MAX_STEPS: usize = 5;
 
 /// Lists whose marks are kept at once. At the scale-10 demo's 70,000 POIs a list paged
 /// to its end holds 700 marks (about 60 KB).
@@ -48,6 +53,8 @@ struct Marks {
     revision: i64,
     /// Mark `j` is `keys[j - 1]`.
     keys: Vec<OrderKey>,
+    /// The list's length at `revision`, once its tail was counted.
+    len: Option<u64>,
 }
 
 /// The statement a deep page runs next.
@@ -60,6 +67,13 @@ pub(crate) enum Step {
         known: usize,
         revision: Option<i64>,
     },
+    /// The entries after the first `known` marks (read at `revision`), counted: whether
+    /// the list ends before the page. Its row goes to [`PageBookmarks::counted`].
+    CountTail {
+        tail: SqlBuilder,
+        known: usize,
+        revision: Option<i64>,
+    },
 }
 
 impl PageBookmarks {
@@ -67,10 +81,24 @@ impl PageBookmarks {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn next(&self, page: &BookmarkedPage, dialect: Dialect) -> Step {
+    /// The next step for `page`; `ended` when the last one found the list ending before
+    /// the page (a read with fewer marks than asked for, a seek with no rows).
+    pub(crate) fn next(&self, page: &BookmarkedPage, ended: bool, dialect: Dialect) -> Step {
         let mut kept = self.lock();
         let mark = page.mark() as usize;
         match kept.used(page.scope()) {
+            Some(kept) if ended || kept.len.is_some_and(|len| page.offset >= len) => {
+                Step::CountTail {
+                    tail: page.tail(kept.keys.last(), dialect),
+                    known: kept.keys.len(),
+                    revision: Some(kept.revision),
+                }
+            }
+            None if ended => Step::CountTail {
+                tail: page.tail(None, dialect),
+                known: 0,
+                revision: None,
+            },
             Some(kept) if mark >= 1 && kept.keys.len() >= mark => Step::Seek {
                 page: page.seek(&kept.keys[mark - 1], dialect),
                 revision: kept.revision,
@@ -117,6 +145,7 @@ impl PageBookmarks {
                 Marks {
                     revision: read_at,
                     keys: keys.collect(),
+                    len: None,
                 },
             ),
             _ => {
@@ -126,6 +155,48 @@ impl PageBookmarks {
         }
         kept.get(page.scope())
             .is_some_and(|marks| marks.keys.len() as u64 >= page.mark())
+    }
+
+    /// Whether the page lies past the list's end, from a [`Step::CountTail`]'s row: the
+    /// entries after the first `known` marks (`count`, at most a stride) and the
+    /// revision they were read at. It does when they are fewer than a stride, read at
+    /// the marks' `revision`, and the page starts at or after the length they give,
+    /// which is kept with the marks. A tail read at another revision drops the marks.
+    pub(crate) fn counted(
+        &self,
+        page: &BookmarkedPage,
+        known: usize,
+        revision: Option<i64>,
+        (count, read_at): (u64, i64),
+    ) -> bool {
+        let mut kept = self.lock();
+        if count >= STRIDE || revision.is_some_and(|r| r != read_at) {
+            if let Some(revision) = revision {
+                if kept
+                    .get(page.scope())
+                    .is_some_and(|marks| marks.revision == revision)
+                {
+                    kept.remove(page.scope());
+                }
+            }
+            return false;
+        }
+        let len = known as u64 * STRIDE + count;
+        match kept.used(page.scope()) {
+            Some(marks) if marks.revision == read_at && marks.keys.len() == known => {
+                marks.len = Some(len);
+            }
+            None if known == 0 => kept.insert(
+                page.scope(),
+                Marks {
+                    revision: read_at,
+                    keys: Vec::new(),
+                    len: Some(len),
+                },
+            ),
+            _ => {}
+        }
+        page.offset >= len
     }
 
     /// Whether a [`Step::Seek`] answered the page: its rows came with the revision the
@@ -148,7 +219,6 @@ impl PageBookmarks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hub_query::content::bookmarks::STRIDE;
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 
     fn page(offset: u64) -> BookmarkedPage {
@@ -188,7 +258,7 @@ mod tests {
         let deep = page(29 * STRIDE + 90);
         let Step::Read {
             known, revision, ..
-        } = bookmarks.next(&deep, Dialect::Sqlite)
+        } = bookmarks.next(&deep, false, Dialect::Sqlite)
         else {
             panic!("nothing kept yet: read the marks")
         };
@@ -197,7 +267,7 @@ mod tests {
         let Step::Seek {
             page: seek,
             revision,
-        } = bookmarks.next(&deep, Dialect::Sqlite)
+        } = bookmarks.next(&deep, false, Dialect::Sqlite)
         else {
             panic!("the marks reach the page")
         };
@@ -211,14 +281,14 @@ mod tests {
         let deeper = page(40 * STRIDE);
         let Step::Read {
             known, revision, ..
-        } = bookmarks.next(&deeper, Dialect::Sqlite)
+        } = bookmarks.next(&deeper, false, Dialect::Sqlite)
         else {
             panic!("read the missing marks")
         };
         assert_eq!((known, revision), (29, Some(7)));
         assert!(bookmarks.read(&deeper, 29, Some(7), rows(30, 40, 7)));
         assert!(matches!(
-            bookmarks.next(&deeper, Dialect::Sqlite),
+            bookmarks.next(&deeper, false, Dialect::Sqlite),
             Step::Seek { revision: 7, .. }
         ));
     }
@@ -231,7 +301,7 @@ mod tests {
         // The seek's rows come from revision 8: not the page.
         assert!(!bookmarks.seeked(&deep, 7, Some(8)));
         assert!(matches!(
-            bookmarks.next(&deep, Dialect::Sqlite),
+            bookmarks.next(&deep, false, Dialect::Sqlite),
             Step::Read { known: 0, .. }
         ));
 
@@ -240,7 +310,7 @@ mod tests {
         let deeper = page(9 * STRIDE);
         assert!(bookmarks.read(&deeper, 5, Some(8), rows(6, 9, 9)));
         assert!(matches!(
-            bookmarks.next(&deeper, Dialect::Sqlite),
+            bookmarks.next(&deeper, false, Dialect::Sqlite),
             Step::Read { known: 0, .. }
         ));
     }
@@ -254,8 +324,95 @@ mod tests {
         assert!(!bookmarks.read(&past, 12, Some(3), Vec::new()));
         // What was read is kept for the pages it reaches.
         assert!(matches!(
-            bookmarks.next(&page(12 * STRIDE), Dialect::Sqlite),
+            bookmarks.next(&page(12 * STRIDE), false, Dialect::Sqlite),
             Step::Seek { revision: 3, .. }
+        ));
+    }
+
+    #[test]
+    fn a_page_past_the_end_is_answered_by_a_count_of_the_tail_at_the_marks_revision() {
+        let bookmarks = PageBookmarks::default();
+        let far = page(50 * STRIDE);
+        // The list ends after mark 12: the read says so, the tail's 40 entries give its
+        // length (1,240), and the page lies past it.
+        assert!(!bookmarks.read(&far, 0, None, rows(1, 12, 3)));
+        let Step::CountTail {
+            tail,
+            known,
+            revision,
+        } = bookmarks.next(&far, true, Dialect::Sqlite)
+        else {
+            panic!("the list ended: count its tail")
+        };
+        assert_eq!((known, revision), (12, Some(3)));
+        assert!(tail
+            .params()
+            .contains(&hub_query::SqlValue::Text(key(12).sort_key)));
+        assert!(bookmarks.counted(&far, 12, Some(3), (40, 3)));
+
+        // The length is kept: pages past it count the tail at once, pages before it seek.
+        let last_stride = page(12 * STRIDE + 40);
+        assert!(matches!(
+            bookmarks.next(&last_stride, false, Dialect::Sqlite),
+            Step::CountTail { known: 12, .. }
+        ));
+        assert!(bookmarks.counted(&last_stride, 12, Some(3), (40, 3)));
+        assert!(matches!(
+            bookmarks.next(&page(12 * STRIDE + 30), false, Dialect::Sqlite),
+            Step::Seek { revision: 3, .. }
+        ));
+
+        // A tail read at a later revision is no answer: the marks go, and are read again.
+        assert!(!bookmarks.counted(&far, 12, Some(3), (40, 4)));
+        assert!(matches!(
+            bookmarks.next(&far, false, Dialect::Sqlite),
+            Step::Read { known: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn a_tail_of_a_stride_or_more_or_before_the_page_leaves_the_page_to_other_steps() {
+        let bookmarks = PageBookmarks::default();
+        let deep = page(12 * STRIDE + 50);
+        assert!(bookmarks.read(&deep, 0, None, rows(1, 12, 3)));
+        // The seek found no row, but the list goes on past the page's start at this
+        // revision (another revision's seek): not past the end, the marks stay.
+        assert!(!bookmarks.counted(&deep, 12, Some(3), (60, 3)));
+        assert!(matches!(
+            bookmarks.next(&deep, false, Dialect::Sqlite),
+            Step::Seek { revision: 3, .. }
+        ));
+        // A whole stride after the last mark: the marks are out of date.
+        assert!(!bookmarks.counted(&deep, 12, Some(3), (STRIDE, 3)));
+        assert!(matches!(
+            bookmarks.next(&deep, false, Dialect::Sqlite),
+            Step::Read { known: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn a_list_shorter_than_a_stride_keeps_its_length_without_marks() {
+        let bookmarks = PageBookmarks::default();
+        let deep = page(3 * STRIDE);
+        // No mark: the list holds fewer than a stride.
+        assert!(!bookmarks.read(&deep, 0, None, Vec::new()));
+        let Step::CountTail {
+            tail,
+            known: 0,
+            revision: None,
+        } = bookmarks.next(&deep, true, Dialect::Sqlite)
+        else {
+            panic!("count the whole list")
+        };
+        assert!(!tail.as_sql().contains("> ("), "{}", tail.as_sql());
+        assert!(bookmarks.counted(&deep, 0, None, (7, 5)));
+        assert!(matches!(
+            bookmarks.next(&deep, false, Dialect::Sqlite),
+            Step::CountTail {
+                known: 0,
+                revision: Some(5),
+                ..
+            }
         ));
     }
 
@@ -267,18 +424,18 @@ mod tests {
         assert!(bookmarks.read(&whole, 0, None, rows(1, 5, 7)));
         // The filtered list has none yet; reading its marks leaves the whole list's.
         assert!(matches!(
-            bookmarks.next(&active, Dialect::Sqlite),
+            bookmarks.next(&active, false, Dialect::Sqlite),
             Step::Read { known: 0, .. }
         ));
         assert!(bookmarks.read(&active, 0, None, rows(101, 105, 7)));
-        let Step::Seek { page: seek, .. } = bookmarks.next(&active, Dialect::Sqlite) else {
+        let Step::Seek { page: seek, .. } = bookmarks.next(&active, false, Dialect::Sqlite) else {
             panic!("the filtered list's marks reach the page")
         };
         assert!(seek
             .params()
             .contains(&hub_query::SqlValue::Text(key(105).sort_key)));
         assert!(matches!(
-            bookmarks.next(&whole, Dialect::Sqlite),
+            bookmarks.next(&whole, false, Dialect::Sqlite),
             Step::Seek { .. }
         ));
 
@@ -289,17 +446,17 @@ mod tests {
             assert!(bookmarks.read(&since, 0, None, rows(1, 5, 7)));
         }
         assert!(matches!(
-            bookmarks.next(&active, Dialect::Sqlite),
+            bookmarks.next(&active, false, Dialect::Sqlite),
             Step::Seek { .. }
         ));
         let one_more = filtered(5 * STRIDE, vec![ContentFilter::ChangedSince("x".into())]);
         assert!(bookmarks.read(&one_more, 0, None, rows(1, 5, 7)));
         assert!(matches!(
-            bookmarks.next(&whole, Dialect::Sqlite),
+            bookmarks.next(&whole, false, Dialect::Sqlite),
             Step::Read { known: 0, .. }
         ));
         assert!(matches!(
-            bookmarks.next(&active, Dialect::Sqlite),
+            bookmarks.next(&active, false, Dialect::Sqlite),
             Step::Seek { .. }
         ));
         assert_eq!(bookmarks.lock().len(), MAX_LISTS);

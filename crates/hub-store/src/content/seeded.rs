@@ -72,8 +72,10 @@ pub(crate) enum SeededStep {
         prefix: Arc<[String]>,
         revision: i64,
     },
-    /// The page lies past the list's end: its ordinary statement answers it.
-    PastTheEnd,
+    /// The page lies past the end of the whole list the prefix holds, read at `kept`:
+    /// it is empty while the entity's revision is still that one. Hand the `revision`
+    /// statement's value to [`SeededPrefixes::ended`].
+    PastTheEnd { revision: SqlBuilder, kept: i64 },
 }
 
 impl SeededPrefixes {
@@ -83,7 +85,10 @@ impl SeededPrefixes {
         };
         let page_keys = page.keys(&keys);
         if page_keys.is_empty() {
-            return SeededStep::PastTheEnd;
+            return SeededStep::PastTheEnd {
+                revision: page.read_revision(dialect),
+                kept: revision,
+            };
         }
         SeededStep::ReadDocuments {
             documents: page.documents(page_keys, dialect),
@@ -134,6 +139,30 @@ impl SeededPrefixes {
         Some(prefix)
     }
 
+    /// Whether the page past the end of a whole list kept at revision `kept` is empty:
+    /// the entity's revision is `current`. Otherwise the prefix is dropped.
+    pub(crate) fn ended(&self, page: &SeededPage, kept: i64, current: i64) -> bool {
+        if current == kept {
+            return true;
+        }
+        self.drop_at(page, kept);
+        false
+    }
+
+    /// Drops the prefixes of `page`'s list read at `revision`.
+    fn drop_at(&self, page: &SeededPage, revision: i64) {
+        let mut kept = self.lock();
+        let Kept { near, deep } = &mut *kept;
+        for lists in [near, deep] {
+            if lists
+                .get(page.scope())
+                .is_some_and(|p| p.revision == revision)
+            {
+                lists.remove(page.scope());
+            }
+        }
+    }
+
     /// The page's documents in the order of its keys in `prefix`, from the rows
     /// (`id_key, doc, revision`) of the documents statement over them, when every key
     /// came back with the prefix's `revision`; otherwise the prefix is dropped and
@@ -153,16 +182,7 @@ impl SeededPrefixes {
         match ordered {
             Some(ordered) if current => Some(ordered),
             _ => {
-                let mut kept = self.lock();
-                let Kept { near, deep } = &mut *kept;
-                for lists in [near, deep] {
-                    if lists
-                        .get(page.scope())
-                        .is_some_and(|p| p.revision == revision)
-                    {
-                        lists.remove(page.scope());
-                    }
-                }
+                self.drop_at(page, revision);
                 None
             }
         }
@@ -218,10 +238,18 @@ mod tests {
             prefixes.next(&second, Dialect::Sqlite),
             SeededStep::ReadDocuments { revision: 5, .. }
         ));
-        assert!(matches!(
-            prefixes.next(&page(3, "7", vec![]), Dialect::Sqlite),
-            SeededStep::PastTheEnd
-        ));
+        // Past the end of the whole list: empty while the revision is the prefix's.
+        let past = page(3, "7", vec![]);
+        let SeededStep::PastTheEnd { revision, kept } = prefixes.next(&past, Dialect::Sqlite)
+        else {
+            panic!("page 3 of 4 keys in pages of 2")
+        };
+        assert_eq!(kept, 5);
+        assert!(revision
+            .as_sql()
+            .starts_with("SELECT COALESCE((SELECT r.revision"));
+        assert!(prefixes.ended(&past, 5, 5));
+        assert!(prefixes.kept(&past).is_some());
         // Documents come back in any order; the page is in the prefix's.
         let found = prefixes.assemble(&second, &keys, 5, docs(&["b", "c"], 5));
         assert_eq!(found, Some(vec!["doc c".to_string(), "doc b".to_string()]));
@@ -310,7 +338,7 @@ mod tests {
         // Far past the list's end, within what was asked for: nothing to read by key.
         assert!(matches!(
             prefixes.next(&sized(10, 700), Dialect::Sqlite),
-            SeededStep::PastTheEnd
+            SeededStep::PastTheEnd { kept: 3, .. }
         ));
         // A write drops the deep prefix too.
         let stale = past
@@ -320,6 +348,11 @@ mod tests {
         assert!(prefixes
             .assemble(&past, &prefix, 3, stale.collect())
             .is_none());
+        assert_eq!(prefixes.lock().deep.len(), 0);
+        // So does a later revision seen by a page past the end.
+        let far = sized(10, 700);
+        prefixes.keep(&far, keys(2_400, 4)).unwrap();
+        assert!(!prefixes.ended(&far, 4, 5));
         assert_eq!(prefixes.lock().deep.len(), 0);
         assert!(matches!(
             prefixes.next(&past, Dialect::Sqlite),

@@ -318,8 +318,9 @@ fn bookmarked_page(
     page: &BookmarkedPage,
     bookmarks: &PageBookmarks,
 ) -> Result<Option<Vec<String>>> {
+    let mut ended = false;
     for _ in 0..bookmarks::MAX_STEPS {
-        match bookmarks.next(page, Dialect::Sqlite) {
+        match bookmarks.next(page, ended, Dialect::Sqlite) {
             Step::Seek {
                 page: seek,
                 revision,
@@ -327,10 +328,11 @@ fn bookmarked_page(
                 let rows = rows(conn, &seek, |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
                 })?;
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                if bookmarks.seeked(page, revision, rows[0].1) {
+                let Some(&(_, found)) = rows.first() else {
+                    ended = true;
+                    continue;
+                };
+                if bookmarks.seeked(page, revision, found) {
                     return Ok(Some(rows.into_iter().map(|(doc, _)| doc).collect()));
                 }
             }
@@ -346,9 +348,22 @@ fn bookmarked_page(
                     };
                     Ok((key, r.get::<_, Option<i64>>(2)?))
                 })?;
-                if !bookmarks.read(page, known, revision, rows) {
-                    return Ok(None);
+                ended = !bookmarks.read(page, known, revision, rows);
+            }
+            Step::CountTail {
+                tail,
+                known,
+                revision,
+            } => {
+                let counted = conn
+                    .prepare_cached(tail.as_sql())?
+                    .query_row(bind(tail.params()).as_slice(), |r| {
+                        Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)?))
+                    })?;
+                if bookmarks.counted(page, known, revision, counted) {
+                    return Ok(Some(Vec::new()));
                 }
+                ended = false;
             }
         }
     }
@@ -380,7 +395,14 @@ fn seeded_page(
                     return Ok(Some(docs));
                 }
             }
-            SeededStep::PastTheEnd => return Ok(None),
+            SeededStep::PastTheEnd { revision, kept } => {
+                let current = conn
+                    .prepare_cached(revision.as_sql())?
+                    .query_row(bind(revision.params()).as_slice(), |r| r.get(0))?;
+                if prefixes.ended(page, kept, current) {
+                    return Ok(Some(Vec::new()));
+                }
+            }
         }
     }
     Ok(None)

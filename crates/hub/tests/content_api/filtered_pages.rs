@@ -368,3 +368,73 @@ async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once()
         }
     }
 }
+
+/// The order of `list` (the whole list, `dense` matches, seeded or not), with the
+/// documents `tail` after the first [`DOCS`] when it is not seeded.
+async fn list_order(app: &TestApp, list: &str, tail: &[String]) -> Vec<String> {
+    if list.contains("seed") {
+        return seeded_order(app, list).await;
+    }
+    let dense = list.contains("dense");
+    let mut all = expected(DOCS, |i| !dense || i % 3 == 0);
+    all.extend_from_slice(tail);
+    all
+}
+
+#[tokio::test]
+async fn pages_past_the_end_are_empty_until_writes_reach_them() {
+    // A page past a list's end is answered from its kept marks or prefix and one count
+    // of the tail: it must still show documents written since, at once.
+    let app = app();
+    let lists = ["", "tagfilter=dense", "seed=7", "seed=7&tagfilter=dense"];
+    let pages = |all: &[String]| {
+        let last = all.len().div_ceil(10);
+        // Within the last mark's stride, further on, and far past every mark; twice
+        // each, the second from the kept length.
+        [last + 1, last + 1, last + 3, 500, 500]
+    };
+    let mut before = Vec::new();
+    for list in lists {
+        before.push((list, list_order(&app, list, &[]).await));
+    }
+    for (list, all) in &before {
+        for number in pages(all) {
+            let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, all, number).await;
+        }
+    }
+
+    // 25 new matches that sort after every other document: the pages past the old end
+    // now hold them.
+    let tail: Vec<String> = (0..25).map(|n| format!("fp-tail-{n:02}")).collect();
+    for (n, id) in tail.iter().enumerate() {
+        let mut new = doc(3);
+        new["Id"] = json!(id);
+        new["_Meta"]["Id"] = json!(id);
+        new["Shortname"] = json!(format!("zzz {n:02}"));
+        app.store
+            .content()
+            .put("HubActivityPoi", new, "2024-02-01T00:00:00".into(), false)
+            .await
+            .unwrap();
+    }
+    for (list, old) in &before {
+        let all = list_order(&app, list, &tail).await;
+        assert_eq!(all.len(), old.len() + 25, "{list}");
+        for number in pages(old) {
+            let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, &all, number).await;
+        }
+    }
+
+    for id in &tail {
+        delete(&app, id).await;
+    }
+    for (list, all) in &before {
+        assert_eq!(&list_order(&app, list, &[]).await, all, "{list}");
+        for number in pages(all) {
+            let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, all, number).await;
+        }
+    }
+}

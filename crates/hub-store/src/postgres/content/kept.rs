@@ -21,8 +21,9 @@ pub(super) async fn bookmarked_page(
     bookmarks: &PageBookmarks,
     checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
+    let mut ended = false;
     for _ in 0..bookmarks::MAX_STEPS {
-        match bookmarks.next(page, Dialect::Postgres) {
+        match bookmarks.next(page, ended, Dialect::Postgres) {
             Step::Seek {
                 page: seek,
                 revision,
@@ -32,7 +33,8 @@ pub(super) async fn bookmarked_page(
                 })
                 .await?;
                 let Some(&(_, found)) = rows.first() else {
-                    return Ok(None);
+                    ended = true;
+                    continue;
                 };
                 if bookmarks.seeked(page, revision, found) {
                     return Ok(Some(rows.into_iter().map(|(doc, _)| doc).collect()));
@@ -51,9 +53,21 @@ pub(super) async fn bookmarked_page(
                     Ok((key, r.try_get(2)?))
                 })
                 .await?;
-                if !bookmarks.read(page, known, revision, keys) {
-                    return Ok(None);
+                ended = !bookmarks.read(page, known, revision, keys);
+            }
+            Step::CountTail {
+                tail,
+                known,
+                revision,
+            } => {
+                let counted = one_row(conn, &tail, checks, |r| {
+                    Ok((r.try_get::<_, i64>(0)? as u64, r.try_get(1)?))
+                })
+                .await?;
+                if bookmarks.counted(page, known, revision, counted) {
+                    return Ok(Some(Vec::new()));
                 }
+                ended = false;
             }
         }
     }
@@ -90,7 +104,12 @@ pub(super) async fn seeded_page(
                     return Ok(Some(docs));
                 }
             }
-            SeededStep::PastTheEnd => return Ok(None),
+            SeededStep::PastTheEnd { revision, kept } => {
+                let current = one_row(conn, &revision, checks, |r| r.try_get(0)).await?;
+                if prefixes.ended(page, kept, current) {
+                    return Ok(Some(Vec::new()));
+                }
+            }
         }
     }
     Ok(None)
@@ -112,4 +131,17 @@ async fn rows<T>(
         .iter()
         .map(row)
         .collect::<std::result::Result<_, _>>()?)
+}
+
+/// The one row `q` selects, through `row` (errors as for [`rows`]).
+async fn one_row<T>(
+    conn: &Conn,
+    q: &SqlBuilder,
+    checks: &CheckTable,
+    row: impl Fn(&tokio_postgres::Row) -> std::result::Result<T, tokio_postgres::Error>,
+) -> Result<T> {
+    let params = bind(q.params());
+    let stmt = super::super::prepare_bounded(conn, q.as_sql()).await?;
+    let found = conn.query_one(&stmt, &refs(&params)).await;
+    Ok(row(&found.map_err(|e| list_error(checks, e))?)?)
 }
