@@ -11,8 +11,8 @@
 //!
 //! A page past the list's end finds no mark or no row. Its ordinary statement would read
 //! every match to learn that, so the entries after the last kept mark are counted
-//! instead (fewer than a stride, with the revision from the same statement): the list's
-//! length, kept with its marks, answers further pages past it with that one count.
+//! instead (fewer than a stride, with the revision from the same statement). The list's
+//! length is kept with its marks: further pages past it read only the revision.
 //!
 //! Filters are typed by clients, so the lists kept are bounded: at most [`MAX_LISTS`],
 //! the one used longest ago dropped for a new one. A list holds one pair of keys per
@@ -22,7 +22,7 @@
 
 use std::sync::Mutex;
 
-use hub_query::content::bookmarks::{BookmarkedPage, OrderKey, STRIDE};
+use hub_query::content::bookmarks::{read_revision, BookmarkedPage, OrderKey, STRIDE};
 use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
@@ -74,6 +74,10 @@ pub(crate) enum Step {
         known: usize,
         revision: Option<i64>,
     },
+    /// The page lies past the list's length kept at revision `kept`: it is empty while
+    /// the entity's revision is still that one. Hand the `revision` statement's value
+    /// to [`PageBookmarks::ended`].
+    PastTheEnd { revision: SqlBuilder, kept: i64 },
 }
 
 impl PageBookmarks {
@@ -87,13 +91,15 @@ impl PageBookmarks {
         let mut kept = self.lock();
         let mark = page.mark() as usize;
         match kept.used(page.scope()) {
-            Some(kept) if ended || kept.len.is_some_and(|len| page.offset >= len) => {
-                Step::CountTail {
-                    tail: page.tail(kept.keys.last(), dialect),
-                    known: kept.keys.len(),
-                    revision: Some(kept.revision),
-                }
-            }
+            Some(kept) if kept.len.is_some_and(|len| page.offset >= len) => Step::PastTheEnd {
+                revision: read_revision(page.entity, dialect),
+                kept: kept.revision,
+            },
+            Some(kept) if ended => Step::CountTail {
+                tail: page.tail(kept.keys.last(), dialect),
+                known: kept.keys.len(),
+                revision: Some(kept.revision),
+            },
             None if ended => Step::CountTail {
                 tail: page.tail(None, dialect),
                 known: 0,
@@ -169,18 +175,13 @@ impl PageBookmarks {
         revision: Option<i64>,
         (count, read_at): (u64, i64),
     ) -> bool {
-        let mut kept = self.lock();
         if count >= STRIDE || revision.is_some_and(|r| r != read_at) {
             if let Some(revision) = revision {
-                if kept
-                    .get(page.scope())
-                    .is_some_and(|marks| marks.revision == revision)
-                {
-                    kept.remove(page.scope());
-                }
+                self.drop_at(page, revision);
             }
             return false;
         }
+        let mut kept = self.lock();
         let len = known as u64 * STRIDE + count;
         match kept.used(page.scope()) {
             Some(marks) if marks.revision == read_at && marks.keys.len() == known => {
@@ -199,12 +200,18 @@ impl PageBookmarks {
         page.offset >= len
     }
 
-    /// Whether a [`Step::Seek`] answered the page: its rows came with the revision the
-    /// marks were read at. Otherwise the marks are out of date and are dropped.
-    pub(crate) fn seeked(&self, page: &BookmarkedPage, revision: i64, found: Option<i64>) -> bool {
-        if found == Some(revision) {
+    /// Whether the page past the list's length kept at revision `kept` is empty: the
+    /// entity's revision is `current`. Otherwise the marks are dropped.
+    pub(crate) fn ended(&self, page: &BookmarkedPage, kept: i64, current: i64) -> bool {
+        if current == kept {
             return true;
         }
+        self.drop_at(page, kept);
+        false
+    }
+
+    /// Drops the marks of `page`'s list read at `revision`.
+    fn drop_at(&self, page: &BookmarkedPage, revision: i64) {
         let mut kept = self.lock();
         if kept
             .get(page.scope())
@@ -212,6 +219,15 @@ impl PageBookmarks {
         {
             kept.remove(page.scope());
         }
+    }
+
+    /// Whether a [`Step::Seek`] answered the page: its rows came with the revision the
+    /// marks were read at. Otherwise the marks are out of date and are dropped.
+    pub(crate) fn seeked(&self, page: &BookmarkedPage, revision: i64, found: Option<i64>) -> bool {
+        if found == Some(revision) {
+            return true;
+        }
+        self.drop_at(page, revision);
         false
     }
 }
@@ -350,20 +366,32 @@ mod tests {
             .contains(&hub_query::SqlValue::Text(key(12).sort_key)));
         assert!(bookmarks.counted(&far, 12, Some(3), (40, 3)));
 
-        // The length is kept: pages past it count the tail at once, pages before it seek.
+        // The length is kept: pages past it read only the revision, pages before it seek.
         let last_stride = page(12 * STRIDE + 40);
-        assert!(matches!(
-            bookmarks.next(&last_stride, false, Dialect::Sqlite),
-            Step::CountTail { known: 12, .. }
-        ));
-        assert!(bookmarks.counted(&last_stride, 12, Some(3), (40, 3)));
+        let Step::PastTheEnd { revision, kept: 3 } =
+            bookmarks.next(&last_stride, false, Dialect::Sqlite)
+        else {
+            panic!("past the kept length: read the revision")
+        };
+        assert!(revision
+            .as_sql()
+            .starts_with("SELECT COALESCE((SELECT r.revision"));
+        assert!(bookmarks.ended(&last_stride, 3, 3));
         assert!(matches!(
             bookmarks.next(&page(12 * STRIDE + 30), false, Dialect::Sqlite),
             Step::Seek { revision: 3, .. }
         ));
 
-        // A tail read at a later revision is no answer: the marks go, and are read again.
-        assert!(!bookmarks.counted(&far, 12, Some(3), (40, 4)));
+        // A later revision: the marks and length go, and are read again.
+        assert!(!bookmarks.ended(&far, 3, 4));
+        assert!(matches!(
+            bookmarks.next(&far, false, Dialect::Sqlite),
+            Step::Read { known: 0, .. }
+        ));
+
+        // So does a tail read at a later revision than the marks.
+        assert!(!bookmarks.read(&far, 0, None, rows(1, 12, 4)));
+        assert!(!bookmarks.counted(&far, 12, Some(4), (40, 5)));
         assert!(matches!(
             bookmarks.next(&far, false, Dialect::Sqlite),
             Step::Read { known: 0, .. }
@@ -408,11 +436,7 @@ mod tests {
         assert!(bookmarks.counted(&deep, 0, None, (7, 5)));
         assert!(matches!(
             bookmarks.next(&deep, false, Dialect::Sqlite),
-            Step::CountTail {
-                known: 0,
-                revision: Some(5),
-                ..
-            }
+            Step::PastTheEnd { kept: 5, .. }
         ));
     }
 

@@ -365,6 +365,11 @@ fn bookmarked_page(
                 }
                 ended = false;
             }
+            Step::PastTheEnd { revision, kept } => {
+                if bookmarks.ended(page, kept, read_revision(conn, &revision)?) {
+                    return Ok(Some(Vec::new()));
+                }
+            }
         }
     }
     Ok(None)
@@ -396,16 +401,20 @@ fn seeded_page(
                 }
             }
             SeededStep::PastTheEnd { revision, kept } => {
-                let current = conn
-                    .prepare_cached(revision.as_sql())?
-                    .query_row(bind(revision.params()).as_slice(), |r| r.get(0))?;
-                if prefixes.ended(page, kept, current) {
+                if prefixes.ended(page, kept, read_revision(conn, &revision)?) {
                     return Ok(Some(Vec::new()));
                 }
             }
         }
     }
     Ok(None)
+}
+
+/// The entity's revision, as the statement `q` reads it.
+fn read_revision(conn: &Connection, q: &hub_query::SqlBuilder) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(q.as_sql())?
+        .query_row(bind(q.params()).as_slice(), |r| r.get(0))?)
 }
 
 /// Every row `q` selects, through `row`.

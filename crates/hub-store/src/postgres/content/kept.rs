@@ -69,6 +69,12 @@ pub(super) async fn bookmarked_page(
                 }
                 ended = false;
             }
+            Step::PastTheEnd { revision, kept } => {
+                let current = one_row(conn, &revision, checks, |r| r.try_get(0)).await?;
+                if bookmarks.ended(page, kept, current) {
+                    return Ok(Some(Vec::new()));
+                }
+            }
         }
     }
     Ok(None)
