@@ -64,9 +64,11 @@ pub fn compile_rawsort(q: &mut SqlBuilder, keys: &[SortKey]) {
         match q.dialect {
             Dialect::Sqlite => {
                 let path = sqlite_path(&key.path.segments);
-                q.sql("json_extract(c.doc, ")
+                // The binary copy: the same values as from the text, without parsing
+                // every document of the list.
+                q.sql("json_extract(c.docb, ")
                     .text(path.clone())
-                    .sql(") IS NULL, json_extract(c.doc, ")
+                    .sql(") IS NULL, json_extract(c.docb, ")
                     .text(path)
                     .sql(")")
                     .sql(dir)

@@ -426,7 +426,7 @@ fn sort_keys_put_missing_values_last() {
     compile_rawsort(&mut q, &keys);
     assert_eq!(
         q.as_sql(),
-        "json_extract(c.doc, ?1) IS NULL, json_extract(c.doc, ?2) DESC, "
+        "json_extract(c.docb, ?1) IS NULL, json_extract(c.docb, ?2) DESC, "
     );
     let mut p = SqlBuilder::new(Dialect::Postgres);
     compile_rawsort(&mut p, &keys);

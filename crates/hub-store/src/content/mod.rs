@@ -11,8 +11,8 @@ pub(crate) mod bookmarks;
 pub(crate) mod count_cache;
 pub(crate) mod event_dates;
 pub(crate) mod kept_lists;
+pub(crate) mod prefixes;
 pub(crate) mod put;
-pub(crate) mod seeded;
 
 use async_trait::async_trait;
 use hub_query::content::checks::{CheckTable, FailedCheck};
@@ -26,7 +26,7 @@ use crate::{Result, StoreError};
 #[derive(Default)]
 pub(crate) struct KeptOrders {
     pub(crate) bookmarks: bookmarks::PageBookmarks,
-    pub(crate) seeded: seeded::SeededPrefixes,
+    pub(crate) prefixes: prefixes::OrderPrefixes,
 }
 
 /// One page of documents and the total number of matches.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hub_query::content::bookmarks::BookmarkedPage;
-use hub_query::content::seeded::SeededPage;
+use hub_query::content::prefixed::PrefixedPage;
 use hub_query::content::{CompiledList, ContentQuery, Total};
 use hub_query::Dialect;
 use serde_json::Value;
@@ -30,7 +30,7 @@ use crate::{IndexedDocument, Result, StoreError};
 mod kept;
 mod write;
 
-use kept::{bookmarked_page, seeded_page};
+use kept::{bookmarked_page, prefixed_page};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
 /// Documents per multi-row statement of a bulk load.
@@ -326,8 +326,8 @@ async fn list_page(
     // The content stamp travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
-    if let Some(seeded) = SeededPage::of(&query) {
-        let found = seeded_page(&conn, &seeded, &caches.orders.seeded, &compiled.checks);
+    if let Some(prefixed) = PrefixedPage::of(&query) {
+        let found = prefixed_page(&conn, &prefixed, &caches.orders.prefixes, &compiled.checks);
         if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
             return Ok(ContentPage {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
-use hub_query::content::seeded::SeededPage;
+use hub_query::content::prefixed::PrefixedPage;
 use hub_query::content::{ContentQuery, Total};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -18,8 +18,8 @@ use serde_json::Value;
 use super::{bind, SqliteBackend};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::prefixes::{self, OrderPrefixes, PrefixStep};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
-use crate::content::seeded::{self, SeededPrefixes, SeededStep};
 use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
@@ -42,12 +42,12 @@ impl ContentRepo for SqliteContent {
         let counts = self.counts.clone();
         let orders = self.orders.clone();
         let deep = BookmarkedPage::of(&query);
-        let seeded = SeededPage::of(&query);
+        let prefixed = PrefixedPage::of(&query);
         let page = self
             .backend
             .read(move |conn| {
                 take_failed_check();
-                let kept = (deep.as_ref(), seeded.as_ref());
+                let kept = (deep.as_ref(), prefixed.as_ref());
                 let page = list_page(conn, &compiled, kept, &counts, &orders);
                 page.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
@@ -240,12 +240,12 @@ const BULK_ANALYZE_DOCUMENTS: usize = 1000;
 fn list_page(
     conn: &Connection,
     compiled: &hub_query::content::CompiledList,
-    (deep, seeded): (Option<&BookmarkedPage>, Option<&SeededPage>),
+    (deep, prefixed): (Option<&BookmarkedPage>, Option<&PrefixedPage>),
     counts: &CountCache,
     orders: &KeptOrders,
 ) -> Result<ContentPage> {
-    if let Some(docs) = seeded
-        .map(|page| seeded_page(conn, page, &orders.seeded))
+    if let Some(docs) = prefixed
+        .map(|page| prefixed_page(conn, page, &orders.prefixes))
         .transpose()?
         .flatten()
     {
@@ -376,21 +376,21 @@ fn bookmarked_page(
 }
 
 /// A seeded page read by key from the kept prefix of its order (see
-/// `content::seeded`), or `None` when the prefix does not answer it.
-fn seeded_page(
+/// `content::prefixed`), or `None` when the prefix does not answer it.
+fn prefixed_page(
     conn: &Connection,
-    page: &SeededPage,
-    prefixes: &SeededPrefixes,
+    page: &PrefixedPage,
+    prefixes: &OrderPrefixes,
 ) -> Result<Option<Vec<String>>> {
-    for _ in 0..seeded::MAX_STEPS {
+    for _ in 0..prefixes::MAX_STEPS {
         match prefixes.next(page, Dialect::Sqlite) {
-            SeededStep::ReadPrefix(read) => {
+            PrefixStep::ReadPrefix(read) => {
                 let rows = rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?;
                 if prefixes.keep(page, rows).is_none() {
                     return Ok(None);
                 }
             }
-            SeededStep::ReadDocuments {
+            PrefixStep::ReadDocuments {
                 documents,
                 prefix,
                 revision,
@@ -400,7 +400,7 @@ fn seeded_page(
                     return Ok(Some(docs));
                 }
             }
-            SeededStep::PastTheEnd { revision, kept } => {
+            PrefixStep::PastTheEnd { revision, kept } => {
                 if prefixes.ended(page, kept, read_revision(conn, &revision)?) {
                     return Ok(Some(Vec::new()));
                 }

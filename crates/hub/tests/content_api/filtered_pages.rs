@@ -4,8 +4,9 @@
 //! the centre first; totals are kept until the next write. Whichever way a page is
 //! found, a client sees the same pages and totals as the rule computed here over the
 //! documents: every match once, in order, and a total that follows writes at once.
-//! Seeded pages near the start are read by key from a kept prefix of the seeded order;
-//! the whole seeded read is their rule. Both backends.
+//! Seeded and `rawsort` pages are read by key from a kept prefix of their order; the
+//! whole read in that order is their rule. Pages past a list's end are empty until a
+//! write reaches them. Both backends.
 
 use serde_json::{json, Value};
 
@@ -314,8 +315,8 @@ async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
     }
 }
 
-/// The whole seeded order of `list` (one read of every match, which no kept prefix
-/// answers).
+/// The whole order of `list`, seeded or `rawsort` (one read of every match, which no
+/// kept prefix answers).
 async fn seeded_order(app: &TestApp, list: &str) -> Vec<String> {
     let (status, body) = get(app, &format!("/v1/HubActivityPoi?{list}&pagesize=-1")).await;
     assert_eq!(status, 200, "{list}: {body}");
@@ -323,9 +324,16 @@ async fn seeded_order(app: &TestApp, list: &str) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once() {
+async fn seeded_and_rawsort_pages_are_slices_of_their_whole_order_and_follow_writes_at_once() {
     let app = app();
-    let lists = ["seed=7", "seed=8", "seed=7&tagfilter=dense"];
+    let lists = [
+        "seed=7",
+        "seed=8",
+        "seed=7&tagfilter=dense",
+        // Ties on the first tag (and documents without one, last) ordered by title.
+        "rawsort=-Tags.0.Id,Detail.de.Title",
+        "rawsort=Detail.de.Title&tagfilter=even",
+    ];
     // Pages 1–100 end within the first prefix (1,000 positions); 101 on read a deeper
     // one (8,000 positions), which here holds the whole list.
     let pages = |all: &[String]| {
@@ -343,11 +351,12 @@ async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once()
     };
     for list in lists {
         let all = seeded_order(&app, list).await;
-        assert_eq!(
-            all.len(),
-            if list.contains("dense") { 800 } else { DOCS },
-            "{list}"
-        );
+        let expected_len = match list {
+            _ if list.contains("dense") => 800,
+            _ if list.contains("even") => 1_200,
+            _ => DOCS,
+        };
+        assert_eq!(all.len(), expected_len, "{list}");
         for number in pages(&all) {
             let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, &all, number).await;
@@ -361,7 +370,11 @@ async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once()
     }
     for list in lists {
         let all = seeded_order(&app, list).await;
-        assert!(all.contains(&"fp-new".to_string()), "{list}");
+        assert_eq!(
+            all.contains(&"fp-new".to_string()),
+            !list.contains("even"),
+            "{list}"
+        );
         for number in pages(&all) {
             let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, &all, number).await;
@@ -372,7 +385,7 @@ async fn seeded_pages_are_slices_of_the_seeded_order_and_follow_writes_at_once()
 /// The order of `list` (the whole list, `dense` matches, seeded or not), with the
 /// documents `tail` after the first [`DOCS`] when it is not seeded.
 async fn list_order(app: &TestApp, list: &str, tail: &[String]) -> Vec<String> {
-    if list.contains("seed") {
+    if list.contains("seed") || list.contains("rawsort") {
         return seeded_order(app, list).await;
     }
     let dense = list.contains("dense");
@@ -386,7 +399,13 @@ async fn pages_past_the_end_are_empty_until_writes_reach_them() {
     // A page past a list's end is answered from its kept marks or prefix and one count
     // of the tail: it must still show documents written since, at once.
     let app = app();
-    let lists = ["", "tagfilter=dense", "seed=7", "seed=7&tagfilter=dense"];
+    let lists = [
+        "",
+        "tagfilter=dense",
+        "seed=7",
+        "seed=7&tagfilter=dense",
+        "rawsort=Detail.de.Title",
+    ];
     let pages = |all: &[String]| {
         let last = all.len().div_ceil(10);
         // Within the last mark's stride, further on, and far past every mark; twice

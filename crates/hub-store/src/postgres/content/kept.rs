@@ -1,16 +1,16 @@
 //! The kept orders of list pages on PostgreSQL: the statements of a deep page's
 //! bookmarks and of a seeded page's prefix, run as `crate::content::bookmarks` and
-//! `crate::content::seeded` decide.
+//! `crate::content::prefixed` decide.
 
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::checks::CheckTable;
-use hub_query::content::seeded::SeededPage;
+use hub_query::content::prefixed::PrefixedPage;
 use hub_query::{Dialect, SqlBuilder};
 
 use super::super::rawfilter::list_error;
 use super::super::{bind, refs, Conn, Queries};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
-use crate::content::seeded::{self, SeededPrefixes, SeededStep};
+use crate::content::prefixes::{self, OrderPrefixes, PrefixStep};
 use crate::Result;
 
 /// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
@@ -81,23 +81,23 @@ pub(super) async fn bookmarked_page(
 }
 
 /// A seeded page read by key from the kept prefix of its order (see
-/// `content::seeded`), or `None` when the prefix does not answer it.
-pub(super) async fn seeded_page(
+/// `content::prefixed`), or `None` when the prefix does not answer it.
+pub(super) async fn prefixed_page(
     conn: &Conn,
-    page: &SeededPage,
-    prefixes: &SeededPrefixes,
+    page: &PrefixedPage,
+    prefixes: &OrderPrefixes,
     checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
-    for _ in 0..seeded::MAX_STEPS {
+    for _ in 0..prefixes::MAX_STEPS {
         match prefixes.next(page, Dialect::Postgres) {
-            SeededStep::ReadPrefix(read) => {
+            PrefixStep::ReadPrefix(read) => {
                 let rows =
                     rows(conn, &read, checks, |r| Ok((r.try_get(0)?, r.try_get(1)?))).await?;
                 if prefixes.keep(page, rows).is_none() {
                     return Ok(None);
                 }
             }
-            SeededStep::ReadDocuments {
+            PrefixStep::ReadDocuments {
                 documents,
                 prefix,
                 revision,
@@ -110,7 +110,7 @@ pub(super) async fn seeded_page(
                     return Ok(Some(docs));
                 }
             }
-            SeededStep::PastTheEnd { revision, kept } => {
+            PrefixStep::PastTheEnd { revision, kept } => {
                 let current = one_row(conn, &revision, checks, |r| r.try_get(0)).await?;
                 if prefixes.ended(page, kept, current) {
                     return Ok(Some(Vec::new()));

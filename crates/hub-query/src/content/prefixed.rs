@@ -1,32 +1,36 @@
-//! Seeded pages from a kept prefix of the seeded order.
+//! Pages of a computed order (a seed, `rawsort`) from a kept prefix of that order.
 //!
-//! `seed=N` orders a list by `md5(id || N)`, ODH's random but stable order. No index
-//! holds that order, so every seeded page hashes every match and keeps the best: 22 ms
-//! (SQLite) and 44 ms (PostgreSQL) for page 3 of the 70,000 POIs of the scale-10 demo,
-//! a cost in proportion to the data. ODH normalises seeds to a few dozen values, and a
-//! site showing "random" entries asks for the first pages of a few of them over and
-//! over. So the store keeps the first [`PREFIX`] keys of a seeded order, read by one
-//! statement that costs what one page did, and answers the pages inside that prefix by
-//! reading their documents by key.
+//! `seed=N` orders a list by `md5(id || N)`, ODH's random but stable order; `rawsort`
+//! orders it by values inside the documents. No index holds either order, so every
+//! such page computes the order key of every match and keeps the best: for a seed
+//! 22 ms (SQLite) and 44 ms (PostgreSQL) for page 3 of the 70,000 POIs of the scale-10
+//! demo, for `rawsort=Shortname` 0.7 s on both (it reads every document), a cost in
+//! proportion to the data. ODH normalises seeds to a few dozen values, a site showing
+//! "random" entries asks for the first pages of a few of them over and over, and a data
+//! browser sorting a table by a column asks for the same pages as the previous visitor.
+//! So the store keeps the first [`PREFIX`] keys of such an order, read by one statement
+//! that orders only keys, and answers the pages inside that prefix by reading their
+//! documents by key.
 //!
-//! A client that pages on through a seeded list would otherwise hash every match for
-//! every page past the prefix: the whole 70,000 once per page. A page further on asks
-//! for a deeper prefix ([`SeededPage::depth`]: 8, then 64 times as many positions, at
-//! most [`DEEPEST`]), so a walk through the whole list reads the order four times, not
-//! once per page. Pages past [`DEEPEST`] run their ordinary statement.
+//! A client that pages on through the list would otherwise order every match for every
+//! page past the prefix. A page further on asks for a deeper prefix
+//! ([`PrefixedPage::depth`]: 8, then 64 times as many positions, at most [`DEEPEST`]),
+//! so a walk through the whole list reads the order four times, not once per page.
+//! Pages past [`DEEPEST`] run their ordinary statement.
 //!
 //! Like bookmarks (`super::bookmarks`), every statement returns the entity's write
 //! revision with its rows, from the same snapshot: a prefix is used only while its
 //! documents come back with the revision it was read at.
 //!
-//! Owns: which pages qualify and the two statements. Must not: keep prefixes (the
-//! store's `content::seeded` does).
+//! Owns: which pages qualify and the statements. Must not: keep prefixes (the store's
+//! `content::prefixes` does).
 
 use super::bookmarks::{read_revision, revision, MAX_SCOPE_BYTES};
+use super::rawfilter_sql::compile_rawsort;
 use super::{seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
-/// Positions of a seeded order kept for the pages near its start (100 pages of 10):
+/// Positions of a computed order kept for the pages near its start (100 pages of 10):
 /// the shortest prefix read.
 pub const PREFIX: u64 = 1_000;
 
@@ -38,19 +42,27 @@ pub const DEEPEST: u64 = 128_000;
 /// [`DEEPEST`].
 const GROWTH: u64 = 8;
 
-/// A seeded page that ends within the first [`DEEPEST`] positions of its order.
+/// A page of a seeded or `rawsort` order that ends within the first [`DEEPEST`]
+/// positions of its order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SeededPage {
+pub struct PrefixedPage {
     query: ContentQuery,
-    /// The list and seed the prefix is of: its WHERE clause and values, and the seed.
+    /// The list and order the prefix is of: its WHERE clause and values, and the seed
+    /// or the `rawsort` expressions.
     scope: String,
 }
 
-impl SeededPage {
+impl PrefixedPage {
     /// The page `query` asks for, when it qualifies.
-    pub fn of(query: &ContentQuery) -> Option<SeededPage> {
-        let ContentOrder::Seed(seed) = &query.order else {
-            return None;
+    pub fn of(query: &ContentQuery) -> Option<PrefixedPage> {
+        let order = match &query.order {
+            ContentOrder::Seed(seed) => format!("seed {seed}"),
+            ContentOrder::Raw(keys) => {
+                let mut order = SqlBuilder::new(Dialect::Sqlite);
+                compile_rawsort(&mut order, keys);
+                format!("rawsort {}\n{:?}", order.as_sql(), order.params())
+            }
+            _ => return None,
         };
         let end = query
             .page
@@ -61,8 +73,8 @@ impl SeededPage {
         }
         let mut clause = SqlBuilder::new(Dialect::Sqlite);
         query.where_clause(&mut clause);
-        let scope = format!("{}\n{:?}\nseed {seed}", clause.as_sql(), clause.params());
-        (scope.len() <= MAX_SCOPE_BYTES).then(|| SeededPage {
+        let scope = format!("{}\n{:?}\n{order}", clause.as_sql(), clause.params());
+        (scope.len() <= MAX_SCOPE_BYTES).then(|| PrefixedPage {
             query: query.clone(),
             scope,
         })
@@ -109,21 +121,37 @@ impl SeededPage {
         &prefix[start..end]
     }
 
-    /// The first [`SeededPage::depth`] keys of the seeded order, one row each: `id_key,
+    /// The first [`PrefixedPage::depth`] keys of the page's order, one row each: `id_key,
     /// revision`.
     pub fn prefix(&self, dialect: Dialect) -> SqlBuilder {
         let mut q = SqlBuilder::new(dialect);
-        q.sql("SELECT p.k, ");
-        revision(&mut q, self.query.entity);
-        q.sql(" FROM (SELECT c.id_key AS k, ");
-        if let ContentOrder::Seed(seed) = &self.query.order {
-            seed_order_key(&mut q, seed);
+        match &self.query.order {
+            ContentOrder::Raw(keys) => {
+                // The order's expressions are no columns: the keys are ordered at the
+                // top, beside the revision (computed once, it is uncorrelated).
+                q.sql("SELECT c.id_key, ");
+                revision(&mut q, self.query.entity);
+                q.sql(" FROM content c");
+                self.query.where_clause(&mut q);
+                q.sql(" ORDER BY ");
+                compile_rawsort(&mut q, keys);
+                q.sql("c.id_key LIMIT ")
+                    .param(SqlValue::Int(self.depth() as i64));
+            }
+            _ => {
+                q.sql("SELECT p.k, ");
+                revision(&mut q, self.query.entity);
+                q.sql(" FROM (SELECT c.id_key AS k, ");
+                if let ContentOrder::Seed(seed) = &self.query.order {
+                    seed_order_key(&mut q, seed);
+                }
+                q.sql(" AS o FROM content c");
+                self.query.where_clause(&mut q);
+                q.sql(" ORDER BY o, k LIMIT ")
+                    .param(SqlValue::Int(self.depth() as i64))
+                    .sql(") p ORDER BY p.o, p.k");
+            }
         }
-        q.sql(" AS o FROM content c");
-        self.query.where_clause(&mut q);
-        q.sql(" ORDER BY o, k LIMIT ")
-            .param(SqlValue::Int(self.depth() as i64))
-            .sql(") p ORDER BY p.o, p.k");
         q
     }
 
@@ -162,7 +190,8 @@ mod tests {
     }
 
     #[test]
-    fn seeded_pages_ending_within_the_deepest_prefix_qualify_and_read_the_shortest_reaching_them() {
+    fn prefixed_pages_ending_within_the_deepest_prefix_qualify_and_read_the_shortest_reaching_them()
+    {
         let seed = || ContentOrder::Seed("7".into());
         // (query, the depth of the prefix it reads, or none when it does not qualify)
         let cases = [
@@ -178,10 +207,12 @@ mod tests {
             (page(1_281, 100, seed()), None),
             (page(u32::MAX, 1_000, seed()), None),
             (page(1, 10, ContentOrder::Default), None),
+            (page(3, 10, rawsort("Shortname")), Some(1_000)),
+            (page(1_281, 100, rawsort("Shortname")), None),
         ];
         for (query, depth) in cases {
-            let found = SeededPage::of(&query);
-            assert_eq!(found.as_ref().map(SeededPage::depth), depth, "{query:?}");
+            let found = PrefixedPage::of(&query);
+            assert_eq!(found.as_ref().map(PrefixedPage::depth), depth, "{query:?}");
             if let Some(found) = found {
                 assert!(
                     found
@@ -194,11 +225,46 @@ mod tests {
         }
     }
 
+    fn rawsort(keys: &str) -> ContentOrder {
+        ContentOrder::Raw(super::super::rawfilter::parse_rawsort(keys).unwrap())
+    }
+
+    #[test]
+    fn each_rawsort_has_its_own_prefix_ordered_by_its_keys_then_id() {
+        let by_title = PrefixedPage::of(&page(2, 10, rawsort("Detail.de.Title"))).unwrap();
+        let by_title_down = PrefixedPage::of(&page(2, 10, rawsort("-Detail.de.Title"))).unwrap();
+        let by_name = PrefixedPage::of(&page(7, 10, rawsort("Shortname"))).unwrap();
+        assert_ne!(by_title.scope(), by_title_down.scope());
+        assert_ne!(by_title.scope(), by_name.scope());
+        let seeded = PrefixedPage::of(&page(2, 10, ContentOrder::Seed("7".into()))).unwrap();
+        assert_ne!(by_title.scope(), seeded.scope());
+
+        let sql = by_title_down.prefix(Dialect::Sqlite);
+        assert!(
+            sql.as_sql().contains(
+                "ORDER BY json_extract(c.docb, ?4) IS NULL, json_extract(c.docb, ?5) DESC, \
+                 c.id_key LIMIT ?6"
+            ),
+            "{}",
+            sql.as_sql()
+        );
+        assert!(sql
+            .as_sql()
+            .starts_with("SELECT c.id_key, COALESCE((SELECT r.revision"));
+        let sql = by_name.prefix(Dialect::Postgres);
+        assert!(
+            sql.as_sql().contains("c.id_key LIMIT $"),
+            "{}",
+            sql.as_sql()
+        );
+        assert!(sql.params().contains(&SqlValue::Int(PREFIX as i64)));
+    }
+
     #[test]
     fn a_kept_prefix_holds_a_page_it_reaches_or_when_it_holds_the_whole_list() {
         let seed = || ContentOrder::Seed("7".into());
-        let hundredth = SeededPage::of(&page(100, 10, seed())).unwrap();
-        let next = SeededPage::of(&page(101, 10, seed())).unwrap();
+        let hundredth = PrefixedPage::of(&page(100, 10, seed())).unwrap();
+        let next = PrefixedPage::of(&page(101, 10, seed())).unwrap();
         // (page, keys kept, the depth they were read at, holds)
         let cases = [
             (&hundredth, 1_000, 1_000, true),
@@ -215,14 +281,14 @@ mod tests {
 
     #[test]
     fn each_seed_and_filter_has_its_own_prefix_and_pages_slice_it() {
-        let seven = SeededPage::of(&page(3, 10, ContentOrder::Seed("7".into()))).unwrap();
-        let eight = SeededPage::of(&page(3, 10, ContentOrder::Seed("8".into()))).unwrap();
+        let seven = PrefixedPage::of(&page(3, 10, ContentOrder::Seed("7".into()))).unwrap();
+        let eight = PrefixedPage::of(&page(3, 10, ContentOrder::Seed("8".into()))).unwrap();
         let mut all = page(5, 10, ContentOrder::Seed("7".into()));
         all.filters.clear();
-        let unfiltered = SeededPage::of(&all).unwrap();
+        let unfiltered = PrefixedPage::of(&all).unwrap();
         assert_ne!(seven.scope(), eight.scope());
         assert_ne!(seven.scope(), unfiltered.scope());
-        let later = SeededPage::of(&page(9, 10, ContentOrder::Seed("7".into()))).unwrap();
+        let later = PrefixedPage::of(&page(9, 10, ContentOrder::Seed("7".into()))).unwrap();
         assert_eq!(seven.scope(), later.scope());
 
         let prefix: Vec<String> = (0..25).map(|n| format!("k{n}")).collect();

@@ -1,9 +1,9 @@
-//! Kept prefixes of seeded orders (`hub_query::content::seeded`), per list and seed, with
+//! Kept prefixes of seeded orders (`hub_query::content::prefixed`), per list and seed, with
 //! the revision they were read at.
 //!
-//! A seeded page that ends within the prefix asks [`SeededPrefixes::next`] what to run:
-//! a read of the prefix, whose rows go to [`SeededPrefixes::keep`], or a read of the
-//! page's documents by key, whose rows go to [`SeededPrefixes::assemble`]. That puts
+//! A seeded page that ends within the prefix asks [`OrderPrefixes::next`] what to run:
+//! a read of the prefix, whose rows go to [`OrderPrefixes::keep`], or a read of the
+//! page's documents by key, whose rows go to [`OrderPrefixes::assemble`]. That puts
 //! them in the order's sequence, or drops the prefix when they come from another
 //! revision than it (a write since, by any process). [`MAX_STEPS`] bounds the reads
 //! before the page falls back to its ordinary statement.
@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use hub_query::content::seeded::{SeededPage, PREFIX};
+use hub_query::content::prefixed::{PrefixedPage, PREFIX};
 use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
@@ -23,11 +23,11 @@ use super::kept_lists::KeptLists;
 pub(crate) const MAX_STEPS: usize = 4;
 
 /// Lists and seeds whose prefix near the start is kept at once: each is at most
-/// `hub_query::content::seeded::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
+/// `hub_query::content::prefixed::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
 pub(crate) const MAX_LISTS: usize = 64;
 
 /// Lists and seeds whose deeper prefix is kept at once: each is at most
-/// `hub_query::content::seeded::DEEPEST` ids (about 9 MB), read only by clients paging
+/// `hub_query::content::prefixed::DEEPEST` ids (about 9 MB), read only by clients paging
 /// on past the first prefix, so few.
 pub(crate) const MAX_DEEP_LISTS: usize = 4;
 
@@ -40,7 +40,7 @@ pub(crate) struct Prefix {
     depth: u64,
 }
 
-pub(crate) struct SeededPrefixes {
+pub(crate) struct OrderPrefixes {
     kept: Mutex<Kept>,
 }
 
@@ -50,9 +50,9 @@ struct Kept {
     deep: KeptLists<Prefix>,
 }
 
-impl Default for SeededPrefixes {
+impl Default for OrderPrefixes {
     fn default() -> Self {
-        SeededPrefixes {
+        OrderPrefixes {
             kept: Mutex::new(Kept {
                 near: KeptLists::new(MAX_LISTS),
                 deep: KeptLists::new(MAX_DEEP_LISTS),
@@ -62,11 +62,11 @@ impl Default for SeededPrefixes {
 }
 
 /// The statement a seeded page runs next.
-pub(crate) enum SeededStep {
-    /// The prefix: hand its rows (`id_key, revision`) to [`SeededPrefixes::keep`].
+pub(crate) enum PrefixStep {
+    /// The prefix: hand its rows (`id_key, revision`) to [`OrderPrefixes::keep`].
     ReadPrefix(SqlBuilder),
     /// The page's documents from the kept `prefix`: hand their rows (`id_key, doc,
-    /// revision`) to [`SeededPrefixes::assemble`] with `prefix` and `revision`.
+    /// revision`) to [`OrderPrefixes::assemble`] with `prefix` and `revision`.
     ReadDocuments {
         documents: SqlBuilder,
         prefix: Arc<[String]>,
@@ -74,23 +74,23 @@ pub(crate) enum SeededStep {
     },
     /// The page lies past the end of the whole list the prefix holds, read at `kept`:
     /// it is empty while the entity's revision is still that one. Hand the `revision`
-    /// statement's value to [`SeededPrefixes::ended`].
+    /// statement's value to [`OrderPrefixes::ended`].
     PastTheEnd { revision: SqlBuilder, kept: i64 },
 }
 
-impl SeededPrefixes {
-    pub(crate) fn next(&self, page: &SeededPage, dialect: Dialect) -> SeededStep {
+impl OrderPrefixes {
+    pub(crate) fn next(&self, page: &PrefixedPage, dialect: Dialect) -> PrefixStep {
         let Some(Prefix { keys, revision, .. }) = self.kept(page) else {
-            return SeededStep::ReadPrefix(page.prefix(dialect));
+            return PrefixStep::ReadPrefix(page.prefix(dialect));
         };
         let page_keys = page.keys(&keys);
         if page_keys.is_empty() {
-            return SeededStep::PastTheEnd {
+            return PrefixStep::PastTheEnd {
                 revision: page.read_revision(dialect),
                 kept: revision,
             };
         }
-        SeededStep::ReadDocuments {
+        PrefixStep::ReadDocuments {
             documents: page.documents(page_keys, dialect),
             prefix: keys,
             revision,
@@ -102,7 +102,7 @@ impl SeededPrefixes {
     }
 
     /// A kept prefix of `page`'s list and seed that holds the page.
-    pub(crate) fn kept(&self, page: &SeededPage) -> Option<Prefix> {
+    pub(crate) fn kept(&self, page: &PrefixedPage) -> Option<Prefix> {
         let mut kept = self.lock();
         let Kept { near, deep } = &mut *kept;
         let found = [near, deep].into_iter().find_map(|lists| {
@@ -118,7 +118,7 @@ impl SeededPrefixes {
     /// when the list is empty (no revision to hold it to).
     pub(crate) fn keep(
         &self,
-        page: &SeededPage,
+        page: &PrefixedPage,
         rows: Vec<(String, Option<i64>)>,
     ) -> Option<Prefix> {
         let revision = rows.first().and_then(|(_, r)| *r)?;
@@ -141,7 +141,7 @@ impl SeededPrefixes {
 
     /// Whether the page past the end of a whole list kept at revision `kept` is empty:
     /// the entity's revision is `current`. Otherwise the prefix is dropped.
-    pub(crate) fn ended(&self, page: &SeededPage, kept: i64, current: i64) -> bool {
+    pub(crate) fn ended(&self, page: &PrefixedPage, kept: i64, current: i64) -> bool {
         if current == kept {
             return true;
         }
@@ -150,7 +150,7 @@ impl SeededPrefixes {
     }
 
     /// Drops the prefixes of `page`'s list read at `revision`.
-    fn drop_at(&self, page: &SeededPage, revision: i64) {
+    fn drop_at(&self, page: &PrefixedPage, revision: i64) {
         let mut kept = self.lock();
         let Kept { near, deep } = &mut *kept;
         for lists in [near, deep] {
@@ -169,7 +169,7 @@ impl SeededPrefixes {
     /// `None` returned.
     pub(crate) fn assemble(
         &self,
-        page: &SeededPage,
+        page: &PrefixedPage,
         prefix: &[String],
         revision: i64,
         rows: Vec<(String, String, Option<i64>)>,
@@ -195,8 +195,8 @@ mod tests {
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
     use hub_query::SqlValue;
 
-    fn page(number: u32, seed: &str, filters: Vec<ContentFilter>) -> SeededPage {
-        SeededPage::of(&ContentQuery {
+    fn page(number: u32, seed: &str, filters: Vec<ContentFilter>) -> PrefixedPage {
+        PrefixedPage::of(&ContentQuery {
             entity: "Event",
             filters,
             order: ContentOrder::Seed(seed.into()),
@@ -220,12 +220,12 @@ mod tests {
 
     #[test]
     fn a_kept_prefix_answers_its_pages_in_order_while_the_revision_holds() {
-        let prefixes = SeededPrefixes::default();
+        let prefixes = OrderPrefixes::default();
         let second = page(2, "7", vec![]);
         assert!(prefixes.kept(&second).is_none());
         assert!(matches!(
             prefixes.next(&second, Dialect::Sqlite),
-            SeededStep::ReadPrefix(_)
+            PrefixStep::ReadPrefix(_)
         ));
         let Prefix { keys, revision, .. } = prefixes
             .keep(&second, rows(&["d", "a", "c", "b"], 5))
@@ -236,11 +236,11 @@ mod tests {
         );
         assert!(matches!(
             prefixes.next(&second, Dialect::Sqlite),
-            SeededStep::ReadDocuments { revision: 5, .. }
+            PrefixStep::ReadDocuments { revision: 5, .. }
         ));
         // Past the end of the whole list: empty while the revision is the prefix's.
         let past = page(3, "7", vec![]);
-        let SeededStep::PastTheEnd { revision, kept } = prefixes.next(&past, Dialect::Sqlite)
+        let PrefixStep::PastTheEnd { revision, kept } = prefixes.next(&past, Dialect::Sqlite)
         else {
             panic!("page 3 of 4 keys in pages of 2")
         };
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_write_or_a_missing_document_drops_the_prefix() {
-        let prefixes = SeededPrefixes::default();
+        let prefixes = OrderPrefixes::default();
         let first = page(1, "7", vec![]);
         prefixes.keep(&first, rows(&["a", "b", "c"], 5)).unwrap();
         // Revision 6 since: not the page.
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn the_list_used_longest_ago_makes_room() {
-        let prefixes = SeededPrefixes::default();
+        let prefixes = OrderPrefixes::default();
         for seed in 0..MAX_LISTS {
             prefixes.keep(&page(1, &seed.to_string(), vec![]), rows(&["a"], 1));
         }
@@ -296,8 +296,8 @@ mod tests {
         assert_eq!(prefixes.lock().near.len(), MAX_LISTS);
     }
 
-    fn sized(size: u32, number: u32) -> SeededPage {
-        SeededPage::of(&ContentQuery {
+    fn sized(size: u32, number: u32) -> PrefixedPage {
+        PrefixedPage::of(&ContentQuery {
             entity: "Event",
             filters: vec![],
             order: ContentOrder::Seed("7".into()),
@@ -315,30 +315,30 @@ mod tests {
 
     #[test]
     fn a_page_past_a_full_prefix_reads_a_deeper_one_and_a_whole_list_ends_there() {
-        let prefixes = SeededPrefixes::default();
+        let prefixes = OrderPrefixes::default();
         let near = sized(10, 100);
         let past = sized(10, 101);
         // The near prefix came back full (1,000 keys): the list may go on.
         prefixes.keep(&near, keys(1_000, 3)).unwrap();
         assert!(matches!(
             prefixes.next(&near, Dialect::Sqlite),
-            SeededStep::ReadDocuments { .. }
+            PrefixStep::ReadDocuments { .. }
         ));
-        let SeededStep::ReadPrefix(deeper) = prefixes.next(&past, Dialect::Sqlite) else {
+        let PrefixStep::ReadPrefix(deeper) = prefixes.next(&past, Dialect::Sqlite) else {
             panic!("page 101 read from a prefix of 1,000");
         };
         assert!(deeper.params().contains(&SqlValue::Int(8_000)));
         // 2,400 keys of 8,000 asked for: the whole list, kept apart from the near ones.
         prefixes.keep(&past, keys(2_400, 3)).unwrap();
         assert_eq!(prefixes.lock().deep.len(), 1);
-        let SeededStep::ReadDocuments { prefix, .. } = prefixes.next(&past, Dialect::Sqlite) else {
+        let PrefixStep::ReadDocuments { prefix, .. } = prefixes.next(&past, Dialect::Sqlite) else {
             panic!("page 101 not read by key");
         };
         assert_eq!(past.keys(&prefix)[0], "k001000");
         // Far past the list's end, within what was asked for: nothing to read by key.
         assert!(matches!(
             prefixes.next(&sized(10, 700), Dialect::Sqlite),
-            SeededStep::PastTheEnd { kept: 3, .. }
+            PrefixStep::PastTheEnd { kept: 3, .. }
         ));
         // A write drops the deep prefix too.
         let stale = past
@@ -356,15 +356,15 @@ mod tests {
         assert_eq!(prefixes.lock().deep.len(), 0);
         assert!(matches!(
             prefixes.next(&past, Dialect::Sqlite),
-            SeededStep::ReadPrefix(_)
+            PrefixStep::ReadPrefix(_)
         ));
     }
 
     #[test]
     fn few_deep_prefixes_are_kept() {
-        let prefixes = SeededPrefixes::default();
+        let prefixes = OrderPrefixes::default();
         for seed in 0..(MAX_DEEP_LISTS + 3) {
-            let page = SeededPage::of(&ContentQuery {
+            let page = PrefixedPage::of(&ContentQuery {
                 entity: "Event",
                 filters: vec![],
                 order: ContentOrder::Seed(seed.to_string()),
