@@ -26,6 +26,7 @@ use super::{json_response, UtilityState};
 use crate::error::ContentError;
 use crate::list_query::{rawfilter_param, rawsort_param, tag_filters};
 use crate::params::{bool_value, RawQuery};
+use crate::pruned_parse::{self, KeyTree};
 
 const METADATA_NAMES: [&str; 3] = ["hubmetadata", "odhmetadata", "metadata"];
 
@@ -235,11 +236,17 @@ pub(crate) async fn distinct(
             crate::whole::stream_visible(&*state.content, entity, query),
         )
         .await?;
+        // Only what the fold reads is built of each document: the fields and the source.
+        let mut read = fields.clone();
+        read.extend(parse_fields("_Meta.Source,Source").expect("the source paths parse"));
+        let tree = KeyTree::of(&read);
         while let Some(batch) = docs.next().await {
             for text in batch? {
-                let doc: Value =
-                    serde_json::from_str(&text).map_err(hub_store::StoreError::from)?;
-                fold(&doc)?;
+                let doc = match &tree {
+                    Some(tree) => pruned_parse::parse(&text, tree),
+                    None => serde_json::from_str(&text),
+                };
+                fold(&doc.map_err(hub_store::StoreError::from)?)?;
             }
         }
     }

@@ -741,6 +741,12 @@ async fn distinct_takes_tagfilter_rawfilter_and_rawsort() {
             json!(["Alpha"]),
         ),
         (names("&odhtagfilter=sommer"), json!(["Alpha", "Charlie"])),
+        // `source` reads each document's `_Meta.Source`.
+        (
+            names("&source=IDM,lts"),
+            json!(["Alpha", "Bravo", "Charlie", "Delta"]),
+        ),
+        (names("&source=lts"), json!([])),
         (
             names(&format!("&rawfilter={}", q("eq(Active,false)"))),
             json!(["Charlie"]),
