@@ -1,4 +1,4 @@
-//! Values kept per list between requests (`content::bookmarks`, `content::prefixed`),
+//! Values kept per list between requests (`content::bookmarks`, `content::prefixes`),
 //! bounded: a list is named by its scope (an entity, or a client's filters), and when
 //! the lists are full the one used longest ago makes room for a new one.
 //!

@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::{Result, StoreError};
 
 /// What the store keeps of list orders between requests, each held to the entity's
-/// write revision: deep-page bookmarks and seeded prefixes.
+/// write revision: deep-page bookmarks and prefixes of seeded and `rawsort` orders.
 #[derive(Default)]
 pub(crate) struct KeptOrders {
     pub(crate) bookmarks: bookmarks::PageBookmarks,

@@ -1,12 +1,13 @@
-//! Kept prefixes of seeded orders (`hub_query::content::prefixed`), per list and seed, with
-//! the revision they were read at.
+//! Kept prefixes of computed orders, seeded or `rawsort` (`hub_query::content::prefixed`),
+//! per list and order, with the revision they were read at.
 //!
-//! A seeded page that ends within the prefix asks [`OrderPrefixes::next`] what to run:
-//! a read of the prefix, whose rows go to [`OrderPrefixes::keep`], or a read of the
-//! page's documents by key, whose rows go to [`OrderPrefixes::assemble`]. That puts
-//! them in the order's sequence, or drops the prefix when they come from another
-//! revision than it (a write since, by any process). [`MAX_STEPS`] bounds the reads
-//! before the page falls back to its ordinary statement.
+//! A page that ends within the prefix asks [`OrderPrefixes::next`] what to run: a read
+//! of the prefix, whose rows go to [`OrderPrefixes::keep`], or a read of the page's
+//! documents by key, whose rows go to [`OrderPrefixes::assemble`]. That puts them in the
+//! order's sequence, or drops the prefix when they come from another revision than it
+//! (a write since, by any process). A page past the end of a prefix that holds the
+//! whole list reads only the revision ([`OrderPrefixes::ended`]). [`MAX_STEPS`] bounds
+//! the reads before the page falls back to its ordinary statement.
 //!
 //! Owns: the prefixes and the decisions between statements. Must not: run statements.
 
@@ -18,20 +19,20 @@ use hub_query::{Dialect, SqlBuilder};
 
 use super::kept_lists::KeptLists;
 
-/// Statements a page may run: the prefix, its documents (found out of date at most
-/// once), the prefix again, its documents.
+/// Statements a page may run: the prefix, its documents or the revision past its end
+/// (found out of date at most once), the prefix again, and its documents or revision.
 pub(crate) const MAX_STEPS: usize = 4;
 
-/// Lists and seeds whose prefix near the start is kept at once: each is at most
+/// Lists and orders whose prefix near the start is kept at once: each is at most
 /// `hub_query::content::prefixed::PREFIX` ids (about 60 KB), so these take at most ~4 MB.
 pub(crate) const MAX_LISTS: usize = 64;
 
-/// Lists and seeds whose deeper prefix is kept at once: each is at most
+/// Lists and orders whose deeper prefix is kept at once: each is at most
 /// `hub_query::content::prefixed::DEEPEST` ids (about 9 MB), read only by clients paging
 /// on past the first prefix, so few.
 pub(crate) const MAX_DEEP_LISTS: usize = 4;
 
-/// A prefix of a seeded order: its keys, in order, the revision they were read at, and
+/// A prefix of a computed order: its keys, in order, the revision they were read at, and
 /// how many positions deep they were read (fewer keys: the whole list).
 #[derive(Clone)]
 pub(crate) struct Prefix {
@@ -61,7 +62,7 @@ impl Default for OrderPrefixes {
     }
 }
 
-/// The statement a seeded page runs next.
+/// The statement a page of a computed order runs next.
 pub(crate) enum PrefixStep {
     /// The prefix: hand its rows (`id_key, revision`) to [`OrderPrefixes::keep`].
     ReadPrefix(SqlBuilder),

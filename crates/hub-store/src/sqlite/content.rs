@@ -355,18 +355,16 @@ fn bookmarked_page(
                 known,
                 revision,
             } => {
-                let counted = conn
-                    .prepare_cached(tail.as_sql())?
-                    .query_row(bind(tail.params()).as_slice(), |r| {
-                        Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)?))
-                    })?;
+                let counted = one_row(conn, &tail, |r| {
+                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)?))
+                })?;
                 if bookmarks.counted(page, known, revision, counted) {
                     return Ok(Some(Vec::new()));
                 }
                 ended = false;
             }
             Step::PastTheEnd { revision, kept } => {
-                if bookmarks.ended(page, kept, read_revision(conn, &revision)?) {
+                if bookmarks.ended(page, kept, one_row(conn, &revision, |r| r.get(0))?) {
                     return Ok(Some(Vec::new()));
                 }
             }
@@ -375,8 +373,8 @@ fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded page read by key from the kept prefix of its order (see
-/// `content::prefixed`), or `None` when the prefix does not answer it.
+/// A seeded or `rawsort` page read by key from the kept prefix of its order (see
+/// `content::prefixes`), or `None` when the prefix does not answer it.
 fn prefixed_page(
     conn: &Connection,
     page: &PrefixedPage,
@@ -401,7 +399,7 @@ fn prefixed_page(
                 }
             }
             PrefixStep::PastTheEnd { revision, kept } => {
-                if prefixes.ended(page, kept, read_revision(conn, &revision)?) {
+                if prefixes.ended(page, kept, one_row(conn, &revision, |r| r.get(0))?) {
                     return Ok(Some(Vec::new()));
                 }
             }
@@ -410,11 +408,15 @@ fn prefixed_page(
     Ok(None)
 }
 
-/// The entity's revision, as the statement `q` reads it.
-fn read_revision(conn: &Connection, q: &hub_query::SqlBuilder) -> Result<i64> {
+/// The one row `q` selects, through `row`.
+fn one_row<T>(
+    conn: &Connection,
+    q: &hub_query::SqlBuilder,
+    row: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<T> {
     Ok(conn
         .prepare_cached(q.as_sql())?
-        .query_row(bind(q.params()).as_slice(), |r| r.get(0))?)
+        .query_row(bind(q.params()).as_slice(), row)?)
 }
 
 /// Every row `q` selects, through `row`.

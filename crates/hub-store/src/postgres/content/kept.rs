@@ -1,6 +1,6 @@
 //! The kept orders of list pages on PostgreSQL: the statements of a deep page's
-//! bookmarks and of a seeded page's prefix, run as `crate::content::bookmarks` and
-//! `crate::content::prefixed` decide.
+//! bookmarks and of a seeded or `rawsort` page's prefix, run as
+//! `crate::content::bookmarks` and `crate::content::prefixes` decide.
 
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::checks::CheckTable;
@@ -80,8 +80,8 @@ pub(super) async fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded page read by key from the kept prefix of its order (see
-/// `content::prefixed`), or `None` when the prefix does not answer it.
+/// A seeded or `rawsort` page read by key from the kept prefix of its order (see
+/// `content::prefixes`), or `None` when the prefix does not answer it.
 pub(super) async fn prefixed_page(
     conn: &Conn,
     page: &PrefixedPage,
