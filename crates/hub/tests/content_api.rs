@@ -425,6 +425,8 @@ async fn unknown_top_level_paths_are_404_problems() {
 mod box_edges;
 #[path = "content_api/closed_channels.rs"]
 mod closed_channels;
+#[path = "content_api/event_order_pages.rs"]
+mod event_order_pages;
 #[path = "content_api/filtered_pages.rs"]
 mod filtered_pages;
 #[path = "content_api/filters_formats.rs"]

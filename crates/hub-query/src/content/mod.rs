@@ -343,13 +343,31 @@ impl ContentQuery {
         } else {
             "SELECT c.doc FROM (SELECT c.id_key AS k, "
         });
+        // The order's key and how it sorts (the next begin: events without one last).
+        let mut descending = false;
         match &self.order {
             ContentOrder::Default => {
                 page.sql("c.sort_key");
             }
             ContentOrder::Seed(seed) => seed_order_key(&mut page, seed),
+            ContentOrder::NextBegin {
+                descending: down,
+                now,
+            } => {
+                next_begin(&mut page, self.entity, now);
+                descending = *down;
+            }
             _ => return None,
         }
+        let next_begin = matches!(self.order, ContentOrder::NextBegin { .. });
+        // PostgreSQL takes an output column in ORDER BY only on its own, so events
+        // without a next begin go last by `NULLS LAST`, which both backends read as
+        // `o IS NULL, o` (the whole read's spelling).
+        let order_by = |alias: &str| match (next_begin, descending) {
+            (false, _) => format!("{alias}o, {alias}k"),
+            (true, false) => format!("{alias}o ASC NULLS LAST, {alias}k"),
+            (true, true) => format!("{alias}o DESC NULLS LAST, {alias}k"),
+        };
         // PostgreSQL's planner prices `LIMIT` over a window count as if it could stop
         // early, so it walks `content_order` and tests every document of the entity; the
         // count needs every match anyway. `OFFSET 0` makes it find the matches first by
@@ -365,13 +383,13 @@ impl ContentQuery {
         if fence {
             page.sql(" OFFSET 0) c");
         }
-        page.sql(" ORDER BY o, k LIMIT ")
+        page.sql(&format!(" ORDER BY {} LIMIT ", order_by("")))
             .param(SqlValue::Int(self.page.size as i64))
             .sql(" OFFSET ")
             .param(SqlValue::Int(self.page.offset() as i64))
             .sql(") p JOIN content c ON c.entity = ")
             .text(self.entity)
-            .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
+            .sql(&format!(" AND c.id_key = p.k ORDER BY {}", order_by("p.")));
         Some((page, checks))
     }
 
@@ -573,14 +591,19 @@ fn fts_phrase(term: &str) -> String {
 /// without one come last in both directions.
 fn next_begin_order(q: &mut SqlBuilder, entity: &'static str, descending: bool, now: &str) {
     for suffix in [" IS NULL, ", if descending { " DESC, " } else { " ASC, " }] {
-        q.sql("(SELECT MIN(d.date_begin) FROM content_date d WHERE d.entity = ")
-            .text(entity)
-            .sql(" AND d.id_key = c.id_key AND d.date_end >= ")
-            .text(now)
-            .sql(")")
-            .sql(suffix);
+        next_begin(q, entity, now);
+        q.sql(suffix);
     }
     q.sql("c.id_key");
+}
+
+/// An event's next begin: the earliest begin of its dates that end at or after `now`.
+fn next_begin(q: &mut SqlBuilder, entity: &'static str, now: &str) {
+    q.sql("(SELECT MIN(d.date_begin) FROM content_date d WHERE d.entity = ")
+        .text(entity)
+        .sql(" AND d.id_key = c.id_key AND d.date_end >= ")
+        .text(now)
+        .sql(")");
 }
 
 /// The seeded order key: the first 15 hex digits of `md5(id_key || seed)` as an integer.

@@ -95,6 +95,45 @@ fn a_whole_read_sorts_the_documents_once() {
     }
 }
 
+#[test]
+fn a_page_of_the_next_begin_order_sorts_keys_then_reads_its_documents() {
+    // Each next begin is computed once per event, and only keys are sorted; the whole
+    // read spells the same order on the documents.
+    for (descending, direction) in [(false, "ASC"), (true, "DESC")] {
+        let order = ContentOrder::NextBegin {
+            descending,
+            now: "2030-01-01T00:00:00".into(),
+        };
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let sql = query(vec![], order.clone()).compile(dialect).page;
+            let sql = sql.as_sql();
+            assert!(
+                sql.starts_with(
+                    "SELECT c.doc FROM (SELECT c.id_key AS k, (SELECT MIN(d.date_begin)"
+                ),
+                "{sql}"
+            );
+            assert_eq!(sql.matches("content_date").count(), 1, "{sql}");
+            assert!(
+                sql.contains(&format!("ORDER BY o {direction} NULLS LAST, k LIMIT")),
+                "{sql}"
+            );
+            assert!(
+                sql.ends_with(&format!("ORDER BY p.o {direction} NULLS LAST, p.k")),
+                "{sql}"
+            );
+            let whole = query(vec![], order.clone()).compile_whole(dialect).page;
+            assert!(
+                whole
+                    .as_sql()
+                    .contains(&format!(") IS NULL, (SELECT MIN(d.date_begin)")),
+                "{}",
+                whole.as_sql()
+            );
+        }
+    }
+}
+
 fn search(term: &str) -> ContentQuery {
     query(
         vec![ContentFilter::Search {
