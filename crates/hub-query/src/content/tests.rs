@@ -126,7 +126,7 @@ fn a_page_of_the_next_begin_order_sorts_keys_then_reads_its_documents() {
             assert!(
                 whole
                     .as_sql()
-                    .contains(&format!(") IS NULL, (SELECT MIN(d.date_begin)")),
+                    .contains(") IS NULL, (SELECT MIN(d.date_begin)"),
                 "{}",
                 whole.as_sql()
             );
