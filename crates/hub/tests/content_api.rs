@@ -6,19 +6,10 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{get, TestApp};
+use support::{get, item_ids, TestApp};
 
 fn app() -> &'static TestApp {
     support::content_app()
-}
-
-fn ids(body: &Value) -> Vec<String> {
-    body["Items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["Id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -53,10 +44,10 @@ async fn list_envelope_has_every_key_and_pages() {
     );
     assert_eq!(body["Seed"], Value::Null);
     // Default order: Shortname (case-folded), then id.
-    assert_eq!(ids(&body), ["poi-alm", "poi-b"]);
+    assert_eq!(item_ids(&body), ["poi-alm", "poi-b"]);
 
     let (_, last) = get(app(), "/v1/HubActivityPoi?pagesize=2&pagenumber=3").await;
-    assert_eq!(ids(&last), ["poi-e"]);
+    assert_eq!(item_ids(&last), ["poi-e"]);
     assert_eq!(
         last["PreviousPage"],
         "http://hub.test/v1/HubActivityPoi?pagesize=2&pagenumber=2"
@@ -76,8 +67,8 @@ async fn default_page_size_is_ten_and_paging_is_stable_with_equal_shortnames() {
     assert_eq!(body["Items"].as_array().unwrap().len(), 10);
     // All events share one Shortname: the id breaks the tie, so pages never overlap.
     let (_, page2) = get(app(), "/v1/Event?pagenumber=2").await;
-    let mut all = ids(&body);
-    all.extend(ids(&page2));
+    let mut all = item_ids(&body);
+    all.extend(item_ids(&page2));
     let mut sorted = all.clone();
     sorted.sort();
     sorted.dedup();
@@ -241,9 +232,9 @@ async fn removenullvalues_drops_empty_fields() {
 #[tokio::test]
 async fn langfilter_requires_every_language() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?langfilter=de,en").await;
-    assert_eq!(ids(&body), ["poi-alm", "poi-cafe"]);
+    assert_eq!(item_ids(&body), ["poi-alm", "poi-cafe"]);
     let (_, body) = get(app(), "/v1/HubActivityPoi?langfilter=it").await;
-    assert_eq!(ids(&body), ["poi-alm", "poi-b", "poi-d"]);
+    assert_eq!(item_ids(&body), ["poi-alm", "poi-b", "poi-d"]);
 }
 
 #[tokio::test]
@@ -264,20 +255,20 @@ async fn searchfilter_matches_titles_across_languages_case_insensitively() {
         )
         .await;
         assert_eq!(status, 200);
-        assert_eq!(ids(&body), *expected, "searchfilter={term}");
+        assert_eq!(item_ids(&body), *expected, "searchfilter={term}");
     }
     // language narrows the title fields searched.
     let (_, body) = get(app(), "/v1/HubActivityPoi?searchfilter=rifugio&language=de").await;
-    assert_eq!(ids(&body), Vec::<String>::new());
+    assert_eq!(item_ids(&body), Vec::<String>::new());
     // Accommodations are found by their AccoDetail names too.
     let (_, body) = get(app(), "/v1/Accommodation?searchfilter=sonnenhof").await;
-    assert_eq!(ids(&body), ["acco-1"]);
+    assert_eq!(item_ids(&body), ["acco-1"]);
 }
 
 #[tokio::test]
 async fn source_active_idlist_and_updatefrom_filter() {
     let (_, body) = get(app(), "/v1/HubActivityPoi?source=IDM,siag").await;
-    assert_eq!(ids(&body), ["poi-alm", "poi-d", "poi-e"]);
+    assert_eq!(item_ids(&body), ["poi-alm", "poi-d", "poi-e"]);
     // The total of a filtered list, on a page and past the last page.
     let (_, body) = get(
         app(),
@@ -288,7 +279,7 @@ async fn source_active_idlist_and_updatefrom_filter() {
         (body["TotalResults"].clone(), body["TotalPages"].clone()),
         (json!(3), json!(2))
     );
-    assert_eq!(ids(&body), ["poi-e"]);
+    assert_eq!(item_ids(&body), ["poi-e"]);
     let (_, body) = get(
         app(),
         "/v1/HubActivityPoi?source=IDM,siag&pagesize=2&pagenumber=5",
@@ -299,19 +290,19 @@ async fn source_active_idlist_and_updatefrom_filter() {
         (json!(3), json!([]))
     );
     let (_, body) = get(app(), "/v1/HubActivityPoi?active=false").await;
-    assert_eq!(ids(&body), ["poi-d"]);
+    assert_eq!(item_ids(&body), ["poi-d"]);
     let (_, body) = get(app(), "/v1/HubActivityPoi?idlist=POI-E,poi-b,").await;
-    assert_eq!(ids(&body), ["poi-b", "poi-e"]);
+    assert_eq!(item_ids(&body), ["poi-b", "poi-e"]);
     // on or after the date (LastChange), time zones applied.
     let (_, body) = get(app(), "/v1/HubActivityPoi?updatefrom=2024-06-01").await;
-    assert_eq!(ids(&body), ["poi-cafe", "poi-e"]);
+    assert_eq!(item_ids(&body), ["poi-cafe", "poi-e"]);
 }
 
 #[tokio::test]
 async fn seed_gives_a_stable_permutation_kept_in_links() {
     let (_, a) = get(app(), "/v1/Event?seed=7&pagesize=4").await;
     let (_, b) = get(app(), "/v1/Event?seed=7&pagesize=4").await;
-    assert_eq!(ids(&a), ids(&b));
+    assert_eq!(item_ids(&a), item_ids(&b));
     assert_eq!(a["Seed"], "7");
     assert_eq!(
         a["NextPage"],
@@ -319,7 +310,7 @@ async fn seed_gives_a_stable_permutation_kept_in_links() {
     );
     let (_, other) = get(app(), "/v1/Event?seed=8&pagesize=12").await;
     let (_, default) = get(app(), "/v1/Event?pagesize=12").await;
-    assert_ne!(ids(&other), ids(&default), "a seed reorders");
+    assert_ne!(item_ids(&other), item_ids(&default), "a seed reorders");
     // Every document appears exactly once over the seeded pages.
     let mut seen = Vec::new();
     for page in 1..=3 {
@@ -328,7 +319,7 @@ async fn seed_gives_a_stable_permutation_kept_in_links() {
             &format!("/v1/Event?seed=7&pagesize=4&pagenumber={page}"),
         )
         .await;
-        seen.extend(ids(&p));
+        seen.extend(item_ids(&p));
     }
     seen.sort();
     seen.dedup();

@@ -212,13 +212,8 @@ impl PageBookmarks {
 
     /// Drops the marks of `page`'s list read at `revision`.
     fn drop_at(&self, page: &BookmarkedPage, revision: i64) {
-        let mut kept = self.lock();
-        if kept
-            .get(page.scope())
-            .is_some_and(|marks| marks.revision == revision)
-        {
-            kept.remove(page.scope());
-        }
+        self.lock()
+            .remove_if(page.scope(), |marks| marks.revision == revision);
     }
 
     /// Whether a [`Step::Seek`] answered the page: its rows came with the revision the

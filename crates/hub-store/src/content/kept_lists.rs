@@ -52,6 +52,13 @@ impl<V> KeptLists<V> {
         self.lists.remove(scope);
     }
 
+    /// Drops the value of `scope` when `stale` says it is out of date.
+    pub(crate) fn remove_if(&mut self, scope: &str, stale: impl FnOnce(&V) -> bool) {
+        if self.get(scope).is_some_and(stale) {
+            self.lists.remove(scope);
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lists.len()

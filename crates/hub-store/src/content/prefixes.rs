@@ -155,12 +155,7 @@ impl OrderPrefixes {
         let mut kept = self.lock();
         let Kept { near, deep } = &mut *kept;
         for lists in [near, deep] {
-            if lists
-                .get(page.scope())
-                .is_some_and(|p| p.revision == revision)
-            {
-                lists.remove(page.scope());
-            }
+            lists.remove_if(page.scope(), |p| p.revision == revision);
         }
     }
 

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::support::{self, get, TestApp};
+use super::support::{self, get, item_ids, TestApp};
 
 const EVENTS: usize = 300;
 
@@ -42,15 +42,6 @@ fn app() -> TestApp {
     support::app_with_documents(&docs, &support::test_config())
 }
 
-fn ids(body: &Value) -> Vec<String> {
-    body["Items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no Items: {body}"))
-        .iter()
-        .map(|d| d["Id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[tokio::test]
 async fn pages_of_the_next_begin_order_are_slices_of_the_whole_read() {
     let app = app();
@@ -65,7 +56,7 @@ async fn pages_of_the_next_begin_order_are_slices_of_the_whole_read() {
     for list in lists {
         let (status, whole) = get(&app, &format!("/v1/Event?{list}&pagesize=-1")).await;
         assert_eq!(status, 200, "{list}: {whole}");
-        let all = ids(&whole);
+        let all = item_ids(&whole);
         let listed = |i: &usize| match list {
             _ if list.ends_with("active=true") => !i.is_multiple_of(3),
             _ if list.ends_with("active=false") => i.is_multiple_of(3),
@@ -96,7 +87,7 @@ async fn pages_of_the_next_begin_order_are_slices_of_the_whole_read() {
             assert_eq!(status, 200, "{uri}: {body}");
             let start = ((number - 1) * 7).min(all.len());
             let end = (start + 7).min(all.len());
-            assert_eq!(ids(&body), all[start..end], "{uri}");
+            assert_eq!(item_ids(&body), all[start..end], "{uri}");
             assert_eq!(body["TotalResults"], all.len(), "{uri}");
         }
     }

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::support::{self, get, TestApp};
+use super::support::{self, get, item_ids, TestApp};
 
 /// Documents in the collection: more than the shortest walk looks at (1,000), so the
 /// walk's bound exists and both ways of finding a page are taken.
@@ -86,22 +86,13 @@ fn expected(n: usize, matches: impl Fn(usize) -> bool) -> Vec<String> {
     numbers.into_iter().map(|i| format!("fp-{i:05}")).collect()
 }
 
-fn ids(body: &Value) -> Vec<String> {
-    body["Items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no Items: {body}"))
-        .iter()
-        .map(|d| d["Id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Page `number` (of 10) of `uri` is the slice of `all` it should be, with the exact total.
 async fn assert_page(app: &TestApp, uri: &str, all: &[String], number: usize) {
     let (status, body) = get(app, uri).await;
     assert_eq!(status, 200, "{uri}: {body}");
     let start = ((number - 1) * 10).min(all.len());
     let end = (start + 10).min(all.len());
-    assert_eq!(ids(&body), all[start..end], "{uri}");
+    assert_eq!(item_ids(&body), all[start..end], "{uri}");
     assert_eq!(body["TotalResults"], all.len(), "{uri}");
     assert!(body.get("TotalResultsEstimated").is_none(), "{uri}");
 }
@@ -279,7 +270,7 @@ async fn totals_and_pages_follow_writes_at_once() {
     put_first_in_order(&app).await;
     let (_, after) = get(&app, uri).await;
     assert_eq!(after["TotalResults"], dense.len() + 1, "{after}");
-    assert_eq!(ids(&after)[0], dense[9], "{after}");
+    assert_eq!(item_ids(&after)[0], dense[9], "{after}");
 
     // Deleting it and another match: one fewer than at the start.
     for id in ["fp-new", "fp-00003"] {
@@ -288,7 +279,7 @@ async fn totals_and_pages_follow_writes_at_once() {
     let (_, deleted) = get(&app, uri).await;
     assert_eq!(deleted["TotalResults"], dense.len() - 1, "{deleted}");
     let remaining: Vec<String> = dense.into_iter().filter(|id| id != "fp-00003").collect();
-    assert_eq!(ids(&deleted), remaining[10..20], "{deleted}");
+    assert_eq!(item_ids(&deleted), remaining[10..20], "{deleted}");
 }
 
 #[tokio::test]
@@ -320,7 +311,7 @@ async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
 async fn seeded_order(app: &TestApp, list: &str) -> Vec<String> {
     let (status, body) = get(app, &format!("/v1/HubActivityPoi?{list}&pagesize=-1")).await;
     assert_eq!(status, 200, "{list}: {body}");
-    ids(&body)
+    item_ids(&body)
 }
 
 #[tokio::test]

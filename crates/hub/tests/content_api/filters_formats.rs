@@ -10,7 +10,7 @@ use axum::body::Body;
 use http::{Request, Response};
 use tower::ServiceExt;
 
-use crate::support::{self, body_bytes, encode};
+use crate::support::{self, body_bytes, encode, item_ids};
 
 /// This module's app: its own store and fixtures (the temporary directory lives as long
 /// as the test binary).
@@ -163,19 +163,10 @@ fn fixtures() -> Vec<(&'static str, Value)> {
     docs
 }
 
-fn ids(body: &Value) -> Vec<String> {
-    body["Items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no Items: {body}"))
-        .iter()
-        .map(|i| i["Id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 async fn list(uri: &str) -> Vec<String> {
     let (status, body) = get(app(), uri).await;
     assert_eq!(status, 200, "{uri}: {body}");
-    ids(&body)
+    item_ids(&body)
 }
 
 fn q(expr: &str) -> String {
@@ -385,7 +376,7 @@ async fn tag_endpoint_filters_and_hubtag_is_deprecated() {
         "</v1/Tag>; rel=\"successor-version\""
     );
     let body: Value = serde_json::from_slice(&body_bytes(response).await).unwrap();
-    assert_eq!(ids(&body), ["hiking", "summer"]);
+    assert_eq!(item_ids(&body), ["hiking", "summer"]);
     assert_eq!(list("/v1/ODHTag").await.len(), 3);
 }
 

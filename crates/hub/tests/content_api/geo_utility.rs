@@ -12,7 +12,7 @@ use hub_store::Store;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use super::support;
+use super::support::{self, item_ids};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
 
@@ -261,20 +261,11 @@ async fn get(uri: &str) -> (u16, Value) {
     (status, body)
 }
 
-fn ids(body: &Value) -> Vec<String> {
-    body["Items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no Items: {body}"))
-        .iter()
-        .map(|i| i["Id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 async fn poi_ids(query: &str) -> Vec<String> {
     let uri = format!("/v1/HubActivityPoi?pagesize=50&{query}");
     let (status, body) = get(&uri).await;
     assert_eq!(status, 200, "{uri}: {body}");
-    ids(&body)
+    item_ids(&body)
 }
 
 async fn problem(uri: &str) -> Value {
@@ -318,7 +309,7 @@ async fn radius_filters_and_orders_by_distance() {
     // Paging keeps the distance order.
     let (_, page2) =
         get("/v1/HubActivityPoi?latitude=46.4983&longitude=11.3548&pagesize=2&pagenumber=2").await;
-    assert_eq!(ids(&page2), ["geo-br", "geo-tn"]);
+    assert_eq!(item_ids(&page2), ["geo-br", "geo-tn"]);
     assert_eq!(page2["TotalResults"], 5);
 }
 

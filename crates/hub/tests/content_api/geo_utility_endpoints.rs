@@ -8,7 +8,7 @@ async fn geoshapes_list_filter_and_transform() {
     let (status, body) = get("/v1/GeoShapes").await;
     assert_eq!(status, 200);
     // Order: Type, then Name.
-    assert_eq!(ids(&body), ["test_merano", "test_province"]);
+    assert_eq!(item_ids(&body), ["test_merano", "test_province"]);
     let item = &body["Items"][1];
     let keys: Vec<&str> = item
         .as_object()
@@ -37,21 +37,21 @@ async fn geoshapes_list_filter_and_transform() {
     assert_eq!(item["Geometry"]["coordinates"][0][0], json!([10.3, 46.2]));
 
     let (_, alias) = get("/v1/GeoShape?type=municipality").await;
-    assert_eq!(ids(&alias), ["test_merano"]);
+    assert_eq!(item_ids(&alias), ["test_merano"]);
     let (_, found) = get("/v1/GeoShapes?searchfilter=provinz").await;
-    assert_eq!(ids(&found), ["test_province"]);
+    assert_eq!(item_ids(&found), ["test_province"]);
     let (_, near_bz) = get(&format!(
         "/v1/GeoShapes?polygon={}",
         enc("POINT(11.3548 46.4983)")
     ))
     .await;
-    assert_eq!(ids(&near_bz), ["test_province"]);
+    assert_eq!(item_ids(&near_bz), ["test_province"]);
     let (_, paged) = get("/v1/GeoShapes?pagesize=1&pagenumber=2").await;
-    assert_eq!(ids(&paged), ["test_province"]);
+    assert_eq!(item_ids(&paged), ["test_province"]);
     assert_eq!(paged["TotalPages"], 2);
     // The list parameters every dataset takes mean the same here.
     let (_, every) = get("/v1/GeoShapes?pagesize=-1").await;
-    assert_eq!(ids(&every), ["test_merano", "test_province"]);
+    assert_eq!(item_ids(&every), ["test_merano", "test_province"]);
     assert_eq!(
         (every["TotalPages"].clone(), every["CurrentPage"].clone()),
         (json!(1), json!(1))
@@ -162,9 +162,9 @@ async fn the_real_bolzano_province_in_epsg_32632_lands_in_south_tyrol() {
         }
     };
     let inside = call("/v1/HubActivityPoi?polygon=41_istat&pagesize=50").await;
-    assert_eq!(ids(&inside), ["geo-br", "geo-bz", "geo-me"]);
+    assert_eq!(item_ids(&inside), ["geo-br", "geo-bz", "geo-me"]);
     let by_name = call("/v1/HubActivityPoi?polygon=IT.province.Bolzano&pagesize=50").await;
-    assert_eq!(ids(&by_name), ["geo-br", "geo-bz", "geo-me"]);
+    assert_eq!(item_ids(&by_name), ["geo-br", "geo-bz", "geo-me"]);
     let utm = call("/v1/GeoShapes/41_istat?srid=32632").await;
     assert_eq!(utm["Geometry"]["type"], "MultiPolygon");
     let served = hub_geo::geojson::from_geojson(&utm["Geometry"]).unwrap();
@@ -619,7 +619,7 @@ async fn distinct_values_of_fields() {
 async fn source_lists_the_source_identifiers() {
     let (status, body) = get("/v1/Source").await;
     assert_eq!(status, 200);
-    assert_eq!(ids(&body), ["idm", "lts"]);
+    assert_eq!(item_ids(&body), ["idm", "lts"]);
     let (_, one) = get("/v1/Source/LTS").await;
     assert_eq!(one["Id"], "lts");
 }
@@ -735,7 +735,7 @@ async fn source_typelist_keeps_sources_of_these_types() {
     ] {
         let (status, body) = get(&format!("/v1/Source?typelist={typelist}")).await;
         assert_eq!(status, 200, "{typelist}: {body}");
-        assert_eq!(ids(&body), expected, "typelist={typelist}");
+        assert_eq!(item_ids(&body), expected, "typelist={typelist}");
     }
     assert_eq!(
         problem("/v1/Source?typelist=,").await["parameter"],

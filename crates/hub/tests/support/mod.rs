@@ -267,3 +267,13 @@ pub fn content_fixtures() -> Vec<(&'static str, Value)> {
     docs.push(("WeatherDistrict", json!({"Id": "3", "_Meta": {"Id": "3", "Type": "weatherdistrict", "Source": "siag"}, "Shortname": "Bozen", "DistrictName": {"de": "Bozen", "it": "Bolzano"}})));
     docs
 }
+
+/// The ids of a list answer's `Items`, in order.
+pub fn item_ids(body: &Value) -> Vec<String> {
+    body["Items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no Items: {body}"))
+        .iter()
+        .map(|i| i["Id"].as_str().unwrap().to_string())
+        .collect()
+}
