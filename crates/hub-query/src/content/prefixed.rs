@@ -1,4 +1,5 @@
-//! Pages of a computed order (a seed, `rawsort`) from a kept prefix of that order.
+//! Pages of a computed order (a seed, `rawsort`), and of filtered lists a walk does not
+//! answer, from a kept prefix of that order.
 //!
 //! `seed=N` orders a list by `md5(id || N)`, ODH's random but stable order; `rawsort`
 //! orders it by values inside the documents. No index holds either order, so every
@@ -18,6 +19,15 @@
 //! so a walk through the whole list reads the order four times, not once per page.
 //! Pages past [`DEEPEST`] run their ordinary statement.
 //!
+//! A filtered list in the default order has an index for its order, and a page of a
+//! filter whose matches are dense along it is found by walking that index
+//! (`super::walk`). A walk costs nothing to keep, so such lists keep no prefix. When
+//! the matches are rare, or bunched where the walk does not look (`searchfilter=hotel`
+//! on accommodations: most "Hotel …" names sort together, far from the start), the page
+//! statement reads and sorts every match for every page, 35–50 ms at scale 10. Those
+//! lists keep a prefix too ([`PrefixedPage::filtered`]): the store reads it where it
+//! would have run that statement, and answers later pages from it before it walks.
+//!
 //! Like bookmarks (`super::bookmarks`), every statement returns the entity's write
 //! revision with its rows, from the same snapshot: a prefix is used only while its
 //! documents come back with the revision it was read at.
@@ -27,6 +37,7 @@
 
 use super::bookmarks::{read_revision, revision, MAX_SCOPE_BYTES};
 use super::rawfilter_sql::compile_rawsort;
+use super::walk::answered_by_an_index;
 use super::{seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -42,18 +53,19 @@ pub const DEEPEST: u64 = 128_000;
 /// [`DEEPEST`].
 const GROWTH: u64 = 8;
 
-/// A page of a seeded or `rawsort` order that ends within the first [`DEEPEST`]
-/// positions of its order.
+/// A page of a seeded or `rawsort` order, or of a filtered list in the default order,
+/// that ends within the first [`DEEPEST`] positions of its order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrefixedPage {
     query: ContentQuery,
-    /// The list and order the prefix is of: its WHERE clause and values, and the seed
-    /// or the `rawsort` expressions.
+    /// The list and order the prefix is of: its WHERE clause and values, and the seed,
+    /// the `rawsort` expressions or the default order.
     scope: String,
 }
 
 impl PrefixedPage {
-    /// The page `query` asks for, when it qualifies.
+    /// The page of a seeded or `rawsort` order `query` asks for, when it qualifies: such
+    /// a page always reads its prefix.
     pub fn of(query: &ContentQuery) -> Option<PrefixedPage> {
         let order = match &query.order {
             ContentOrder::Seed(seed) => format!("seed {seed}"),
@@ -64,6 +76,25 @@ impl PrefixedPage {
             }
             _ => return None,
         };
+        Self::scoped(query, order)
+    }
+
+    /// The page of a filtered list in the default order `query` asks for, when it
+    /// qualifies: the filters are those a walk may answer (the others are found by
+    /// their index and are narrow). The store reads its prefix only where the walk did
+    /// not answer the page (see the module's comment).
+    pub fn filtered(query: &ContentQuery) -> Option<PrefixedPage> {
+        let walkable = query.order == ContentOrder::Default
+            && !query.filters.is_empty()
+            && !query.filters.iter().any(answered_by_an_index);
+        walkable
+            .then(|| Self::scoped(query, "default".into()))
+            .flatten()
+    }
+
+    /// The page of `query` in `order` (named in the scope), when it ends within
+    /// [`DEEPEST`] and its scope is short enough to keep.
+    fn scoped(query: &ContentQuery, order: String) -> Option<PrefixedPage> {
         let end = query
             .page
             .offset()
@@ -138,15 +169,30 @@ impl PrefixedPage {
                 q.sql("c.id_key LIMIT ")
                     .param(SqlValue::Int(self.depth() as i64));
             }
-            _ => {
+            order => {
                 q.sql("SELECT p.k, ");
                 revision(&mut q, self.query.entity);
                 q.sql(" FROM (SELECT c.id_key AS k, ");
-                if let ContentOrder::Seed(seed) = &self.query.order {
+                if let ContentOrder::Seed(seed) = order {
                     seed_order_key(&mut q, seed);
+                } else {
+                    q.sql("c.sort_key");
                 }
-                q.sql(" AS o FROM content c");
+                // The default order has an index, and PostgreSQL's planner, pricing the
+                // `LIMIT` as if a walk along it could stop early, tests every document of
+                // the entity in order; this prefix is read only where a walk did not pay.
+                // `OFFSET 0` makes it find the matches first, as the page statement does.
+                let fence = *order == ContentOrder::Default && dialect == Dialect::Postgres;
+                q.sql(" AS o FROM ");
+                q.sql(if fence {
+                    "(SELECT c.id_key, c.sort_key FROM content c"
+                } else {
+                    "content c"
+                });
                 self.query.where_clause(&mut q);
+                if fence {
+                    q.sql(" OFFSET 0) c");
+                }
                 q.sql(" ORDER BY o, k LIMIT ")
                     .param(SqlValue::Int(self.depth() as i64))
                     .sql(") p ORDER BY p.o, p.k");
@@ -258,6 +304,56 @@ mod tests {
             sql.as_sql()
         );
         assert!(sql.params().contains(&SqlValue::Int(PREFIX as i64)));
+    }
+
+    #[test]
+    fn filtered_lists_in_the_default_order_keep_a_prefix_of_their_sort_keys() {
+        let filtered = page(3, 10, ContentOrder::Default);
+        let found = PrefixedPage::filtered(&filtered).unwrap();
+        assert_eq!(found.depth(), PREFIX);
+        // Only where a walk did not answer: never read first like a seed's.
+        assert!(PrefixedPage::of(&filtered).is_none());
+        let mut whole = filtered.clone();
+        whole.filters.clear();
+        let mut by_id = filtered.clone();
+        by_id.filters.push(ContentFilter::IdIn(vec!["a".into()]));
+        let mut seeded = filtered.clone();
+        seeded.order = ContentOrder::Seed("7".into());
+        for other in [
+            whole,
+            by_id,
+            seeded,
+            page(1_281, 100, ContentOrder::Default),
+        ] {
+            assert!(PrefixedPage::filtered(&other).is_none(), "{other:?}");
+        }
+        let seeded = PrefixedPage::of(&page(3, 10, ContentOrder::Seed("7".into()))).unwrap();
+        assert_ne!(found.scope(), seeded.scope());
+
+        let sql = found.prefix(Dialect::Sqlite);
+        assert!(
+            sql.as_sql()
+                .contains("(SELECT c.id_key AS k, c.sort_key AS o FROM content c WHERE"),
+            "{}",
+            sql.as_sql()
+        );
+        assert!(
+            sql.as_sql().contains("ORDER BY o, k LIMIT ?"),
+            "{}",
+            sql.as_sql()
+        );
+        let sql = found.prefix(Dialect::Postgres);
+        assert!(
+            sql.as_sql()
+                .contains("c.sort_key AS o FROM (SELECT c.id_key, c.sort_key FROM content c WHERE"),
+            "{}",
+            sql.as_sql()
+        );
+        assert!(
+            sql.as_sql().contains(" OFFSET 0) c ORDER BY o, k LIMIT $"),
+            "{}",
+            sql.as_sql()
+        );
     }
 
     #[test]

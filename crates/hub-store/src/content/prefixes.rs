@@ -1,5 +1,6 @@
-//! Kept prefixes of computed orders, seeded or `rawsort` (`hub_query::content::prefixed`),
-//! per list and order, with the revision they were read at.
+//! Kept prefixes of orders (`hub_query::content::prefixed`): seeded, `rawsort`, and the
+//! default order of filtered lists no walk answers; per list and order, with the
+//! revision they were read at.
 //!
 //! A page that ends within the prefix asks [`OrderPrefixes::next`] what to run: a read
 //! of the prefix, whose rows go to [`OrderPrefixes::keep`], or a read of the page's

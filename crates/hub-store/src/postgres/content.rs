@@ -326,7 +326,14 @@ async fn list_page(
     // The content stamp travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
-    if let Some(prefixed) = PrefixedPage::of(&query) {
+    // A filtered list keeps a prefix only where a walk did not answer: it is read first
+    // once kept.
+    let filtered = PrefixedPage::filtered(&query);
+    let kept_filtered = || {
+        let kept = |page: &PrefixedPage| caches.orders.prefixes.kept(page).is_some();
+        filtered.clone().filter(kept)
+    };
+    if let Some(prefixed) = PrefixedPage::of(&query).or_else(kept_filtered) {
         let found = prefixed_page(&conn, &prefixed, &caches.orders.prefixes, &compiled.checks);
         if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
@@ -412,6 +419,18 @@ async fn list_page(
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
             if docs.len() as u64 >= attempt.size {
+                return Ok(ContentPage {
+                    total: total.value,
+                    total_estimated: total.estimated,
+                    docs,
+                });
+            }
+        }
+        // No walk answered: rather than sort every match for this page alone, keep the
+        // first pages' keys for the pages that follow.
+        if let Some(filtered) = filtered.as_ref().filter(|_| total.value > 0) {
+            let prefixes = &caches.orders.prefixes;
+            if let Some(docs) = prefixed_page(&conn, filtered, prefixes, &compiled.checks).await? {
                 return Ok(ContentPage {
                     total: total.value,
                     total_estimated: total.estimated,

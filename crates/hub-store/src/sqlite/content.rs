@@ -43,11 +43,12 @@ impl ContentRepo for SqliteContent {
         let orders = self.orders.clone();
         let deep = BookmarkedPage::of(&query);
         let prefixed = PrefixedPage::of(&query);
+        let filtered = PrefixedPage::filtered(&query);
         let page = self
             .backend
             .read(move |conn| {
                 take_failed_check();
-                let kept = (deep.as_ref(), prefixed.as_ref());
+                let kept = (deep.as_ref(), prefixed.as_ref(), filtered.as_ref());
                 let page = list_page(conn, &compiled, kept, &counts, &orders);
                 page.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
@@ -240,11 +241,19 @@ const BULK_ANALYZE_DOCUMENTS: usize = 1000;
 fn list_page(
     conn: &Connection,
     compiled: &hub_query::content::CompiledList,
-    (deep, prefixed): (Option<&BookmarkedPage>, Option<&PrefixedPage>),
+    (deep, prefixed, filtered): (
+        Option<&BookmarkedPage>,
+        Option<&PrefixedPage>,
+        Option<&PrefixedPage>,
+    ),
     counts: &CountCache,
     orders: &KeptOrders,
 ) -> Result<ContentPage> {
+    // A filtered list keeps a prefix only where a walk did not answer: it is read first
+    // once kept.
+    let kept_filtered = filtered.filter(|page| orders.prefixes.kept(page).is_some());
     if let Some(docs) = prefixed
+        .or(kept_filtered)
         .map(|page| prefixed_page(conn, page, &orders.prefixes))
         .transpose()?
         .flatten()
@@ -297,6 +306,20 @@ fn list_page(
                     docs,
                 });
             }
+        }
+        // No walk answered: rather than sort every match for this page alone, keep the
+        // first pages' keys for the pages that follow.
+        if let Some(docs) = filtered
+            .filter(|_| total.value > 0)
+            .map(|page| prefixed_page(conn, page, &orders.prefixes))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: total.estimated,
+                docs,
+            });
         }
     }
     let (docs, total_in_page) = page_docs(conn, &compiled.page, compiled.page_has_total)?;
@@ -373,8 +396,8 @@ fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded or `rawsort` page read by key from the kept prefix of its order (see
-/// `content::prefixes`), or `None` when the prefix does not answer it.
+/// A seeded, `rawsort` or filtered page read by key from the kept prefix of its order
+/// (see `content::prefixes`), or `None` when the prefix does not answer it.
 fn prefixed_page(
     conn: &Connection,
     page: &PrefixedPage,

@@ -5,7 +5,7 @@
 //! found, a client sees the same pages and totals as the rule computed here over the
 //! documents: every match once, in order, and a total that follows writes at once.
 //! Seeded and `rawsort` pages are read by key from a kept prefix of their order; the
-//! whole read in that order is their rule. Pages past a list's end are empty until a
+//! whole read in that order is their rule. So are the pages of a filter no walk answers. Pages past a list's end are empty until a
 //! write reaches them. Both backends.
 
 use serde_json::{json, Value};
@@ -16,8 +16,13 @@ use super::support::{self, get, item_ids, TestApp};
 /// walk's bound exists and both ways of finding a page are taken.
 const DOCS: usize = 2_400;
 
+/// Documents `0..LATE` carry the tag `late`: a quarter of the collection, dense enough
+/// for a walk, but all of them sort after the first 1,000 documents it looks at.
+const LATE: usize = 600;
+
 /// Tags and titles by number: `dense` on every third document, `sparse` on five,
-/// `even` on every second; the title "Almhütte" on every fourth, "Rifugio Solo" on one.
+/// `even` on every second, `late` on the last [`LATE`] in order; the title "Almhütte"
+/// on every fourth, "Rifugio Solo" on one, "Zirbenstube" on 75 among the last 300.
 fn tags_of(i: usize) -> Vec<&'static str> {
     let mut tags = Vec::new();
     if i.is_multiple_of(3) {
@@ -29,6 +34,9 @@ fn tags_of(i: usize) -> Vec<&'static str> {
     if i.is_multiple_of(2) {
         tags.push("even");
     }
+    if i < LATE {
+        tags.push("late");
+    }
     tags
 }
 
@@ -36,6 +44,7 @@ fn title_of(i: usize) -> String {
     match i {
         _ if i == 1_234 => "Rifugio Solo".to_string(),
         _ if i.is_multiple_of(4) => format!("Almhütte {i}"),
+        _ if i < 300 && i % 4 == 2 => format!("Zirbenstube {i}"),
         _ => format!("Haus {i}"),
     }
 }
@@ -445,6 +454,56 @@ async fn pages_past_the_end_are_empty_until_writes_reach_them() {
         for number in pages(all) {
             let uri = format!("/v1/HubActivityPoi?{list}&pagesize=10&pagenumber={number}");
             assert_page(&app, &uri, all, number).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn pages_of_matches_a_walk_misses_are_kept_and_follow_writes_at_once() {
+    // Matches bunched at the end of the order: the walk finds none where it looks, and
+    // the store keeps the keys of the first pages rather than sort every match again
+    // for each page. A kept prefix must follow every write at once.
+    let app = app();
+    type Rule = fn(usize) -> bool;
+    let filters: [(&str, Rule); 2] = [
+        ("tagfilter=late", |i| i < LATE),
+        ("searchfilter=zirbenstube", |i| i < 300 && i % 4 == 2),
+    ];
+    let pages = |all: &[String]| {
+        let last = all.len().div_ceil(10);
+        // Twice each: the second from the kept prefix. Page 150 lies past the end.
+        [1, 3, 1, 3, last, last, last + 1, 150, 150]
+    };
+    let mut lists = Vec::new();
+    for (filter, rule) in filters {
+        let all = expected(DOCS, rule);
+        for number in pages(&all) {
+            let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, &all, number).await;
+        }
+        lists.push((filter, all));
+    }
+
+    // A new `late` match that sorts first, then the deletion of a document that matches
+    // neither filter: both lists follow each write.
+    put_first_in_order(&app).await;
+    lists[0].1.insert(0, "fp-new".into());
+    for (filter, all) in &lists {
+        for number in pages(all) {
+            let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
+            assert_page(&app, &uri, all, number).await;
+        }
+    }
+    for id in ["fp-new", "fp-00006", "fp-02000"] {
+        delete(&app, id).await;
+        for (_, all) in &mut lists {
+            all.retain(|kept| kept != id);
+        }
+        for (filter, all) in &lists {
+            for number in [1, 3, all.len().div_ceil(10)] {
+                let uri = format!("/v1/HubActivityPoi?{filter}&pagesize=10&pagenumber={number}");
+                assert_page(&app, &uri, all, number).await;
+            }
         }
     }
 }

@@ -80,8 +80,8 @@ pub(super) async fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded or `rawsort` page read by key from the kept prefix of its order (see
-/// `content::prefixes`), or `None` when the prefix does not answer it.
+/// A seeded, `rawsort` or filtered page read by key from the kept prefix of its order
+/// (see `content::prefixes`), or `None` when the prefix does not answer it.
 pub(super) async fn prefixed_page(
     conn: &Conn,
     page: &PrefixedPage,
