@@ -73,6 +73,14 @@ impl CountedWalk {
         }
     }
 
+    /// Whether the page starts at or past the last of `matched`, an exact total: it is
+    /// empty, and no statement need look for it. A common search term that no title of
+    /// a small collection holds still reads every title holding it in any collection
+    /// (the trigram index is shared), 15 ms at scale 10 for each of Find's empty types.
+    pub fn past_the_end(&self, matched: Total) -> bool {
+        !matched.estimated && matched.value <= self.query.page.offset()
+    }
+
     /// The walk for the page, given the filter's total and the entity's document
     /// count, when it is expected to be cheaper than reading every match.
     pub fn attempt(&self, matched: Total, documents: u64) -> Option<PageAttempt> {
@@ -296,6 +304,36 @@ mod tests {
                 walk_rows(page_end, matched, documents),
                 rows,
                 "{page_end} {matched} {documents}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_at_or_past_an_exact_total_is_known_empty() {
+        let walk = |number| {
+            let q = query(vec![tags("hiking")], ContentOrder::Default, number);
+            CountedWalk::new(&q, Dialect::Sqlite).unwrap()
+        };
+        let estimated = |value| Total {
+            value,
+            estimated: true,
+        };
+        // (page, total, empty without a statement)
+        let cases = [
+            (1, Total::exact(0), true),
+            (1, Total::exact(1), false),
+            (3, Total::exact(20), true),
+            (3, Total::exact(21), false),
+            (3, Total::exact(15), true),
+            // An estimate may be short of the matches.
+            (3, estimated(20), false),
+            (2_000, estimated(10_001), false),
+        ];
+        for (number, total, empty) in cases {
+            assert_eq!(
+                walk(number).past_the_end(total),
+                empty,
+                "{number} {total:?}"
             );
         }
     }

@@ -414,6 +414,13 @@ async fn list_page(
             stamp = Some(content_stamp(&conn).await?);
         }
         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+        if walk.past_the_end(total) {
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: false,
+                docs: Vec::new(),
+            });
+        }
         let all = walk.documents();
         let documents = count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
         if let Some(attempt) = walk.attempt(total, documents.value) {

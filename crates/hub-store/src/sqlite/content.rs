@@ -296,6 +296,13 @@ fn list_page(
     }
     if let Some(walk) = &compiled.walk {
         let total = count(conn, compiled, counts)?;
+        if walk.past_the_end(total) {
+            return Ok(ContentPage {
+                total: total.value,
+                total_estimated: false,
+                docs: Vec::new(),
+            });
+        }
         let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let docs = page_docs(conn, &attempt.page, false)?.0;

@@ -507,3 +507,24 @@ async fn pages_of_matches_a_walk_misses_are_kept_and_follow_writes_at_once() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_filter_without_matches_is_empty_until_a_write_adds_one() {
+    // An exact total of none answers the page without looking for it: it must still
+    // follow a write at once.
+    let app = app();
+    let uri = "/v1/HubActivityPoi?searchfilter=edelweiss&pagesize=10";
+    for _ in 0..2 {
+        assert_page(&app, uri, &[], 1).await;
+    }
+    let mut found = doc(5);
+    found["Detail"]["de"]["Title"] = json!("Edelweisshütte");
+    app.store
+        .content()
+        .put("HubActivityPoi", found, "2024-02-01T00:00:00".into(), false)
+        .await
+        .unwrap();
+    assert_page(&app, uri, &["fp-00005".to_string()], 1).await;
+    delete(&app, "fp-00005").await;
+    assert_page(&app, uri, &[], 1).await;
+}
