@@ -44,6 +44,22 @@ impl Place {
         }
     }
 
+    /// The place of a stored document and its `Shortname` (what a vector tile's point
+    /// carries), parsed like [`Place::of`]; `None` when the document does not parse.
+    pub fn named(stored: &str) -> Option<(Place, Option<String>)> {
+        static MEMBERS: LazyLock<KeyTree> = LazyLock::new(|| {
+            let mut members = PLACE_MEMBERS.to_vec();
+            members.push("Shortname");
+            KeyTree::top_level(&members)
+        });
+        let members = pruned_parse::parse(stored, &MEMBERS).ok()?;
+        let name = members
+            .get("Shortname")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Some((Place::of_value(&members), name))
+    }
+
     pub fn of_value(doc: &Value) -> Place {
         Place {
             id: doc.get("Id").and_then(Value::as_str).map(str::to_string),
@@ -202,6 +218,26 @@ mod tests {
         }
         assert_eq!(Place::of(docs[0]).position, Some((46.5, 11.25)));
         assert_eq!(Place::of(docs[6]).id.as_deref(), Some("H"));
+    }
+
+    #[test]
+    fn a_named_place_reads_the_shortname_beside_the_place() {
+        let docs = [
+            r#"{"Shortname":"Hütte \"Alm\"","Detail":{"de":{"Shortname":"no"}},"Id":"A","Latitude":46.1,"Longitude":11.1}"#,
+            r#"{"Id":"B","Shortname":null,"GpsInfo":[{"Latitude":46.2,"Longitude":11.2}]}"#,
+            r#"{"Id":"C","Shortname":7}"#,
+        ];
+        for text in docs {
+            let whole: Value = serde_json::from_str(text).unwrap();
+            let (place, name) = Place::named(text).unwrap();
+            assert_eq!(place, Place::of_value(&whole), "{text}");
+            assert_eq!(name.as_deref(), whole["Shortname"].as_str(), "{text}");
+        }
+        assert_eq!(
+            Place::named(docs[0]).unwrap().1.as_deref(),
+            Some("Hütte \"Alm\"")
+        );
+        assert_eq!(Place::named("not json"), None);
     }
 
     #[test]

@@ -47,8 +47,10 @@ pub const BUFFER: u32 = 64;
 /// API's default order (deterministic, so neighbouring requests agree), and the answer
 /// says so in `Hub-Tile-Capped`.
 pub const MAX_FEATURES: usize = 20_000;
-/// Documents read per store page while filling a tile.
-const READ_PAGE: u32 = 5_000;
+/// Documents read per store page while filling a tile. SQLite sorts a page's documents
+/// by their keys; 5,000 of them (25 MB) went through temporary files, and a tile at
+/// zoom 6 read four such pages: 1,000 keep the sort in memory (0.56 → 0.34 s).
+const READ_PAGE: u32 = 1_000;
 /// Web Mercator's latitude limit: the square world ends here.
 const MAX_LATITUDE: f64 = 85.051_128_779_806_59;
 /// Half the Web Mercator world's width in metres (its origin is the top-left corner).
@@ -275,20 +277,23 @@ async fn content_layer(
             .map_err(|e| e.to_problem())?;
         let last = page.docs.len() < READ_PAGE as usize;
         for doc in &page.docs {
-            let Ok(value) = serde_json::from_str::<Value>(doc) else {
+            // Only the members a point carries are built (a whole parse of each
+            // document was most of a tile's time).
+            let Some((place, shortname)) = Place::named(doc) else {
                 continue;
             };
-            let place = Place::of_value(&value);
             let Some((lat, lon)) = place.position else {
                 continue;
             };
             if layer.features.len() == MAX_FEATURES {
                 return Ok((layer, true));
             }
-            let shortname = value.get("Shortname").and_then(Value::as_str);
             layer.add(
                 id.project(lon, lat),
-                &[("Id", place.id.as_deref()), ("Shortname", shortname)],
+                &[
+                    ("Id", place.id.as_deref()),
+                    ("Shortname", shortname.as_deref()),
+                ],
             );
         }
         if last {
