@@ -5,7 +5,8 @@
 //! — and compiled to SQL with bound parameters for SQLite and PostgreSQL. Also the field
 //! catalogue (output names and their columns), the route queries, closed-data rules,
 //! the narrow reads of history answers ([`NarrowHistory`]), the unordered reads of latest
-//! values ([`UnorderedRead`]) and the reference's date/time input format.
+//! values ([`UnorderedRead`]), the windows of a history page ([`HistoryWindows`]) and
+//! the reference's date/time input format.
 //!
 //! Owns: ASTs, error texts, SQL text. Must not: run SQL, know HTTP, or render JSON (the
 //! store runs [`CompiledTs`]; `hub-timeseries` shapes rows). The dialect switch lives in
@@ -29,6 +30,7 @@ pub mod select;
 #[cfg(test)]
 mod tests;
 mod unordered;
+pub mod windows;
 
 pub use datetime::parse_datetime;
 pub use parser::{parse_where, Where, WhereSyntaxError};
@@ -39,6 +41,7 @@ pub use query::{
 };
 pub use regex_check::REGEX_SIZE_LIMIT;
 pub use schema::{DefList, Kind};
+pub use windows::{HistoryWindows, Window};
 
 /// Errors of the `where`/`select` languages. Every variant is the client's fault (400).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -15,6 +15,7 @@ use super::unordered::catalog_read;
 pub use super::unordered::{
     CatalogKind, CatalogRead, CellSource, UnorderedRead, MAX_UNORDERED_ROWS,
 };
+use super::windows::HistoryWindows;
 use super::TsQueryError;
 use crate::{Dialect, SqlBuilder, SqlValue};
 
@@ -125,6 +126,9 @@ pub struct CompiledTs {
     /// The same answer read in any order and sorted by the store (latest values without
     /// a limit); see [`UnorderedRead`].
     pub unordered: Option<UnorderedRead>,
+    /// Windows at the start of a flat history's range that may hold the whole page,
+    /// tried before `sql`; see [`HistoryWindows`].
+    pub windows: Option<HistoryWindows>,
 }
 
 pub(super) fn yes(d: Dialect) -> &'static str {
@@ -523,6 +527,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         columns,
         narrow,
         unordered,
+        windows: HistoryWindows::of(q, dialect),
     })
 }
 

@@ -103,6 +103,44 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
     Ok(cells)
 }
 
+/// The page of a history a window at the start of its range holds whole (see
+/// `HistoryWindows`), or `None` when none of the windows tried does.
+async fn windowed_rows(
+    conn: &super::Conn,
+    windows: Option<&hub_query::timeseries::HistoryWindows>,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let Some(windows) = windows else {
+        return Ok(None);
+    };
+    let mut window = windows.first();
+    while let Some(tried) = window {
+        let rows = all_rows(conn, &tried.sql).await?;
+        if rows.len() >= windows.limit() {
+            return Ok(Some(rows));
+        }
+        window = windows.after(&tried, rows.len());
+    }
+    Ok(None)
+}
+
+/// Every row of a Time Series statement, as cells.
+async fn all_rows(conn: &super::Conn, sql: &hub_query::SqlBuilder) -> Result<Vec<Vec<Cell>>> {
+    let bound = bind(sql.params());
+    let stmt = super::prepare_bounded(conn, sql.as_sql())
+        .await
+        .map_err(query_error)?;
+    let rows = conn
+        .query(&stmt, &refs(&bound))
+        .await
+        .map_err(query_error)?;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut shared = SharedText::default();
+    for row in &rows {
+        out.push(row_cells(row, &mut shared)?);
+    }
+    Ok(out)
+}
+
 /// Latest values read in any order and sorted here, their station, type and provenance
 /// columns from the catalog when the plan has a catalog read; `None` when there is no
 /// such plan, the rows are more than it sorts in memory or an entity changed between
@@ -343,21 +381,10 @@ impl TimeSeriesRepo for PgTimeSeries {
                 {
                     return Ok(rows);
                 }
-                let (sql, params) = compiled.sql.into_parts();
-                let bound = bind(&params);
-                let stmt = super::prepare_bounded(&conn, &sql)
-                    .await
-                    .map_err(query_error)?;
-                let rows = conn
-                    .query(&stmt, &refs(&bound))
-                    .await
-                    .map_err(query_error)?;
-                let mut out = Vec::with_capacity(rows.len());
-                let mut shared = SharedText::default();
-                for row in &rows {
-                    out.push(row_cells(row, &mut shared)?);
+                if let Some(rows) = windowed_rows(&conn, compiled.windows.as_ref()).await? {
+                    return Ok(rows);
                 }
-                Ok(out)
+                all_rows(&conn, &compiled.sql).await
             })
             .await;
         log.finish();
@@ -390,7 +417,11 @@ impl TimeSeriesRepo for PgTimeSeries {
             };
             let unordered = compiled.unordered.take();
             let result = async {
-                if let Some(rows) = unordered_rows(&conn, unordered, &backend.ts_catalog).await? {
+                let kept = match unordered_rows(&conn, unordered, &backend.ts_catalog).await? {
+                    Some(rows) => Some(rows),
+                    None => windowed_rows(&conn, compiled.windows.as_ref()).await?,
+                };
+                if let Some(rows) = kept {
                     for row in rows {
                         if tx.push(row).await.is_err() {
                             break;

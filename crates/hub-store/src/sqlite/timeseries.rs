@@ -183,16 +183,10 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                 if let Some(rows) = unordered_rows(conn, compiled.unordered.as_ref())? {
                     return Ok(rows);
                 }
-                let (sql, params) = compiled.sql.into_parts();
-                let mut stmt = conn.prepare_cached(&sql)?;
-                let n = stmt.column_count();
-                let bound = super::bind(&params);
-                let mut rows = stmt.query(bound.as_slice())?;
-                let mut shared = SharedText::default();
-                while let Some(row) = rows.next()? {
-                    out.push(cells(row, n, &mut shared)?);
+                if let Some(rows) = windowed_rows(conn, compiled.windows.as_ref())? {
+                    return Ok(rows);
                 }
-                Ok(out)
+                all_rows(conn, &compiled.sql)
             })
             .await;
         log.finish();
@@ -216,7 +210,11 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                         return Ok(());
                     }
                 }
-                if let Some(rows) = unordered_rows(conn, compiled.unordered.as_ref())? {
+                let kept = match unordered_rows(conn, compiled.unordered.as_ref())? {
+                    Some(rows) => Some(rows),
+                    None => windowed_rows(conn, compiled.windows.as_ref())?,
+                };
+                if let Some(rows) = kept {
                     for row in rows {
                         if tx.push_blocking(row).is_err() {
                             break;
@@ -564,6 +562,40 @@ fn history_insert_sql(rows: usize) -> String {
         ));
     }
     sql
+}
+
+/// The page of a history a window at the start of its range holds whole (see
+/// `HistoryWindows`), or `None` when none of the windows tried does.
+fn windowed_rows(
+    conn: &rusqlite::Connection,
+    windows: Option<&hub_query::timeseries::HistoryWindows>,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let Some(windows) = windows else {
+        return Ok(None);
+    };
+    let mut window = windows.first();
+    while let Some(tried) = window {
+        let rows = all_rows(conn, &tried.sql)?;
+        if rows.len() >= windows.limit() {
+            return Ok(Some(rows));
+        }
+        window = windows.after(&tried, rows.len());
+    }
+    Ok(None)
+}
+
+/// Every row of a Time Series statement, as cells.
+fn all_rows(conn: &rusqlite::Connection, sql: &hub_query::SqlBuilder) -> Result<Vec<Vec<Cell>>> {
+    let mut stmt = conn.prepare_cached(sql.as_sql())?;
+    let n = stmt.column_count();
+    let bound = super::bind(sql.params());
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut shared = SharedText::default();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(cells(row, n, &mut shared)?);
+    }
+    Ok(out)
 }
 
 /// History rows the retention deletes per write transaction.
