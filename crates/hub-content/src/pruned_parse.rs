@@ -72,6 +72,25 @@ impl KeyTree {
         &mut self.children[at].1
     }
 
+    /// Whether reading this tree of a document of `entity` may see what reducing it for
+    /// a caller without the reading role changes: a closed top-level value, or
+    /// `_Meta.Reduced`, which the reduction sets (keys compared as `closed_query` does,
+    /// ignoring case).
+    pub(crate) fn reaches_reduced(&self, entity: &str) -> bool {
+        let marks = |below: &KeyTree| {
+            below.whole
+                || below
+                    .children
+                    .iter()
+                    .any(|(key, _)| key.eq_ignore_ascii_case("Reduced"))
+        };
+        self.whole
+            || self.children.iter().any(|(key, below)| {
+                crate::closed_query::path_is_closed(entity, Some(key))
+                    || (key.eq_ignore_ascii_case("_Meta") && marks(below))
+            })
+    }
+
     fn get(&self, key: &str) -> Option<&KeyTree> {
         self.children.iter().find(|(k, _)| k == key).map(|(_, t)| t)
     }
@@ -287,5 +306,37 @@ mod tests {
             assert!(serde_json::from_str::<Value>(bad).is_err());
             assert!(parse(bad, &tree).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn only_trees_that_reach_a_closed_part_or_the_reduced_mark_need_the_reduction() {
+        // (entity, fields, reaches what the reduction changes)
+        let cases = [
+            ("Accommodation", "AccoCategoryId", false),
+            (
+                "Accommodation",
+                "AccoDetail.en.Name,_Meta.Source,Source",
+                false,
+            ),
+            ("Accommodation", "AccoRoomInfo.Id", true),
+            ("Accommodation", "accoroominfo", true),
+            ("Accommodation", "Availability[0].Date", true),
+            ("Accommodation", "_Meta.Reduced", true),
+            ("Accommodation", "_meta.reduced", true),
+            ("Accommodation", "_Meta", true),
+            ("AccommodationRoom", "Shortname", false),
+            ("AccommodationRoom", "PriceFrom", true),
+            ("Event", "Detail.de.Title", false),
+        ];
+        for (entity, fields, reaches) in cases {
+            let tree = KeyTree::of(&parse_fields(fields).unwrap()).unwrap();
+            assert_eq!(tree.reaches_reduced(entity), reaches, "{entity} {fields}");
+        }
+        // Reading everything reaches everything.
+        let all = KeyTree {
+            whole: true,
+            children: Vec::new(),
+        };
+        assert!(all.reaches_reduced("Accommodation"));
     }
 }

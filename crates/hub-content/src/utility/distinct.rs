@@ -231,15 +231,16 @@ pub(crate) async fn distinct(
         // Every matching document, batch by batch, as the caller may see it (closed
         // parts hidden as on lists): only the distinct values are kept.
         let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
-        let mut docs = crate::closed::with_access(
-            full,
-            crate::whole::stream_visible(&*state.content, entity, query),
-        )
-        .await?;
         // Only what the fold reads is built of each document: the fields and the source.
         let mut read = fields.clone();
         read.extend(parse_fields("_Meta.Source,Source").expect("the source paths parse"));
         let tree = KeyTree::of(&read);
+        let mut docs = crate::closed::with_access(
+            full,
+            crate::whole::stream_visible(&*state.content, entity, query),
+        )
+        .await?
+        .reading(tree.as_ref());
         while let Some(batch) = docs.next().await {
             for text in batch? {
                 let doc = match &tree {

@@ -795,5 +795,16 @@ async fn utility_endpoints_keep_closed_parts_hidden() {
         ))
         .await;
         assert!(!rooms.to_string().contains("Suite secret"), "{rooms}");
+        // Open paths are read without reducing each document, the mark with it.
+        let names = fetch(format!(
+            "/v1/Distinct?type=accommodation&fields=AccoDetail.en.Name&getasarray=true{extra}"
+        ))
+        .await;
+        assert_eq!(names, json!(["Hotel Closed"]), "{extra}");
+        let marked = fetch(format!(
+            "/v1/Distinct?type=accommodation&fields=_Meta.Reduced&getasarray=true{extra}"
+        ))
+        .await;
+        assert_eq!(marked, json!(["true"]), "{extra}");
     }
 }
