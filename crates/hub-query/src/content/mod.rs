@@ -598,7 +598,7 @@ fn next_begin_order(q: &mut SqlBuilder, entity: &'static str, descending: bool, 
 }
 
 /// An event's next begin: the earliest begin of its dates that end at or after `now`.
-fn next_begin(q: &mut SqlBuilder, entity: &'static str, now: &str) {
+pub(crate) fn next_begin(q: &mut SqlBuilder, entity: &'static str, now: &str) {
     q.sql("(SELECT MIN(d.date_begin) FROM content_date d WHERE d.entity = ")
         .text(entity)
         .sql(" AND d.id_key = c.id_key AND d.date_end >= ")

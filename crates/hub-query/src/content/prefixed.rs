@@ -38,7 +38,7 @@
 use super::bookmarks::{read_revision, revision, MAX_SCOPE_BYTES};
 use super::rawfilter_sql::compile_rawsort;
 use super::walk::answered_by_an_index;
-use super::{seed_order_key, ContentOrder, ContentQuery};
+use super::{next_begin, seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// Positions of a computed order kept for the pages near its start (100 pages of 10):
@@ -74,6 +74,9 @@ impl PrefixedPage {
                 compile_rawsort(&mut order, keys);
                 format!("rawsort {}\n{:?}", order.as_sql(), order.params())
             }
+            // Not the time it is measured from: a prefix read at one time holds at
+            // another while no date range ends between them (`Prefix::span`).
+            ContentOrder::NextBegin { descending, .. } => format!("next begin {descending}"),
             _ => return None,
         };
         Self::scoped(query, order)
@@ -153,16 +156,24 @@ impl PrefixedPage {
     }
 
     /// The first [`PrefixedPage::depth`] keys of the page's order, one row each: `id_key,
-    /// revision`.
+    /// revision, total, span from, span to`. The total counts every match (the order
+    /// reads them all anyway), exact at the revision. The span is where the order was
+    /// read from, for the next-begin order (see [`PrefixedPage::holds`]), else null.
     pub fn prefix(&self, dialect: Dialect) -> SqlBuilder {
         let mut q = SqlBuilder::new(dialect);
+        let entity = self.query.entity;
+        let columns = |q: &mut SqlBuilder, key: &str| {
+            q.sql("SELECT ").sql(key).sql(", ");
+            revision(q, entity);
+            q.sql(", ");
+            self.span(q);
+        };
         match &self.query.order {
             ContentOrder::Raw(keys) => {
                 // The order's expressions are no columns: the keys are ordered at the
                 // top, beside the revision (computed once, it is uncorrelated).
-                q.sql("SELECT c.id_key, ");
-                revision(&mut q, self.query.entity);
-                q.sql(" FROM content c");
+                columns(&mut q, "c.id_key");
+                q.sql(", COUNT(*) OVER () FROM content c");
                 self.query.where_clause(&mut q);
                 q.sql(" ORDER BY ");
                 compile_rawsort(&mut q, keys);
@@ -170,13 +181,22 @@ impl PrefixedPage {
                     .param(SqlValue::Int(self.depth() as i64));
             }
             order => {
-                q.sql("SELECT p.k, ");
-                revision(&mut q, self.query.entity);
-                q.sql(" FROM (SELECT c.id_key AS k, ");
-                if let ContentOrder::Seed(seed) = order {
-                    seed_order_key(&mut q, seed);
-                } else {
-                    q.sql("c.sort_key");
+                columns(&mut q, "p.k");
+                q.sql(", p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, ");
+                let mut nulls_last = "";
+                match order {
+                    ContentOrder::Seed(seed) => seed_order_key(&mut q, seed),
+                    ContentOrder::NextBegin { descending, now } => {
+                        next_begin(&mut q, entity, now);
+                        nulls_last = if *descending {
+                            " DESC NULLS LAST"
+                        } else {
+                            " ASC NULLS LAST"
+                        };
+                    }
+                    _ => {
+                        q.sql("c.sort_key");
+                    }
                 }
                 // The default order has an index, and PostgreSQL's planner, pricing the
                 // `LIMIT` as if a walk along it could stop early, tests every document of
@@ -193,12 +213,47 @@ impl PrefixedPage {
                 if fence {
                     q.sql(" OFFSET 0) c");
                 }
-                q.sql(" ORDER BY o, k LIMIT ")
+                q.sql(&format!(" ORDER BY o{nulls_last}, k LIMIT "))
                     .param(SqlValue::Int(self.depth() as i64))
-                    .sql(") p ORDER BY p.o, p.k");
+                    .sql(&format!(") p ORDER BY p.o{nulls_last}, p.k"));
             }
         }
         q
+    }
+
+    /// The span of times the next-begin order read at `now` holds for: after the last
+    /// date range that ended before `now`, up to the end of the first that had not. In
+    /// it the same ranges are over, so every event has the same next begin. Two nulls
+    /// for the other orders (and a bound no range sets).
+    fn span(&self, q: &mut SqlBuilder) {
+        let ContentOrder::NextBegin { now, .. } = &self.query.order else {
+            q.sql("CAST(NULL AS TEXT), CAST(NULL AS TEXT)");
+            return;
+        };
+        let entity = self.query.entity;
+        for (aggregate, compare) in [("MAX", " < "), ("MIN", " >= ")] {
+            q.sql("(SELECT ")
+                .sql(aggregate)
+                .sql("(d.date_end) FROM content_date d WHERE d.entity = ")
+                .text(entity)
+                .sql(" AND d.date_end")
+                .sql(compare)
+                .text(now.clone())
+                .sql(")");
+            if aggregate == "MAX" {
+                q.sql(", ");
+            }
+        }
+    }
+
+    /// Whether a prefix read for the span `(after, until)` holds this page's order: it
+    /// does unless the page's next-begin order is measured from a time outside it.
+    pub fn holds(&self, (after, until): (Option<&str>, Option<&str>)) -> bool {
+        let ContentOrder::NextBegin { now, .. } = &self.query.order else {
+            return true;
+        };
+        let now = now.as_str();
+        after.is_none_or(|after| now > after) && until.is_none_or(|until| now <= until)
     }
 
     /// The entity's revision as a statement of its own: a page past the end of a kept
@@ -332,8 +387,9 @@ mod tests {
 
         let sql = found.prefix(Dialect::Sqlite);
         assert!(
-            sql.as_sql()
-                .contains("(SELECT c.id_key AS k, c.sort_key AS o FROM content c WHERE"),
+            sql.as_sql().contains(
+                "(SELECT c.id_key AS k, COUNT(*) OVER () AS n, c.sort_key AS o FROM content c WHERE"
+            ),
             "{}",
             sql.as_sql()
         );
@@ -353,6 +409,67 @@ mod tests {
             sql.as_sql().contains(" OFFSET 0) c ORDER BY o, k LIMIT $"),
             "{}",
             sql.as_sql()
+        );
+    }
+
+    #[test]
+    fn the_next_begin_order_keeps_a_prefix_for_the_span_it_was_read_in() {
+        let at = |now: &str, descending| ContentOrder::NextBegin {
+            descending,
+            now: now.into(),
+        };
+        let noon = PrefixedPage::of(&page(2, 10, at("2026-11-30 12:00:00", false))).unwrap();
+        let later = PrefixedPage::of(&page(7, 10, at("2026-11-30 16:00:00", false))).unwrap();
+        let down = PrefixedPage::of(&page(2, 10, at("2026-11-30 12:00:00", true))).unwrap();
+        // One prefix whatever the time; the direction is another order.
+        assert_eq!(noon.scope(), later.scope());
+        assert_ne!(noon.scope(), down.scope());
+
+        // (span the prefix was read for, holds the page at 16:00)
+        let cases = [
+            ((None, None), true),
+            (
+                (Some("2026-11-30 12:00:00"), Some("2026-11-30 17:00:00")),
+                true,
+            ),
+            (
+                (Some("2026-11-30 12:00:00"), Some("2026-11-30 16:00:00")),
+                true,
+            ),
+            ((Some("2026-11-30 16:00:00"), None), false),
+            ((None, Some("2026-11-30 15:59:59")), false),
+        ];
+        for (span, holds) in cases {
+            assert_eq!(later.holds(span), holds, "{span:?}");
+        }
+        let seeded = PrefixedPage::of(&page(2, 10, ContentOrder::Seed("7".into()))).unwrap();
+        assert!(seeded.holds((Some("9999"), Some("0000"))));
+
+        let sql = down.prefix(Dialect::Postgres);
+        let text = sql.as_sql();
+        assert!(
+            text.contains("ORDER BY o DESC NULLS LAST, k LIMIT $"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("p ORDER BY p.o DESC NULLS LAST, p.k"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(SELECT MAX(d.date_end) FROM content_date d"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(SELECT MIN(d.date_end) FROM content_date d"),
+            "{text}"
+        );
+        let seeded = seeded.prefix(Dialect::Sqlite);
+        assert!(
+            seeded
+                .as_sql()
+                .contains("CAST(NULL AS TEXT), CAST(NULL AS TEXT), p.n FROM"),
+            "{}",
+            seeded.as_sql()
         );
     }
 

@@ -33,13 +33,28 @@ pub(crate) const MAX_LISTS: usize = 64;
 /// on past the first prefix, so few.
 pub(crate) const MAX_DEEP_LISTS: usize = 4;
 
-/// A prefix of a computed order: its keys, in order, the revision they were read at, and
-/// how many positions deep they were read (fewer keys: the whole list).
+/// A prefix of an order: its keys, in order, the revision they were read at, how many
+/// positions deep they were read (fewer keys: the whole list), every match of the list
+/// at that revision, and the span of times a next-begin order holds for.
 #[derive(Clone)]
 pub(crate) struct Prefix {
     pub(crate) keys: Arc<[String]>,
     pub(crate) revision: i64,
     depth: u64,
+    total: u64,
+    span: (Option<String>, Option<String>),
+}
+
+/// One row of a prefix read (`PrefixedPage::prefix`): a key, then what every row of the
+/// read carries alike.
+#[derive(Debug, Clone)]
+pub(crate) struct PrefixRow {
+    pub(crate) key: String,
+    pub(crate) revision: Option<i64>,
+    /// The span of times the order holds for (`PrefixedPage::holds`).
+    pub(crate) span: (Option<String>, Option<String>),
+    /// Every match of the list, counted in the same pass.
+    pub(crate) total: i64,
 }
 
 pub(crate) struct OrderPrefixes {
@@ -68,21 +83,33 @@ pub(crate) enum PrefixStep {
     /// The prefix: hand its rows (`id_key, revision`) to [`OrderPrefixes::keep`].
     ReadPrefix(SqlBuilder),
     /// The page's documents from the kept `prefix`: hand their rows (`id_key, doc,
-    /// revision`) to [`OrderPrefixes::assemble`] with `prefix` and `revision`.
+    /// revision`) to [`OrderPrefixes::assemble`] with `prefix` and `revision`. The list
+    /// holds `total` matches at that revision.
     ReadDocuments {
         documents: SqlBuilder,
         prefix: Arc<[String]>,
         revision: i64,
+        total: u64,
     },
-    /// The page lies past the end of the whole list the prefix holds, read at `kept`:
-    /// it is empty while the entity's revision is still that one. Hand the `revision`
-    /// statement's value to [`OrderPrefixes::ended`].
-    PastTheEnd { revision: SqlBuilder, kept: i64 },
+    /// The page lies past the end of the whole list the prefix holds (`total` keys),
+    /// read at `kept`: it is empty while the entity's revision is still that one. Hand
+    /// the `revision` statement's value to [`OrderPrefixes::ended`].
+    PastTheEnd {
+        revision: SqlBuilder,
+        kept: i64,
+        total: u64,
+    },
 }
 
 impl OrderPrefixes {
     pub(crate) fn next(&self, page: &PrefixedPage, dialect: Dialect) -> PrefixStep {
-        let Some(Prefix { keys, revision, .. }) = self.kept(page) else {
+        let Some(Prefix {
+            keys,
+            revision,
+            total,
+            ..
+        }) = self.kept(page)
+        else {
             return PrefixStep::ReadPrefix(page.prefix(dialect));
         };
         let page_keys = page.keys(&keys);
@@ -90,12 +117,14 @@ impl OrderPrefixes {
             return PrefixStep::PastTheEnd {
                 revision: page.read_revision(dialect),
                 kept: revision,
+                total,
             };
         }
         PrefixStep::ReadDocuments {
             documents: page.documents(page_keys, dialect),
             prefix: keys,
             revision,
+            total,
         }
     }
 
@@ -103,33 +132,38 @@ impl OrderPrefixes {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A kept prefix of `page`'s list and seed that holds the page.
+    /// A kept prefix of `page`'s list and order that holds the page: it reaches the
+    /// page, and a next-begin order was read for the page's time.
     pub(crate) fn kept(&self, page: &PrefixedPage) -> Option<Prefix> {
         let mut kept = self.lock();
         let Kept { near, deep } = &mut *kept;
         let found = [near, deep].into_iter().find_map(|lists| {
             lists
                 .used(page.scope())
-                .filter(|p| page.within(p.keys.len(), p.depth))
+                .filter(|p| {
+                    page.within(p.keys.len(), p.depth)
+                        && page.holds((p.span.0.as_deref(), p.span.1.as_deref()))
+                })
                 .cloned()
         });
         found
     }
 
-    /// Keeps the prefix a read returned (`rows`: key and revision) and returns it; none
-    /// when the list is empty (no revision to hold it to).
-    pub(crate) fn keep(
-        &self,
-        page: &PrefixedPage,
-        rows: Vec<(String, Option<i64>)>,
-    ) -> Option<Prefix> {
-        let revision = rows.first().and_then(|(_, r)| *r)?;
-        let keys: Arc<[String]> = rows.into_iter().map(|(key, _)| key).collect();
+    /// Keeps the prefix a read returned and returns it; none when the list is empty (no
+    /// revision to hold it to).
+    pub(crate) fn keep(&self, page: &PrefixedPage, rows: Vec<PrefixRow>) -> Option<Prefix> {
+        let first = rows.first()?;
+        let revision = first.revision?;
+        let total = u64::try_from(first.total).unwrap_or(0);
+        let span = first.span.clone();
+        let keys: Arc<[String]> = rows.into_iter().map(|row| row.key).collect();
         let depth = page.depth();
         let prefix = Prefix {
             keys,
             revision,
             depth,
+            total,
+            span,
         };
         let mut kept = self.lock();
         let lists = if depth > PREFIX {
@@ -203,9 +237,14 @@ mod tests {
         .expect("a seeded page within the prefix")
     }
 
-    fn rows(keys: &[&str], revision: i64) -> Vec<(String, Option<i64>)> {
+    fn rows(keys: &[&str], revision: i64) -> Vec<PrefixRow> {
         keys.iter()
-            .map(|k| (k.to_string(), Some(revision)))
+            .map(|k| PrefixRow {
+                key: k.to_string(),
+                revision: Some(revision),
+                span: (None, None),
+                total: keys.len() as i64,
+            })
             .collect()
     }
 
@@ -237,11 +276,15 @@ mod tests {
         ));
         // Past the end of the whole list: empty while the revision is the prefix's.
         let past = page(3, "7", vec![]);
-        let PrefixStep::PastTheEnd { revision, kept } = prefixes.next(&past, Dialect::Sqlite)
+        let PrefixStep::PastTheEnd {
+            revision,
+            kept,
+            total,
+        } = prefixes.next(&past, Dialect::Sqlite)
         else {
             panic!("page 3 of 4 keys in pages of 2")
         };
-        assert_eq!(kept, 5);
+        assert_eq!((kept, total), (5, 4));
         assert!(revision
             .as_sql()
             .starts_with("SELECT COALESCE((SELECT r.revision"));
@@ -304,9 +347,14 @@ mod tests {
         .expect("a seeded page within the deepest prefix")
     }
 
-    fn keys(n: usize, revision: i64) -> Vec<(String, Option<i64>)> {
+    fn keys(n: usize, revision: i64) -> Vec<PrefixRow> {
         (0..n)
-            .map(|i| (format!("k{i:06}"), Some(revision)))
+            .map(|i| PrefixRow {
+                key: format!("k{i:06}"),
+                revision: Some(revision),
+                span: (None, None),
+                total: n as i64,
+            })
             .collect()
     }
 
@@ -376,5 +424,46 @@ mod tests {
         }
         let kept = prefixes.lock();
         assert_eq!((kept.deep.len(), kept.near.len()), (MAX_DEEP_LISTS, 0));
+    }
+
+    #[test]
+    fn a_next_begin_prefix_answers_only_within_the_span_it_was_read_for() {
+        let prefixes = OrderPrefixes::default();
+        let at = |now: &str| {
+            PrefixedPage::of(&ContentQuery {
+                entity: "Event",
+                filters: vec![],
+                order: ContentOrder::NextBegin {
+                    descending: false,
+                    now: now.into(),
+                },
+                page: Page { size: 2, number: 1 },
+                count_limit: None,
+            })
+            .expect("a next-begin page within the prefix")
+        };
+        // Read at noon: the last range before ended at 11:00, the next ends at 17:00.
+        let read = vec![PrefixRow {
+            key: "a".into(),
+            revision: Some(5),
+            span: (
+                Some("2026-11-30 11:00:00".into()),
+                Some("2026-11-30 17:00:00".into()),
+            ),
+            total: 1,
+        }];
+        prefixes.keep(&at("2026-11-30 12:00:00"), read).unwrap();
+        // (now, the kept prefix answers)
+        let cases = [
+            ("2026-11-30 12:00:00", true),
+            ("2026-11-30 11:00:01", true),
+            ("2026-11-30 17:00:00", true),
+            ("2026-11-30 17:00:01", false),
+            ("2026-11-30 11:00:00", false),
+            ("2026-12-01 00:00:00", false),
+        ];
+        for (now, answers) in cases {
+            assert_eq!(prefixes.kept(&at(now)).is_some(), answers, "{now}");
+        }
     }
 }

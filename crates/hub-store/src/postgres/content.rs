@@ -335,11 +335,10 @@ async fn list_page(
     };
     if let Some(prefixed) = PrefixedPage::of(&query).or_else(kept_filtered) {
         let found = prefixed_page(&conn, &prefixed, &caches.orders.prefixes, &compiled.checks);
-        if let Some(docs) = with_stamp(&conn, &mut stamp, found).await? {
-            let total = count(&conn, &compiled, &query, &counts, stamp).await?;
+        if let Some((docs, total)) = found.await? {
             return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
+                total,
+                total_estimated: false,
                 docs,
             });
         }
@@ -437,10 +436,11 @@ async fn list_page(
         // first pages' keys for the pages that follow.
         if let Some(filtered) = filtered.as_ref().filter(|_| total.value > 0) {
             let prefixes = &caches.orders.prefixes;
-            if let Some(docs) = prefixed_page(&conn, filtered, prefixes, &compiled.checks).await? {
+            let found = prefixed_page(&conn, filtered, prefixes, &compiled.checks).await?;
+            if let Some((docs, total)) = found {
                 return Ok(ContentPage {
-                    total: total.value,
-                    total_estimated: total.estimated,
+                    total,
+                    total_estimated: false,
                     docs,
                 });
             }

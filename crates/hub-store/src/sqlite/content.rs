@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::{bind, SqliteBackend};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
-use crate::content::prefixes::{self, OrderPrefixes, PrefixStep};
+use crate::content::prefixes::{self, OrderPrefixes, PrefixRow, PrefixStep};
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::KeptOrders;
 use crate::content::{
@@ -252,16 +252,15 @@ fn list_page(
     // A filtered list keeps a prefix only where a walk did not answer: it is read first
     // once kept.
     let kept_filtered = filtered.filter(|page| orders.prefixes.kept(page).is_some());
-    if let Some(docs) = prefixed
+    if let Some((docs, total)) = prefixed
         .or(kept_filtered)
         .map(|page| prefixed_page(conn, page, &orders.prefixes))
         .transpose()?
         .flatten()
     {
-        let total = count(conn, compiled, counts)?;
         return Ok(ContentPage {
-            total: total.value,
-            total_estimated: total.estimated,
+            total,
+            total_estimated: false,
             docs,
         });
     }
@@ -316,15 +315,15 @@ fn list_page(
         }
         // No walk answered: rather than sort every match for this page alone, keep the
         // first pages' keys for the pages that follow.
-        if let Some(docs) = filtered
+        if let Some((docs, total)) = filtered
             .filter(|_| total.value > 0)
             .map(|page| prefixed_page(conn, page, &orders.prefixes))
             .transpose()?
             .flatten()
         {
             return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
+                total,
+                total_estimated: false,
                 docs,
             });
         }
@@ -403,17 +402,24 @@ fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded, `rawsort` or filtered page read by key from the kept prefix of its order
-/// (see `content::prefixes`), or `None` when the prefix does not answer it.
+/// A page read by key from the kept prefix of its order (see `content::prefixes`), with
+/// the list's total at the prefix's revision, or `None` when the prefix does not answer.
 fn prefixed_page(
     conn: &Connection,
     page: &PrefixedPage,
     prefixes: &OrderPrefixes,
-) -> Result<Option<Vec<String>>> {
+) -> Result<Option<(Vec<String>, u64)>> {
     for _ in 0..prefixes::MAX_STEPS {
         match prefixes.next(page, Dialect::Sqlite) {
             PrefixStep::ReadPrefix(read) => {
-                let rows = rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let rows = rows(conn, &read, |r| {
+                    Ok(PrefixRow {
+                        key: r.get(0)?,
+                        revision: r.get(1)?,
+                        span: (r.get(2)?, r.get(3)?),
+                        total: r.get(4)?,
+                    })
+                })?;
                 if prefixes.keep(page, rows).is_none() {
                     return Ok(None);
                 }
@@ -422,15 +428,20 @@ fn prefixed_page(
                 documents,
                 prefix,
                 revision,
+                total,
             } => {
                 let rows = rows(conn, &documents, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
                 if let Some(docs) = prefixes.assemble(page, &prefix, revision, rows) {
-                    return Ok(Some(docs));
+                    return Ok(Some((docs, total)));
                 }
             }
-            PrefixStep::PastTheEnd { revision, kept } => {
+            PrefixStep::PastTheEnd {
+                revision,
+                kept,
+                total,
+            } => {
                 if prefixes.ended(page, kept, one_row(conn, &revision, |r| r.get(0))?) {
-                    return Ok(Some(Vec::new()));
+                    return Ok(Some((Vec::new(), total)));
                 }
             }
         }

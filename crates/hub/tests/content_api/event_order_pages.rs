@@ -92,3 +92,35 @@ async fn pages_of_the_next_begin_order_are_slices_of_the_whole_read() {
         }
     }
 }
+
+#[tokio::test]
+async fn pages_of_the_next_begin_order_follow_writes_at_once() {
+    // The order's keys are kept between pages (measured from now, they hold until a
+    // date range ends): a write must show at once.
+    let app = app();
+    let page = |number: usize| format!("/v1/Event?sort=asc&pagesize=7&pagenumber={number}");
+    let (_, before) = get(&app, &page(1)).await;
+    let (_, second) = get(&app, &page(2)).await;
+    let total = before["TotalResults"].as_u64().unwrap();
+
+    // An event whose one range begins before every other: first now.
+    let mut first = event(1);
+    first["Id"] = json!("ev-new");
+    first["_Meta"]["Id"] = json!("ev-new");
+    first["EventDate"] = json!([{"From": "2029-01-01T00:00:00", "To": "2029-01-02T00:00:00"}]);
+    app.store
+        .content()
+        .put("Event", first, "2024-02-01T00:00:00".into(), false)
+        .await
+        .unwrap();
+    let (_, after) = get(&app, &page(1)).await;
+    let mut expected = vec!["ev-new".to_string()];
+    expected.extend_from_slice(&item_ids(&before)[..6]);
+    assert_eq!(item_ids(&after), expected);
+    assert_eq!(after["TotalResults"], total + 1);
+
+    let deleted = app.store.content().delete("Event", "ev-new").await;
+    assert!(deleted.unwrap());
+    assert_eq!(get(&app, &page(1)).await.1, before);
+    assert_eq!(get(&app, &page(2)).await.1, second);
+}

@@ -10,7 +10,7 @@ use hub_query::{Dialect, SqlBuilder};
 use super::super::rawfilter::list_error;
 use super::super::{bind, refs, Conn, Queries};
 use crate::content::bookmarks::{self, PageBookmarks, Step};
-use crate::content::prefixes::{self, OrderPrefixes, PrefixStep};
+use crate::content::prefixes::{self, OrderPrefixes, PrefixRow, PrefixStep};
 use crate::Result;
 
 /// A deep page found from kept marks (see `content::bookmarks`), or `None` when the
@@ -80,19 +80,26 @@ pub(super) async fn bookmarked_page(
     Ok(None)
 }
 
-/// A seeded, `rawsort` or filtered page read by key from the kept prefix of its order
-/// (see `content::prefixes`), or `None` when the prefix does not answer it.
+/// A page read by key from the kept prefix of its order (see `content::prefixes`), with
+/// the list's total at the prefix's revision, or `None` when the prefix does not answer.
 pub(super) async fn prefixed_page(
     conn: &Conn,
     page: &PrefixedPage,
     prefixes: &OrderPrefixes,
     checks: &CheckTable,
-) -> Result<Option<Vec<String>>> {
+) -> Result<Option<(Vec<String>, u64)>> {
     for _ in 0..prefixes::MAX_STEPS {
         match prefixes.next(page, Dialect::Postgres) {
             PrefixStep::ReadPrefix(read) => {
-                let rows =
-                    rows(conn, &read, checks, |r| Ok((r.try_get(0)?, r.try_get(1)?))).await?;
+                let rows = rows(conn, &read, checks, |r| {
+                    Ok(PrefixRow {
+                        key: r.try_get(0)?,
+                        revision: r.try_get(1)?,
+                        span: (r.try_get(2)?, r.try_get(3)?),
+                        total: r.try_get(4)?,
+                    })
+                })
+                .await?;
                 if prefixes.keep(page, rows).is_none() {
                     return Ok(None);
                 }
@@ -101,19 +108,24 @@ pub(super) async fn prefixed_page(
                 documents,
                 prefix,
                 revision,
+                total,
             } => {
                 let rows = rows(conn, &documents, checks, |r| {
                     Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
                 })
                 .await?;
                 if let Some(docs) = prefixes.assemble(page, &prefix, revision, rows) {
-                    return Ok(Some(docs));
+                    return Ok(Some((docs, total)));
                 }
             }
-            PrefixStep::PastTheEnd { revision, kept } => {
+            PrefixStep::PastTheEnd {
+                revision,
+                kept,
+                total,
+            } => {
                 let current = one_row(conn, &revision, checks, |r| r.try_get(0)).await?;
                 if prefixes.ended(page, kept, current) {
-                    return Ok(Some(Vec::new()));
+                    return Ok(Some((Vec::new(), total)));
                 }
             }
         }
