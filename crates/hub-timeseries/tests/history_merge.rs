@@ -281,36 +281,6 @@ async fn split_and_compiled_where_answer_the_same_bytes() {
     );
 }
 
-/// A store with the data type `temp` and a meteo station of each code.
-async fn meteo_stations(codes: &[String]) -> (tempfile::TempDir, Store) {
-    use hub_store::timeseries::{DataTypeInput, StationInput, SyncFlags};
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_for_tests(dir.path()).unwrap();
-    let ts = store.timeseries();
-    ts.sync_data_types(vec![DataTypeInput {
-        name: "temp".into(),
-        unit: Some("°C".into()),
-        ..Default::default()
-    }])
-    .await
-    .unwrap();
-    let stations = codes
-        .iter()
-        .enumerate()
-        .map(|(n, code)| StationInput {
-            code: code.clone(),
-            name: format!("Meteo {n}"),
-            origin: Some("O".into()),
-            coordinate: Some((11.0 + n as f64 / 100.0, 46.5)),
-            ..Default::default()
-        })
-        .collect();
-    ts.sync_stations("MeteoStation".into(), stations, SyncFlags::default())
-        .await
-        .unwrap();
-    (dir, store)
-}
-
 /// 64 series whose rows interleave minute by minute, each with more rows than one fetch
 /// of the PostgreSQL narrow read takes (65,536 buffered rows / 64 series): every row
 /// comes from a new fetch of another series while the last one is still arriving. Read
@@ -319,7 +289,7 @@ async fn meteo_stations(codes: &[String]) -> (tempfile::TempDir, Store) {
 async fn series_longer_than_a_fetch_answer_the_same_bytes_merged() {
     use hub_store::timeseries::{RecordInput, RecordValue};
     let codes: Vec<String> = (0..64).map(|n| format!("M{n:02}")).collect();
-    let (_dir, store) = meteo_stations(&codes).await;
+    let (_dir, store) = support::meteo_stations(&codes).await;
     let ts = store.timeseries();
     let records: Vec<RecordInput> = (0..64i64)
         .flat_map(|n| {
@@ -369,7 +339,7 @@ async fn series_longer_than_a_fetch_answer_the_same_bytes_merged() {
 #[tokio::test]
 async fn series_read_month_by_month_answer_the_same_bytes_merged() {
     use hub_store::timeseries::{RecordInput, RecordValue};
-    let (_dir, store) = meteo_stations(&["W1".to_string(), "W2".to_string()]).await;
+    let (_dir, store) = support::meteo_stations(&["W1".to_string(), "W2".to_string()]).await;
     let ts = store.timeseries();
     let start = 1_706_659_200_000; // 2024-01-31T00:00:00Z
     let minutes = 31 * 1_440; // to 2024-03-02
@@ -493,7 +463,7 @@ async fn latest_values_beyond_the_in_memory_bound_are_answered_by_the_ordered_qu
     use hub_query::timeseries::{compile_query, Route, TsQuery};
     use hub_store::timeseries::{RecordInput, RecordValue};
     let codes: Vec<String> = (0..40).map(|n| format!("L{:02}", (n * 7) % 40)).collect();
-    let (_dir, store) = meteo_stations(&codes).await;
+    let (_dir, store) = support::meteo_stations(&codes).await;
     let ts = store.timeseries();
     let records = codes
         .iter()

@@ -7,8 +7,7 @@
 mod support;
 
 use axum::http::StatusCode;
-use hub_store::timeseries::{DataTypeInput, RecordInput, RecordValue, StationInput, SyncFlags};
-use hub_store::Store;
+use hub_store::timeseries::{RecordInput, RecordValue};
 use hub_timeseries::TimeseriesState;
 use serde_json::Value;
 
@@ -24,29 +23,10 @@ const ROWS: i64 = 100;
 /// 200, … share their times exactly (ties broken by station code), the others are a
 /// second apart; series 450 and on start three days later.
 async fn store() -> (tempfile::TempDir, TimeseriesState) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_for_tests(dir.path()).unwrap();
-    let ts = store.timeseries();
-    ts.sync_data_types(vec![DataTypeInput {
-        name: "temp".into(),
-        unit: Some("°C".into()),
-        ..Default::default()
-    }])
-    .await
-    .unwrap();
     let code = |n: i64| format!("W{n:03}");
-    let stations = (0..SERIES)
-        .map(|n| StationInput {
-            code: code(n),
-            name: format!("Window {n}"),
-            origin: Some("O".into()),
-            coordinate: Some((11.0 + n as f64 / 100.0, 46.5)),
-            ..Default::default()
-        })
-        .collect();
-    ts.sync_stations("MeteoStation".into(), stations, SyncFlags::default())
-        .await
-        .unwrap();
+    let codes: Vec<String> = (0..SERIES).map(code).collect();
+    let (dir, store) = support::meteo_stations(&codes).await;
+    let ts = store.timeseries();
     let records: Vec<RecordInput> = (0..SERIES)
         .flat_map(|n| {
             let period = 5 + (n % 3) * 5;

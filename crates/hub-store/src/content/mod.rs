@@ -40,6 +40,17 @@ pub struct ContentPage {
     pub docs: Vec<String>,
 }
 
+impl ContentPage {
+    /// The page of `docs` of a list of `total` matches.
+    pub(crate) fn of(total: hub_query::content::Total, docs: Vec<String>) -> ContentPage {
+        ContentPage {
+            total: total.value,
+            total_estimated: total.estimated,
+            docs,
+        }
+    }
+}
+
 /// Every document of a query, for answers of any size: the number of matches, then the
 /// stored texts in the query's order, in batches (see [`crate::batches`]).
 pub struct DocumentStream {

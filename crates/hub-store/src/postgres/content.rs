@@ -336,11 +336,7 @@ async fn list_page(
     if let Some(prefixed) = PrefixedPage::of(&query).or_else(kept_filtered) {
         let found = prefixed_page(&conn, &prefixed, &caches.orders.prefixes, &compiled.checks);
         if let Some((docs, total)) = found.await? {
-            return Ok(ContentPage {
-                total,
-                total_estimated: false,
-                docs,
-            });
+            return Ok(ContentPage::of(Total::exact(total), docs));
         }
     }
     if let Some(mut deep) = BookmarkedPage::of(&query) {
@@ -387,11 +383,7 @@ async fn list_page(
         };
         if let Some(docs) = found {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
-                docs,
-            });
+            return Ok(ContentPage::of(total, docs));
         }
     }
     for attempt in &compiled.attempts {
@@ -399,11 +391,7 @@ async fn list_page(
         let (docs, _) = with_stamp(&conn, &mut stamp, page).await?;
         if docs.len() as u64 >= attempt.size {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
-                docs,
-            });
+            return Ok(ContentPage::of(total, docs));
         }
     }
     if let Some(walk) = &compiled.walk {
@@ -414,22 +402,14 @@ async fn list_page(
         }
         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
         if walk.past_the_end(total) {
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: false,
-                docs: Vec::new(),
-            });
+            return Ok(ContentPage::of(total, Vec::new()));
         }
         let all = walk.documents();
         let documents = count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
             if docs.len() as u64 >= attempt.size {
-                return Ok(ContentPage {
-                    total: total.value,
-                    total_estimated: total.estimated,
-                    docs,
-                });
+                return Ok(ContentPage::of(total, docs));
             }
         }
         // No walk answered: rather than sort every match for this page alone, keep the
@@ -438,11 +418,7 @@ async fn list_page(
             let prefixes = &caches.orders.prefixes;
             let found = prefixed_page(&conn, filtered, prefixes, &compiled.checks).await?;
             if let Some((docs, total)) = found {
-                return Ok(ContentPage {
-                    total,
-                    total_estimated: false,
-                    docs,
-                });
+                return Ok(ContentPage::of(Total::exact(total), docs));
             }
         }
     }
@@ -461,11 +437,7 @@ async fn list_page(
         Some(n) => Total::exact(n),
         None => count(&conn, &compiled, &query, &counts, stamp).await?,
     };
-    Ok(ContentPage {
-        total: total.value,
-        total_estimated: total.estimated,
-        docs,
-    })
+    Ok(ContentPage::of(total, docs))
 }
 
 /// The documents `page` selects, and the total its second column carries when

@@ -258,11 +258,7 @@ fn list_page(
         .transpose()?
         .flatten()
     {
-        return Ok(ContentPage {
-            total,
-            total_estimated: false,
-            docs,
-        });
+        return Ok(ContentPage::of(Total::exact(total), docs));
     }
     if let Some(deep) = deep {
         let total = count(conn, compiled, counts)?;
@@ -275,42 +271,26 @@ fn list_page(
             _ => deep.clone(),
         };
         if let Some(docs) = bookmarked_page(conn, &deep, &orders.bookmarks)? {
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
-                docs,
-            });
+            return Ok(ContentPage::of(total, docs));
         }
     }
     for attempt in &compiled.attempts {
         let docs = page_docs(conn, &attempt.page, false)?.0;
         if docs.len() as u64 >= attempt.size {
             let total = count(conn, compiled, counts)?;
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: total.estimated,
-                docs,
-            });
+            return Ok(ContentPage::of(total, docs));
         }
     }
     if let Some(walk) = &compiled.walk {
         let total = count(conn, compiled, counts)?;
         if walk.past_the_end(total) {
-            return Ok(ContentPage {
-                total: total.value,
-                total_estimated: false,
-                docs: Vec::new(),
-            });
+            return Ok(ContentPage::of(total, Vec::new()));
         }
         let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let docs = page_docs(conn, &attempt.page, false)?.0;
             if docs.len() as u64 >= attempt.size {
-                return Ok(ContentPage {
-                    total: total.value,
-                    total_estimated: total.estimated,
-                    docs,
-                });
+                return Ok(ContentPage::of(total, docs));
             }
         }
         // No walk answered: rather than sort every match for this page alone, keep the
@@ -321,11 +301,7 @@ fn list_page(
             .transpose()?
             .flatten()
         {
-            return Ok(ContentPage {
-                total,
-                total_estimated: false,
-                docs,
-            });
+            return Ok(ContentPage::of(Total::exact(total), docs));
         }
     }
     let (docs, total_in_page) = page_docs(conn, &compiled.page, compiled.page_has_total)?;
@@ -333,11 +309,7 @@ fn list_page(
         Some(n) => Total::exact(n),
         None => count(conn, compiled, counts)?,
     };
-    Ok(ContentPage {
-        total: total.value,
-        total_estimated: total.estimated,
-        docs,
-    })
+    Ok(ContentPage::of(total, docs))
 }
 
 /// A deep page found from kept marks (see `content::bookmarks`), or `None` when the

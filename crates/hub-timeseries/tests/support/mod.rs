@@ -61,3 +61,34 @@ pub fn state_opening(
     };
     TimeseriesState::new(store.timeseries(), config)
 }
+
+/// A store with the data type `temp` and a meteo station of each code (origin `O`, one
+/// hundredth of a degree apart), no values yet.
+pub async fn meteo_stations(codes: &[String]) -> (tempfile::TempDir, Store) {
+    use hub_store::timeseries::{DataTypeInput, StationInput, SyncFlags};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let ts = store.timeseries();
+    ts.sync_data_types(vec![DataTypeInput {
+        name: "temp".into(),
+        unit: Some("°C".into()),
+        ..Default::default()
+    }])
+    .await
+    .unwrap();
+    let stations = codes
+        .iter()
+        .enumerate()
+        .map(|(n, code)| StationInput {
+            code: code.clone(),
+            name: format!("Meteo {n}"),
+            origin: Some("O".into()),
+            coordinate: Some((11.0 + n as f64 / 100.0, 46.5)),
+            ..Default::default()
+        })
+        .collect();
+    ts.sync_stations("MeteoStation".into(), stations, SyncFlags::default())
+        .await
+        .unwrap();
+    (dir, store)
+}
