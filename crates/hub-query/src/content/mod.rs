@@ -194,7 +194,7 @@ pub struct CompiledList {
     pub walk: Option<CountedWalk>,
 }
 
-pub use walk::{CountedWalk, PageAttempt};
+pub use walk::{CountedWalk, PageAttempt, WholeWalk};
 
 impl ContentQuery {
     /// No filters and the default order: the entity's `(entity, sort_key, id_key)`

@@ -94,6 +94,55 @@ impl CountedWalk {
     }
 }
 
+/// A whole read walks when at least one document in this many matches: SQLite sorted
+/// the matches' documents at about 40 µs each (through temporary files), where a walk
+/// tests a document that does not match in 1–2 µs.
+const WHOLE_WALK_SHARE: u64 = 16;
+
+/// The whole read (`pagesize=-1`, every match in the default order) of a filtered list on
+/// SQLite, walked along the order index instead of sorting the matches' documents,
+/// once the count shows the matches dense enough. `polygon=bbi(…)` over 48,000 of the
+/// 70,000 POIs of the scale-10 demo took 3.7 s sorted, where all 70,000 in order take
+/// 1.9 s. PostgreSQL plans the sort or the walk from its statistics.
+#[derive(Debug, Clone)]
+pub struct WholeWalk {
+    query: ContentQuery,
+}
+
+impl WholeWalk {
+    /// The walk of `query`'s whole read, when its filters may be tested per document
+    /// (see [`CountedWalk::new`]).
+    pub fn of(query: &ContentQuery) -> Option<WholeWalk> {
+        CountedWalk::new(query, Dialect::Sqlite).map(|_| WholeWalk {
+            query: query.clone(),
+        })
+    }
+
+    /// The entity's unfiltered list: its total is the number of documents a walk passes.
+    pub fn documents(&self) -> ContentQuery {
+        ContentQuery {
+            filters: Vec::new(),
+            count_limit: None,
+            ..self.query.clone()
+        }
+    }
+
+    /// The walk, when `matched` of `documents` match densely enough for it to pay: every
+    /// document in order, each tested ([`Form::Probe`]); the same documents in the same
+    /// order as the sorted read.
+    pub fn statement(&self, matched: u64, documents: u64) -> Option<SqlBuilder> {
+        let dense = matched > 0 && matched.saturating_mul(WHOLE_WALK_SHARE) >= documents;
+        dense.then(|| {
+            let mut q = SqlBuilder::new(Dialect::Sqlite);
+            q.sql("SELECT c.doc FROM content c")
+                .sql(order_index(Dialect::Sqlite));
+            self.query.where_clause_as(&mut q, Form::Probe);
+            q.sql(" ORDER BY c.sort_key, c.id_key");
+            q
+        })
+    }
+}
+
 /// How far a walk to `page_end` may look when `matched` of `documents` match (a total
 /// is at least the matches counted, so an estimate errs towards walking less): twice
 /// the documents it passes if the matches are spread evenly, at least [`MIN_ROWS`],
@@ -335,6 +384,51 @@ mod tests {
                 empty,
                 "{number} {total:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_whole_read_walks_when_its_matches_are_dense() {
+        let q = query(vec![tags("hiking")], ContentOrder::Default, 1);
+        let whole = WholeWalk::of(&q).unwrap();
+        // (matches, documents, walked)
+        let cases = [
+            (0, 70_000, false),
+            (4_374, 70_000, false),
+            (4_375, 70_000, true),
+            (48_000, 70_000, true),
+            (1, 1, true),
+        ];
+        for (matched, documents, walked) in cases {
+            let found = whole.statement(matched, documents);
+            assert_eq!(found.is_some(), walked, "{matched} of {documents}");
+        }
+        let sql = whole.statement(1, 1).unwrap();
+        let text = sql.as_sql();
+        assert!(
+            text.starts_with(
+                "SELECT c.doc FROM content c INDEXED BY content_order WHERE c.entity = ?1 AND "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("EXISTS (SELECT 1 FROM content_tag t"),
+            "{text}"
+        );
+        assert!(text.ends_with(" ORDER BY c.sort_key, c.id_key"), "{text}");
+        assert!(whole.documents().filters.is_empty());
+        // Filters an index answers, other orders and whole lists do not walk.
+        let circle = ContentFilter::Radius(GeoCircle {
+            latitude: 46.5,
+            longitude: 11.3,
+            metres: 1_000.0,
+        });
+        for other in [
+            query(vec![circle], ContentOrder::Default, 1),
+            query(vec![tags("hiking")], ContentOrder::Seed("7".into()), 1),
+            query(vec![], ContentOrder::Default, 1),
+        ] {
+            assert!(WholeWalk::of(&other).is_none(), "{other:?}");
         }
     }
 

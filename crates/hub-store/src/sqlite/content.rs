@@ -10,7 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
 use hub_query::content::prefixed::PrefixedPage;
-use hub_query::content::{ContentQuery, Total};
+use hub_query::content::{ContentQuery, Total, WholeWalk};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
@@ -61,6 +61,7 @@ impl ContentRepo for SqliteContent {
     }
 
     async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
+        let walk = WholeWalk::of(&query);
         let (compiled, log) = compile_stream(query, Dialect::Sqlite);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
@@ -85,14 +86,28 @@ impl ContentRepo for SqliteContent {
                 let n: i64 = tx
                     .prepare_cached(compiled.count.as_sql())?
                     .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
-                Ok((tx, n as u64))
+                Ok(((tx, n as u64), n as u64))
             });
-            let Some(tx) = crate::batches::hand_over_count(total_tx, counted.map_err(fail)) else {
+            let Some((tx, total)) =
+                crate::batches::hand_over_count(total_tx, counted.map_err(fail))
+            else {
                 return;
             };
             let result = (|| -> Result<()> {
-                let mut stmt = tx.prepare_cached(compiled.page.as_sql())?;
-                let mut rows = stmt.query(bind(compiled.page.params()).as_slice())?;
+                // Dense matches are read along the order rather than sorted.
+                let walked = match &walk {
+                    Some(walk) => {
+                        let all = walk.documents().compile(Dialect::Sqlite).count;
+                        let documents: i64 = tx
+                            .prepare_cached(all.as_sql())?
+                            .query_row(bind(all.params()).as_slice(), |r| r.get(0))?;
+                        walk.statement(total, documents as u64)
+                    }
+                    None => None,
+                };
+                let page = walked.as_ref().unwrap_or(&compiled.page);
+                let mut stmt = tx.prepare_cached(page.as_sql())?;
+                let mut rows = stmt.query(bind(page.params()).as_slice())?;
                 while let Some(row) = rows.next()? {
                     if docs.push_blocking(row.get::<_, String>(0)?).is_err() {
                         break;
