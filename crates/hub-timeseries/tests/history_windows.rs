@@ -70,8 +70,10 @@ async fn data(state: &TimeseriesState, uri: &str) -> Vec<Value> {
 async fn every_page_of_a_history_over_many_series_is_its_slice_of_the_whole() {
     let (_dir, state) = store().await;
     for (range, select) in [
-        // A month whose data starts ten hours in; two weeks from the first values.
+        // A month whose data starts ten hours in; four years, the first three empty
+        // (the windows start where the values do); two weeks from the first values.
         ("2024-01-15/2024-02-15", ""),
+        ("2020-01-01/2024-02-15", ""),
         (
             "2024-01-15T10:00:00.000Z/2024-01-29",
             "&select=scode,mvalidtime,mvalue",

@@ -18,14 +18,19 @@
 //! one is sized for the page from that density, with room to spare; an empty one grows
 //! eightfold. At most [`MAX_WINDOWS`] are tried, none reaching `to`.
 //!
+//! Clients often ask a wide range to mean "everything" (`2000-01-01/2030-01-01`), or
+//! one that starts before the data. When the first window is empty, the store reads
+//! where the values start ([`HistoryWindows::first_value`]: one index probe per series
+//! of the query's types) and the next window starts there ([`HistoryWindows::located`]).
+//!
 //! Owns: which pages qualify and the windows' bounds. Must not: run statements (the
 //! store does) or change the order of the answer.
 
-use super::query::{compile_query, Route, TsQuery};
+use super::query::{compile_query, in_list, time_param, Route, TsQuery};
 use crate::{Dialect, SqlBuilder};
 
 /// Windows tried before the whole range.
-pub const MAX_WINDOWS: u32 = 4;
+pub const MAX_WINDOWS: u32 = 5;
 
 /// The first window's share of the range.
 const FIRST_SHARE: i64 = 4096;
@@ -50,6 +55,13 @@ pub struct Window {
     attempt: u32,
 }
 
+impl Window {
+    /// Whether this is the first window tried: an empty one asks where the values start.
+    pub fn is_first(&self) -> bool {
+        self.attempt == 1
+    }
+}
+
 impl HistoryWindows {
     /// The windows of `query`, when it is a page (a limit) of a flat history.
     pub(crate) fn of(query: &TsQuery, dialect: Dialect) -> Option<HistoryWindows> {
@@ -72,6 +84,40 @@ impl HistoryWindows {
     /// The rows before the page.
     fn offset(&self) -> i64 {
         self.query.offset.max(0)
+    }
+
+    /// The earliest time in the range of any series of the query's station and data
+    /// types, one row (null when there is none). The `where` and the closed-data rules
+    /// are left out: the answer's first value is at or after it, which is all a window
+    /// needs.
+    pub fn first_value(&self) -> SqlBuilder {
+        let mut q = SqlBuilder::new(self.dialect);
+        q.sql("SELECT MIN((SELECT h.timestamp FROM ts_history h WHERE h.series_id = ts.id AND h.timestamp >= ");
+        time_param(&mut q, self.from);
+        q.sql(" AND h.timestamp < ");
+        time_param(&mut q, self.to);
+        q.sql(" ORDER BY h.timestamp LIMIT 1)) FROM ts_series ts JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id WHERE 1 = 1");
+        if let Some(types) = &self.query.types {
+            in_list(&mut q, "s.stationtype", types);
+        }
+        if let Some(types) = &self.query.data_types {
+            in_list(&mut q, "t.cname", types);
+        }
+        q
+    }
+
+    /// The window after the first, `window`, which was empty, now that the values are
+    /// known to start at `first` (from [`HistoryWindows::first_value`]): as wide from
+    /// there as the first was from `from`, at least as far as an empty window grows.
+    /// `None` when no series has a value in the range.
+    pub fn located(&self, window: &Window, first: Option<i64>) -> Option<Window> {
+        let first = first.filter(|_| window.attempt < MAX_WINDOWS)?;
+        let width = ((self.to - first) / FIRST_SHARE).max(1);
+        let grown = (window.cut - self.from).saturating_mul(EMPTY_GROWTH);
+        let cut = first
+            .saturating_add(width)
+            .max(self.from.saturating_add(grown));
+        self.window(cut - self.from, window.attempt + 1)
     }
 
     /// The first window, when the range is wide enough to have one.
@@ -214,5 +260,42 @@ mod tests {
         narrow.route = Route::History { from: 5, to: 6 };
         let windows = HistoryWindows::of(&narrow, Dialect::Sqlite).unwrap();
         assert!(windows.first().is_none());
+    }
+
+    #[test]
+    fn an_empty_first_window_moves_to_where_the_values_start() {
+        let windows = HistoryWindows::of(&history(200, 0, false), Dialect::Sqlite).unwrap();
+        let first = windows.first().unwrap();
+        assert!(first.is_first());
+        // (where the values start, the next window's cut)
+        let start = DAY / 2;
+        let cases = [
+            // Half a day in: as wide from there as the first was from the start.
+            (Some(start), Some(start + (DAY - start) / 4096)),
+            // Just after the first window: at least as far as an empty window grows.
+            (Some(first.cut + 1), Some(first.cut * 8)),
+            // No value in the range.
+            (None, None),
+            // So late that the window would reach the end: the whole range answers.
+            (Some(DAY - 1), None),
+        ];
+        for (values_start, cut) in cases {
+            let next = windows.located(&first, values_start);
+            assert_eq!(next.as_ref().map(|w| w.cut), cut, "{values_start:?}");
+            assert!(next.is_none_or(|w| !w.is_first()));
+        }
+        let sql = windows.first_value();
+        let text = sql.as_sql();
+        assert!(
+            text.starts_with(
+                "SELECT MIN((SELECT h.timestamp FROM ts_history h WHERE h.series_id = ts.id"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("ORDER BY h.timestamp LIMIT 1))"), "{text}");
+        assert!(
+            text.contains("s.stationtype IN (") && text.contains("t.cname IN ("),
+            "{text}"
+        );
     }
 }

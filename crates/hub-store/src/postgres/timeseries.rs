@@ -118,7 +118,20 @@ async fn windowed_rows(
         if rows.len() >= windows.limit() {
             return Ok(Some(rows));
         }
-        window = windows.after(&tried, rows.len());
+        window = if rows.is_empty() && tried.is_first() {
+            let first = windows.first_value();
+            let bound = bind(first.params());
+            let stmt = super::prepare_bounded(conn, first.as_sql())
+                .await
+                .map_err(query_error)?;
+            let row = conn
+                .query_one(&stmt, &refs(&bound))
+                .await
+                .map_err(query_error)?;
+            windows.located(&tried, row.try_get(0)?)
+        } else {
+            windows.after(&tried, rows.len())
+        };
     }
     Ok(None)
 }

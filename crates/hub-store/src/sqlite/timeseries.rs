@@ -579,7 +579,15 @@ fn windowed_rows(
         if rows.len() >= windows.limit() {
             return Ok(Some(rows));
         }
-        window = windows.after(&tried, rows.len());
+        window = if rows.is_empty() && tried.is_first() {
+            let first = windows.first_value();
+            let start = conn
+                .prepare_cached(first.as_sql())?
+                .query_row(super::bind(first.params()).as_slice(), |r| r.get(0))?;
+            windows.located(&tried, start)
+        } else {
+            windows.after(&tried, rows.len())
+        };
     }
     Ok(None)
 }
