@@ -16,6 +16,7 @@ mod history_copy;
 mod narrow;
 pub(crate) mod partitions;
 mod push;
+mod windows;
 
 use super::{bind, refs, PgBackend, Queries, Tx};
 use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
@@ -29,6 +30,7 @@ use crate::timeseries::{
 };
 use crate::{Result, StoreError};
 use narrow::{narrow_rows, narrow_stream};
+use windows::{all_rows, windowed_rows};
 
 /// The PostgreSQL Time Series repository; shares the store's pools.
 pub(crate) struct PgTimeSeries {
@@ -92,7 +94,7 @@ impl<'a> FromSql<'a> for AnyCell<'a> {
 }
 
 /// One result row as cells; texts repeating the cursor's previous row are shared.
-fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<Cell>> {
+pub(super) fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<Cell>> {
     let mut cells = Vec::with_capacity(row.len());
     for i in 0..row.len() {
         cells.push(match row.try_get::<_, AnyCell<'_>>(i)? {
@@ -101,57 +103,6 @@ fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<C
         });
     }
     Ok(cells)
-}
-
-/// The page of a history a window at the start of its range holds whole (see
-/// `HistoryWindows`), or `None` when none of the windows tried does.
-async fn windowed_rows(
-    conn: &super::Conn,
-    windows: Option<&hub_query::timeseries::HistoryWindows>,
-) -> Result<Option<Vec<Vec<Cell>>>> {
-    let Some(windows) = windows else {
-        return Ok(None);
-    };
-    let mut window = windows.first();
-    while let Some(tried) = window {
-        let rows = all_rows(conn, &tried.sql).await?;
-        if rows.len() >= windows.limit() {
-            return Ok(Some(rows));
-        }
-        window = if rows.is_empty() && tried.is_first() {
-            let first = windows.first_value();
-            let bound = bind(first.params());
-            let stmt = super::prepare_bounded(conn, first.as_sql())
-                .await
-                .map_err(query_error)?;
-            let row = conn
-                .query_one(&stmt, &refs(&bound))
-                .await
-                .map_err(query_error)?;
-            windows.located(&tried, row.try_get(0)?)
-        } else {
-            windows.after(&tried, rows.len())
-        };
-    }
-    Ok(None)
-}
-
-/// Every row of a Time Series statement, as cells.
-async fn all_rows(conn: &super::Conn, sql: &hub_query::SqlBuilder) -> Result<Vec<Vec<Cell>>> {
-    let bound = bind(sql.params());
-    let stmt = super::prepare_bounded(conn, sql.as_sql())
-        .await
-        .map_err(query_error)?;
-    let rows = conn
-        .query(&stmt, &refs(&bound))
-        .await
-        .map_err(query_error)?;
-    let mut out = Vec::with_capacity(rows.len());
-    let mut shared = SharedText::default();
-    for row in &rows {
-        out.push(row_cells(row, &mut shared)?);
-    }
-    Ok(out)
 }
 
 /// Latest values read in any order and sorted here, their station, type and provenance
@@ -234,7 +185,7 @@ async fn rows_up_to(
 
 /// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
 /// which validated it) is the client's fault, not a server error.
-fn query_error(e: tokio_postgres::Error) -> StoreError {
+pub(super) fn query_error(e: tokio_postgres::Error) -> StoreError {
     match e.code() {
         Some(c) if *c == tokio_postgres::error::SqlState::INVALID_REGULAR_EXPRESSION => {
             StoreError::Invalid(format!(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hub_query::timeseries::CompiledTs;
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::timeseries_rows::{cells, read_narrow, unordered_rows};
+use super::timeseries_rows::{all_rows, cells, read_narrow, unordered_rows, windowed_rows};
 use super::SqliteBackend;
 use crate::timeseries::history::{self, HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SeriesKey, SyncFlags};
@@ -562,48 +562,6 @@ fn history_insert_sql(rows: usize) -> String {
         ));
     }
     sql
-}
-
-/// The page of a history a window at the start of its range holds whole (see
-/// `HistoryWindows`), or `None` when none of the windows tried does.
-fn windowed_rows(
-    conn: &rusqlite::Connection,
-    windows: Option<&hub_query::timeseries::HistoryWindows>,
-) -> Result<Option<Vec<Vec<Cell>>>> {
-    let Some(windows) = windows else {
-        return Ok(None);
-    };
-    let mut window = windows.first();
-    while let Some(tried) = window {
-        let rows = all_rows(conn, &tried.sql)?;
-        if rows.len() >= windows.limit() {
-            return Ok(Some(rows));
-        }
-        window = if rows.is_empty() && tried.is_first() {
-            let first = windows.first_value();
-            let start = conn
-                .prepare_cached(first.as_sql())?
-                .query_row(super::bind(first.params()).as_slice(), |r| r.get(0))?;
-            windows.located(&tried, start)
-        } else {
-            windows.after(&tried, rows.len())
-        };
-    }
-    Ok(None)
-}
-
-/// Every row of a Time Series statement, as cells.
-fn all_rows(conn: &rusqlite::Connection, sql: &hub_query::SqlBuilder) -> Result<Vec<Vec<Cell>>> {
-    let mut stmt = conn.prepare_cached(sql.as_sql())?;
-    let n = stmt.column_count();
-    let bound = super::bind(sql.params());
-    let mut rows = stmt.query(bound.as_slice())?;
-    let mut shared = SharedText::default();
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        out.push(cells(row, n, &mut shared)?);
-    }
-    Ok(out)
 }
 
 /// History rows the retention deletes per write transaction.

@@ -1,8 +1,9 @@
 //! Rows of Time Series reads on SQLite: result rows as cells, a history answer read
 //! narrow (the series read, one cursor per series, merged by
 //! `timeseries::narrow::merge_history`) and latest values read in any order (sorted by
-//! `timeseries::unordered`). Must not: decide what to read (`hub-query`'s
-//! `NarrowHistory` and `UnorderedRead` do) or order rows itself.
+//! `timeseries::unordered`), and a history page read from windows at the start of its
+//! range. Must not: decide what to read (`hub-query`'s `NarrowHistory`, `UnorderedRead`
+//! and `HistoryWindows` do) or order rows itself.
 
 use std::sync::Arc;
 
@@ -146,4 +147,49 @@ pub(super) fn read_narrow(
         emit,
     )?;
     Ok(true)
+}
+
+/// The page of a history a window at the start of its range holds whole (see
+/// `HistoryWindows`), or `None` when none of the windows tried does.
+pub(super) fn windowed_rows(
+    conn: &rusqlite::Connection,
+    windows: Option<&hub_query::timeseries::HistoryWindows>,
+) -> Result<Option<Vec<Vec<Cell>>>> {
+    let Some(windows) = windows else {
+        return Ok(None);
+    };
+    let mut window = windows.first();
+    while let Some(tried) = window {
+        let rows = all_rows(conn, &tried.sql)?;
+        if rows.len() >= windows.limit() {
+            return Ok(Some(rows));
+        }
+        window = if rows.is_empty() && tried.is_first() {
+            let first = windows.first_value();
+            let start = conn
+                .prepare_cached(first.as_sql())?
+                .query_row(super::bind(first.params()).as_slice(), |r| r.get(0))?;
+            windows.located(&tried, start)
+        } else {
+            windows.after(&tried, rows.len())
+        };
+    }
+    Ok(None)
+}
+
+/// Every row of a Time Series statement, as cells.
+pub(super) fn all_rows(
+    conn: &rusqlite::Connection,
+    sql: &hub_query::SqlBuilder,
+) -> Result<Vec<Vec<Cell>>> {
+    let mut stmt = conn.prepare_cached(sql.as_sql())?;
+    let n = stmt.column_count();
+    let bound = super::bind(sql.params());
+    let mut rows = stmt.query(bound.as_slice())?;
+    let mut shared = SharedText::default();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(cells(row, n, &mut shared)?);
+    }
+    Ok(out)
 }

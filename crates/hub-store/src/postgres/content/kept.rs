@@ -1,5 +1,5 @@
 //! The kept orders of list pages on PostgreSQL: the statements of a deep page's
-//! bookmarks and of a seeded or `rawsort` page's prefix, run as
+//! bookmarks and of a page's prefix (seeded, `rawsort`, next begin, filtered), run as
 //! `crate::content::bookmarks` and `crate::content::prefixes` decide.
 
 use hub_query::content::bookmarks::{BookmarkedPage, OrderKey};
