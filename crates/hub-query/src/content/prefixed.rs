@@ -230,20 +230,19 @@ impl PrefixedPage {
             q.sql("CAST(NULL AS TEXT), CAST(NULL AS TEXT)");
             return;
         };
-        let entity = self.query.entity;
-        for (aggregate, compare) in [("MAX", " < "), ("MIN", " >= ")] {
-            q.sql("(SELECT ")
-                .sql(aggregate)
-                .sql("(d.date_end) FROM content_date d WHERE d.entity = ")
-                .text(entity)
-                .sql(" AND d.date_end")
-                .sql(compare)
-                .text(now.clone())
-                .sql(")");
-            if aggregate == "MAX" {
-                q.sql(", ");
-            }
-        }
+        let bound = |q: &mut SqlBuilder, aggregate: &str, compare: &str| {
+            q.sql(&format!(
+                "(SELECT {aggregate}(d.date_end) FROM content_date d"
+            ))
+            .sql(" WHERE d.entity = ")
+            .text(self.query.entity)
+            .sql(&format!(" AND d.date_end {compare} "))
+            .text(now.clone())
+            .sql(")");
+        };
+        bound(q, "MAX", "<");
+        q.sql(", ");
+        bound(q, "MIN", ">=");
     }
 
     /// Whether a prefix read for the span `(after, until)` holds this page's order: it

@@ -329,12 +329,12 @@ async fn list_page(
     // A filtered list keeps a prefix only where a walk did not answer: it is read first
     // once kept.
     let filtered = PrefixedPage::filtered(&query);
-    let kept_filtered = || {
-        let kept = |page: &PrefixedPage| caches.orders.prefixes.kept(page).is_some();
-        filtered.clone().filter(kept)
-    };
-    if let Some(prefixed) = PrefixedPage::of(&query).or_else(kept_filtered) {
-        let found = prefixed_page(&conn, &prefixed, &caches.orders.prefixes, &compiled.checks);
+    let kept_filtered = filtered
+        .as_ref()
+        .filter(|page| caches.orders.prefixes.kept(page).is_some());
+    let prefixed = PrefixedPage::of(&query);
+    if let Some(prefixed) = prefixed.as_ref().or(kept_filtered) {
+        let found = prefixed_page(&conn, prefixed, &caches.orders.prefixes, &compiled.checks);
         if let Some((docs, total)) = found.await? {
             return Ok(ContentPage::of(Total::exact(total), docs));
         }
