@@ -47,17 +47,22 @@ impl Place {
     /// The place of a stored document and its `Shortname` (what a vector tile's point
     /// carries), parsed like [`Place::of`]; `None` when the document does not parse.
     pub fn named(stored: &str) -> Option<(Place, Option<String>)> {
-        static MEMBERS: LazyLock<KeyTree> = LazyLock::new(|| {
-            let mut members = PLACE_MEMBERS.to_vec();
-            members.push("Shortname");
-            KeyTree::top_level(&members)
-        });
-        let members = pruned_parse::parse(stored, &MEMBERS).ok()?;
+        let members = pruned_parse::parse(stored, Place::named_members()).ok()?;
         let name = members
             .get("Shortname")
             .and_then(Value::as_str)
             .map(str::to_string);
         Some((Place::of_value(&members), name))
+    }
+
+    /// The top-level members [`Place::named`] reads.
+    pub(crate) fn named_members() -> &'static KeyTree {
+        static MEMBERS: LazyLock<KeyTree> = LazyLock::new(|| {
+            let mut members = PLACE_MEMBERS.to_vec();
+            members.push("Shortname");
+            KeyTree::top_level(&members)
+        });
+        &MEMBERS
     }
 
     pub fn of_value(doc: &Value) -> Place {

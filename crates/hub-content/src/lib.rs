@@ -25,6 +25,7 @@ pub mod geo_params;
 pub mod geojson;
 mod jsonld;
 pub mod list_query;
+pub mod map_points;
 pub mod odh_parameters;
 pub mod openapi;
 pub mod openapi_contract;

@@ -6,7 +6,7 @@
 //! The tile's box, widened by [`BUFFER`] tile units so markers on an edge are drawn whole
 //! in both neighbours, becomes a WGS 84 box that selects the documents exactly as the
 //! items endpoint's `bbox` does ([`crate::params::lonlat_area`]): Content documents come
-//! through `hub_content::closed::list_visible`, stations through
+//! through `hub_content::map_points::visible_points`, stations through
 //! [`crate::stations::stations`], so a tile holds only what the caller may see.
 //!
 //! The path is the web maps' `{z}/{x}/{y}` (column before row); the tileset's templated
@@ -16,17 +16,17 @@
 //! Owns: tile addressing and validation, the tileset and tile matrix set documents, the
 //! projection of positions into tile units and the MVT encoding (the protobuf types are
 //! `geozero`'s). Must not: choose or reduce documents, or find a document's position
-//! (that is `hub_content::geojson::Place`).
+//! (that is `hub_content::map_points`).
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use geozero::mvt::tile::{Feature, GeomType, Layer};
 use geozero::mvt::{Message, TagsBuilder, Tile, TileValue};
-use hub_content::geojson::Place;
+use hub_content::map_points::visible_points;
 use hub_content::ContentState;
 use hub_model::{EntityType, Problem};
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::ContentFilter;
 use hub_timeseries::TimeseriesState;
 use serde_json::{json, Value};
 
@@ -47,10 +47,6 @@ pub const BUFFER: u32 = 64;
 /// API's default order (deterministic, so neighbouring requests agree), and the answer
 /// says so in `Hub-Tile-Capped`.
 pub const MAX_FEATURES: usize = 20_000;
-/// Documents read per store page while filling a tile. SQLite sorts a page's documents
-/// by their keys; 5,000 of them (25 MB) went through temporary files, and a tile at
-/// zoom 6 read four such pages: 1,000 keep the sort in memory (0.56 → 0.34 s).
-const READ_PAGE: u32 = 1_000;
 /// Web Mercator's latitude limit: the square world ends here.
 const MAX_LATITUDE: f64 = 85.051_128_779_806_59;
 /// Half the Web Mercator world's width in metres (its origin is the top-left corner).
@@ -252,55 +248,28 @@ fn tile_matrix_set(id: &str) -> Result<(), Problem> {
 }
 
 /// The located documents of the tile the caller may see (inside
-/// `hub_content::closed::with_access`), read page by page in the Content API's default
-/// order up to [`MAX_FEATURES`]; the flag tells whether more were left out.
+/// `hub_content::closed::with_access`), the first [`MAX_FEATURES`] in the Content API's
+/// default order; the flag tells whether more were left out.
 async fn content_layer(
     state: &ContentState,
     entity: &'static EntityType,
     id: TileId,
 ) -> Result<(LayerBuilder, bool), Problem> {
     let filters = vec![ContentFilter::Area(lonlat_area(id.buffered_bbox()))];
+    let (points, capped) = visible_points(&*state.content, entity, filters, MAX_FEATURES)
+        .await
+        .map_err(|e| e.to_problem())?;
     let mut layer = LayerBuilder::new();
-    for number in 1.. {
-        let query = ContentQuery {
-            entity: entity.name,
-            filters: filters.clone(),
-            order: ContentOrder::Default,
-            page: Page {
-                size: READ_PAGE,
-                number,
-            },
-            count_limit: None,
-        };
-        let page = hub_content::closed::list_visible(&*state.content, entity, query)
-            .await
-            .map_err(|e| e.to_problem())?;
-        let last = page.docs.len() < READ_PAGE as usize;
-        for doc in &page.docs {
-            // Only the members a point carries are built (a whole parse of each
-            // document was most of a tile's time).
-            let Some((place, shortname)) = Place::named(doc) else {
-                continue;
-            };
-            let Some((lat, lon)) = place.position else {
-                continue;
-            };
-            if layer.features.len() == MAX_FEATURES {
-                return Ok((layer, true));
-            }
-            layer.add(
-                id.project(lon, lat),
-                &[
-                    ("Id", place.id.as_deref()),
-                    ("Shortname", shortname.as_deref()),
-                ],
-            );
-        }
-        if last {
-            break;
-        }
+    for point in &points {
+        layer.add(
+            id.project(point.longitude, point.latitude),
+            &[
+                ("Id", Some(point.id.as_str()).filter(|id| !id.is_empty())),
+                ("Shortname", point.shortname.as_deref()),
+            ],
+        );
     }
-    Ok((layer, false))
+    Ok((layer, capped))
 }
 
 /// The stations of the tile the caller may see. A station type is read whole anyway

@@ -20,6 +20,8 @@ pub struct IndexedDocument {
     pub id: String,
     pub id_key: String,
     pub sort_key: String,
+    /// The `Shortname` text as written (a map point's label).
+    pub shortname: Option<String>,
     pub source: Option<String>,
     pub active: Option<bool>,
     pub last_change: Option<String>,
@@ -63,7 +65,8 @@ impl IndexedDocument {
             }
         };
         let id_key = id.to_lowercase();
-        let shortname = str_at(doc, &["Shortname"]).unwrap_or(&id);
+        let written_shortname = str_at(doc, &["Shortname"]);
+        let shortname = written_shortname.unwrap_or(&id);
         let source = str_at(doc, &["_Meta", "Source"])
             .or_else(|| str_at(doc, &["Source"]))
             .map(str::to_lowercase);
@@ -144,6 +147,7 @@ impl IndexedDocument {
         Ok(IndexedDocument {
             entity: entity_type.name,
             sort_key: fold(shortname),
+            shortname: written_shortname.map(str::to_string),
             id,
             id_key,
             source,

@@ -38,7 +38,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use batches::Batches;
-pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome};
+pub use content::{ContentPage, ContentRepo, DocumentStream, Extent, MapPoint, PutOutcome};
 pub use error::{QueryError, Result, StoreError};
 pub use hub_query::content::rawfilter_index::IndexedPath as RawfilterIndexPath;
 pub use index::IndexedDocument;

@@ -74,6 +74,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: values of the flag fields as tags",
         parts: schema::content::FIELD_VALUE_TAGS,
     },
+    Change {
+        version: 14,
+        name: "content: each document's Shortname beside its position",
+        parts: schema::content::SQLITE_POINT_NAMES,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

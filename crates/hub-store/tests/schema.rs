@@ -136,13 +136,47 @@ fn sqlite_versions(dir: &Path) -> Vec<(i64, String, String)> {
 const FLAG_DOCS: &[(&str, &str)] = &[
     (
         "a1",
-        r#"{"Id":"A1","PublishedOn":["idm-marketplace","Google",3,["nested"]],"AccoCategoryId":"3sup","AccoTypeId":null,"BoardIds":{"x":"hb"},"Features":[{"Name":"Sauna"},{"Name":["Pool","Pool"]},"Garage",{"Id":"x"},[{"Name":"deep"}]]}"#,
+        r#"{"Id":"A1","Shortname":"Hof","PublishedOn":["idm-marketplace","Google",3,["nested"]],"AccoCategoryId":"3sup","AccoTypeId":null,"BoardIds":{"x":"hb"},"Features":[{"Name":"Sauna"},{"Name":["Pool","Pool"]},"Garage",{"Id":"x"},[{"Name":"deep"}]]}"#,
     ),
     (
         "a2",
         r#"{"Id":"A2","PublishedOn":"idm-marketplace","AccoTypeId":"HotelPension","BoardIds":["hb","fb"],"Features":{"a":{"Name":"Lift"},"b":"Garage"}}"#,
     ),
+    // Names only (no flag field): an escaped one, and one that is not text.
+    ("a3", r#"{"Id":"A3","Shortname":"Gasthof \"L\u00f6we\""}"#),
+    ("a4", r#"{"Id":"A4","Shortname":42}"#),
 ];
+
+/// The `shortname` column of [`FLAG_DOCS`]: the `Shortname` text, unescaped, or none.
+const FLAG_NAMES: &[(&str, Option<&str>)] = &[
+    ("a1", Some("Hof")),
+    ("a2", None),
+    ("a3", Some("Gasthof \"Löwe\"")),
+    ("a4", None),
+];
+
+const NAMES: &str =
+    "SELECT id_key, shortname FROM content WHERE entity = 'Accommodation' ORDER BY 1";
+
+fn expected_names() -> Vec<(String, Option<String>)> {
+    FLAG_NAMES
+        .iter()
+        .map(|(k, n)| (k.to_string(), n.map(str::to_string)))
+        .collect()
+}
+
+fn sqlite_names(dir: &Path) -> Vec<(String, Option<String>)> {
+    let conn = rusqlite::Connection::open(dir.join(SQLITE_FILE)).unwrap();
+    let mut stmt = conn.prepare(NAMES).unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+async fn pg_names(url: &str) -> Vec<(String, Option<String>)> {
+    let client = connect(url).await;
+    let rows = client.query(NAMES, &[]).await.unwrap();
+    rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+}
 
 /// The value tags of [`FLAG_DOCS`], sorted.
 const FLAG_TAGS: &[(&str, &str, &str)] = &[
@@ -238,11 +272,11 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
     // Versions 1–7 are not applied again; only what came after them (8: event dates
     // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
     // 11: the position index with the keys; 12: documents by language; 13: the flag
-    // fields' values as tags) is, once.
+    // fields' values as tags; 14: the Shortname beside the position) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10, 11, 12, 13],
+        vec![8, 9, 10, 11, 12, 13, 14],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();
@@ -262,6 +296,16 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
         sqlite_value_tags(fresh.path()),
         expected_flag_tags(),
         "a write adds the same tags"
+    );
+    assert_eq!(
+        sqlite_names(old.path()),
+        expected_names(),
+        "the migration writes the stored documents' names"
+    );
+    assert_eq!(
+        sqlite_names(fresh.path()),
+        expected_names(),
+        "a write sets the same names"
     );
 
     let conn = rusqlite::Connection::open(old.path().join(SQLITE_FILE)).unwrap();
@@ -456,11 +500,11 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // checks report a check id; 6: entity-led geometry indexes; 7: revision writes
     // notify; 8: latest values' pages keep room for rewrites; 9: the provenances'
     // revision; 10: documents kept in their rows; 11: documents by language; 12: the
-    // flag fields' values as tags) is, once.
+    // flag fields' values as tags; 13: the Shortname beside the position) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8, 9, 10, 11, 12],
+        vec![5, 6, 7, 8, 9, 10, 11, 12, 13],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =
@@ -488,6 +532,16 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
         pg_value_tags(fresh_url).await,
         expected_flag_tags(),
         "a write adds the same tags"
+    );
+    assert_eq!(
+        pg_names(old_url).await,
+        expected_names(),
+        "the migration writes the stored documents' names"
+    );
+    assert_eq!(
+        pg_names(fresh_url).await,
+        expected_names(),
+        "a write sets the same names"
     );
 }
 

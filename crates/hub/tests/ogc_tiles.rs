@@ -215,6 +215,192 @@ async fn content_tiles_hold_the_located_documents_of_their_box() {
         property_set(&acco, "Id"),
         located_ids(&app, "accommodation", "", &[]).await
     );
+
+    // Rooms' positions are closed data: a tile of rooms needs the reading role, and
+    // then holds every located room of its box.
+    let content = app.store.content();
+    for n in 0..3 {
+        let room = serde_json::json!({
+            "Id": format!("room-tile-{n}"),
+            "Shortname": format!("Zimmer {n}"),
+            "A0RID": "acco-1",
+            "GpsInfo": [{"Gpstype": "position", "Latitude": 46.5 + f64::from(n) * 0.001, "Longitude": 11.35}],
+        });
+        content
+            .put(
+                "AccommodationRoom",
+                room,
+                "2025-06-15T12:00:00Z".into(),
+                false,
+            )
+            .await
+            .unwrap();
+    }
+    let uri = "/ogc/collections/accommodationroom/tiles/WebMercatorQuad/0/0/0";
+    let (status, _, points) = tile_as(&app, uri, &[], "accommodationroom").await;
+    assert_eq!(
+        (status, points.len()),
+        (400, 0),
+        "positions of rooms are closed"
+    );
+    let bearer = format!("Bearer {}", password_token(&app, "demo", "demo").await);
+    let (status, _, points) = tile_as(
+        &app,
+        uri,
+        &[("authorization", &bearer)],
+        "accommodationroom",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let points = names(&points);
+    for n in 0..3 {
+        assert_eq!(
+            points.get(&format!("room-tile-{n}")).map(String::as_str),
+            Some(format!("Zimmer {n}").as_str())
+        );
+    }
+}
+
+/// The `Shortname` of each located feature `items` answers for `query`, by id.
+async fn located_names(app: &TestApp, collection: &str, query: &str) -> BTreeMap<String, String> {
+    let uri = format!("/ogc/collections/{collection}/items?limit=10000&{query}");
+    let (status, body) = get(app, &uri).await;
+    assert_eq!(status, 200, "{uri}");
+    body["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["geometry"].is_null())
+        .map(|f| {
+            let name = f["properties"]["Shortname"].as_str().unwrap_or_default();
+            (f["id"].as_str().unwrap().to_string(), name.to_string())
+        })
+        .collect()
+}
+
+/// A tile's points as `Id` → `Shortname` (empty when the point has none).
+fn names(points: &[Point]) -> BTreeMap<String, String> {
+    points
+        .iter()
+        .map(|p| {
+            let name = p.properties.get("Shortname").cloned().unwrap_or_default();
+            (p.properties["Id"].clone(), name)
+        })
+        .collect()
+}
+
+/// A point's `Shortname` and place come from the stored row, not a parse of the
+/// document: they must be the document's, and follow every write at once.
+#[tokio::test]
+async fn content_tile_points_carry_the_documents_names_and_follow_writes() {
+    let app = demo_app(ANCHOR).await;
+    let (x, y) = tile_of(12, 11.35, 46.5);
+    let bolzano = format!("/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad/12/{x}/{y}");
+    let points = tile(&app, &bolzano, "hubactivitypoi").await;
+    let box_query = bbox_query(tile_bbox(12, x, y, BUFFER));
+    assert_eq!(
+        names(&points),
+        located_names(&app, "hubactivitypoi", &box_query).await
+    );
+
+    // One of them renamed (a name JSON escapes) and moved far away, another left
+    // without a name: the tile shows both at once, the moved one in its new tile.
+    let moved = points[0].properties["Id"].clone();
+    let unnamed = points[1].properties["Id"].clone();
+    let content = app.store.content();
+    let now = || "2025-06-15T12:00:00Z".to_string();
+    let stored = |id: &str| {
+        let content = content.clone();
+        let id = id.to_string();
+        async move {
+            let text = content.get("HubActivityPoi", &id).await.unwrap().unwrap();
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let mut doc = stored(&moved).await;
+    doc["Shortname"] = Value::from("Neue \"Hütte\" ü");
+    doc["GpsInfo"] = serde_json::json!([{"Gpstype": "position", "Default": true, "Latitude": 46.9, "Longitude": 10.6}]);
+    content
+        .put("HubActivityPoi", doc, now(), false)
+        .await
+        .unwrap();
+    let mut doc = stored(&unnamed).await;
+    doc.as_object_mut().unwrap().remove("Shortname");
+    content
+        .put("HubActivityPoi", doc, now(), false)
+        .await
+        .unwrap();
+
+    let after = names(&tile(&app, &bolzano, "hubactivitypoi").await);
+    assert!(!after.contains_key(&moved), "{moved} left the tile");
+    assert_eq!(after.get(&unnamed).map(String::as_str), Some(""));
+    assert_eq!(
+        after,
+        located_names(&app, "hubactivitypoi", &box_query).await
+    );
+    let (mx, my) = tile_of(12, 10.6, 46.9);
+    let there = format!("/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad/12/{mx}/{my}");
+    let there_names = names(&tile(&app, &there, "hubactivitypoi").await);
+    assert_eq!(
+        there_names.get(&moved).map(String::as_str),
+        Some("Neue \"Hütte\" ü")
+    );
+
+    // Deleted: gone from the tile.
+    assert!(content.delete("HubActivityPoi", &moved).await.unwrap());
+    let there_names = names(&tile(&app, &there, "hubactivitypoi").await);
+    assert!(!there_names.contains_key(&moved));
+}
+
+/// A tile holds at most 20,000 points: the first ones in the Content API's default
+/// order (by `Shortname`), and says so.
+#[tokio::test]
+async fn a_full_tile_holds_the_first_points_in_order_and_says_it_is_capped() {
+    const CAP: usize = 20_000;
+    // Names run against the ids, so the order by name is not the order of the ids.
+    let docs: Vec<(&'static str, Value)> = (0..CAP + 3)
+        .map(|n| {
+            let doc = serde_json::json!({
+                "Id": format!("cap-{:05}", CAP + 2 - n),
+                "Shortname": format!("P{n:05}"),
+                "GpsInfo": [{"Gpstype": "position", "Latitude": 46.0 + (n % 100) as f64 * 0.001, "Longitude": 11.0 + (n / 100) as f64 * 0.001}],
+            });
+            ("HubActivityPoi", doc)
+        })
+        .collect();
+    let app = support::app_with_documents(&docs, &support::test_config());
+    let uri = "/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad/0/0/0";
+    let response = request_with(&app, uri, &[]).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["hub-tile-capped"], "20000");
+    let (_, _, points) = tile_as(&app, uri, &[], "hubactivitypoi").await;
+    let held: BTreeSet<String> = property_set(&points, "Shortname");
+    let first: BTreeSet<String> = (0..CAP).map(|n| format!("P{n:05}")).collect();
+    assert_eq!(held, first);
+
+    // Down to 20,000 documents: the tile holds them all, uncapped.
+    assert!(app
+        .store
+        .content()
+        .delete("HubActivityPoi", "cap-00000")
+        .await
+        .unwrap());
+    assert!(app
+        .store
+        .content()
+        .delete("HubActivityPoi", "cap-00001")
+        .await
+        .unwrap());
+    assert!(app
+        .store
+        .content()
+        .delete("HubActivityPoi", "cap-00002")
+        .await
+        .unwrap());
+    let response = request_with(&app, uri, &[]).await;
+    assert!(response.headers().get("hub-tile-capped").is_none());
+    let (_, _, points) = tile_as(&app, uri, &[], "hubactivitypoi").await;
+    assert_eq!(property_set(&points, "Shortname"), first);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 //!
 //! | table | columns |
 //! |---|---|
-//! | `content` | `entity`, `id_key` (lower-case id), `id`, `sort_key` (folded Shortname), `source` (lower case), `active`, `last_change` (normalised UTC text), `latitude`, `longitude`, `doc` (the JSON document), `docb` (its JSONB copy, read by `rawfilter`) |
+//! | `content` | `entity`, `id_key` (lower-case id), `id`, `sort_key` (folded Shortname), `source` (lower case), `active`, `last_change` (normalised UTC text), `latitude`, `longitude`, `shortname` (the document's `Shortname` text, for map points), `doc` (the JSON document), `docb` (its JSONB copy, read by `rawfilter`) |
 //! | `content_language` | `entity`, `id_key`, `lang` — one row per language of `HasLanguage` |
 //! | `content_title` | `entity`, `id_key`, `lang`, `folded` — one row per title field and language, case-folded |
 //! | `content_title_fts` | SQLite only: FTS5 trigram index of `content_title.folded`, rowid = `content_title`'s rowid (PostgreSQL: a `pg_trgm` index on the column) |
@@ -18,6 +18,7 @@ pub mod checks;
 pub mod cql2;
 mod cursor;
 pub mod geo;
+pub mod points;
 pub mod polygon;
 pub mod prefixed;
 pub mod rawfilter;

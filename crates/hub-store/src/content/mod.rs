@@ -51,6 +51,17 @@ impl ContentPage {
     }
 }
 
+/// A located document as a map point, from its row's columns (see
+/// `hub_query::content::points`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapPoint {
+    pub id: String,
+    pub latitude: f64,
+    pub longitude: f64,
+    /// The document's `Shortname`, when it is text.
+    pub shortname: Option<String>,
+}
+
 /// Every document of a query, for answers of any size: the number of matches, then the
 /// stored texts in the query's order, in batches (see [`crate::batches`]).
 pub struct DocumentStream {
@@ -115,6 +126,10 @@ pub trait ContentRepo: Send + Sync {
     /// The count and the cursor read one snapshot of the store, so `total` is exactly the
     /// number of documents that follow, each once, whatever is written meanwhile.
     async fn stream(&self, query: ContentQuery) -> Result<DocumentStream>;
+
+    /// The first `limit` located documents `query` matches, in the default order, as
+    /// points (its order and page are not used). Fails as [`ContentRepo::list`] does.
+    async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>>;
 
     /// One document (its stored JSON text) by entity name and id.
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>>;

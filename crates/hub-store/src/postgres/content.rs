@@ -23,7 +23,7 @@ use crate::content::put::revisions_to_bump;
 use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, parse_documents, ContentPage, ContentRepo,
-    DocumentStream, Extent, PutOutcome, Revisions,
+    DocumentStream, Extent, MapPoint, PutOutcome, Revisions,
 };
 use crate::{IndexedDocument, Result, StoreError};
 
@@ -121,6 +121,31 @@ impl ContentRepo for PgContent {
             .await
             .map_err(|_| StoreError::Task("the document cursor stopped".into()))??;
         Ok(DocumentStream { total, docs: rx })
+    }
+
+    async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>> {
+        let compiled = Arc::new(query.compile_points(Dialect::Postgres, limit));
+        self.backend
+            .read(move |conn| async move {
+                let statement = &compiled.statement;
+                let read = async {
+                    let params = bind(statement.params());
+                    let stmt = super::prepare_bounded(&conn, statement.as_sql()).await?;
+                    let rows = conn.query(&stmt, &refs(&params)).await?;
+                    rows.iter()
+                        .map(|r| {
+                            Ok(MapPoint {
+                                id: r.try_get(0)?,
+                                latitude: r.try_get(1)?,
+                                longitude: r.try_get(2)?,
+                                shortname: r.try_get(3)?,
+                            })
+                        })
+                        .collect::<std::result::Result<Vec<_>, tokio_postgres::Error>>()
+                };
+                read.await.map_err(|e| list_error(&compiled.checks, e))
+            })
+            .await
     }
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {

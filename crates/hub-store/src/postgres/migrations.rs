@@ -82,6 +82,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: values of the flag fields as tags",
         parts: schema::content::FIELD_VALUE_TAGS,
     },
+    Change {
+        version: 13,
+        name: "content: each document's Shortname beside its position",
+        parts: schema::content::POSTGRES_POINT_NAMES,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

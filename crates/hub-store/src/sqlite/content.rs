@@ -23,7 +23,7 @@ use crate::content::put::{document_key, plan_put, revisions_to_bump, written_ent
 use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
-    ContentPage, ContentRepo, DocumentStream, Extent, PutOutcome,
+    ContentPage, ContentRepo, DocumentStream, Extent, MapPoint, PutOutcome,
 };
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
@@ -125,6 +125,32 @@ impl ContentRepo for SqliteContent {
             .await
             .map_err(|_| crate::StoreError::Task("the document cursor stopped".into()))??;
         Ok(DocumentStream { total, docs: rx })
+    }
+
+    async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>> {
+        let compiled = query.compile_points(Dialect::Sqlite, limit);
+        self.backend
+            .read(move |conn| {
+                take_failed_check();
+                let statement = &compiled.statement;
+                let points = (|| -> Result<Vec<MapPoint>> {
+                    let mut stmt = conn.prepare_cached(statement.as_sql())?;
+                    let rows = stmt.query_map(bind(statement.params()).as_slice(), |r| {
+                        Ok(MapPoint {
+                            id: r.get(0)?,
+                            latitude: r.get(1)?,
+                            longitude: r.get(2)?,
+                            shortname: r.get(3)?,
+                        })
+                    })?;
+                    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                })();
+                points.map_err(|e| match take_failed_check() {
+                    Some(failed) => failed_check_error(&compiled.checks, failed),
+                    None => e,
+                })
+            })
+            .await
     }
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
@@ -453,10 +479,10 @@ fn delete_side(conn: &Connection, entity: &str, id_key: &str) -> Result<()> {
 fn write_indexed(conn: &Connection, d: &IndexedDocument) -> Result<()> {
     delete_side(conn, d.entity, &d.id_key)?;
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10))",
+        "INSERT OR REPLACE INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb, shortname) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, jsonb(?10), ?11)",
     )?
-    .execute(params![d.entity, d.id_key, d.id, d.sort_key, d.source, d.active, d.last_change, d.latitude, d.longitude, d.doc])?;
+    .execute(params![d.entity, d.id_key, d.id, d.sort_key, d.source, d.active, d.last_change, d.latitude, d.longitude, d.doc, d.shortname])?;
     let mut language = conn.prepare_cached(
         "INSERT INTO content_language (entity, id_key, lang) VALUES (?1, ?2, ?3)",
     )?;

@@ -98,15 +98,16 @@ pub(super) async fn write_indexed(tx: &Tx<'_>, docs: &[IndexedDocument]) -> Resu
     let latitude: Vec<Option<f64>> = docs.iter().map(|d| d.latitude).collect();
     let longitude: Vec<Option<f64>> = docs.iter().map(|d| d.longitude).collect();
     let bodies: Vec<&str> = docs.iter().map(|d| d.doc.as_str()).collect();
+    let shortnames: Vec<Option<&str>> = docs.iter().map(|d| d.shortname.as_deref()).collect();
     let upsert = tx
         .prepare_cached(
-            "INSERT INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb) \
-             SELECT e, k, i, s, src, a, lc, lat, lon, d, d::jsonb \
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::float8[], $9::float8[], $10::text[]) \
-                  AS t(e, k, i, s, src, a, lc, lat, lon, d) \
+            "INSERT INTO content (entity, id_key, id, sort_key, source, active, last_change, latitude, longitude, doc, docb, shortname) \
+             SELECT e, k, i, s, src, a, lc, lat, lon, d, d::jsonb, sn \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::float8[], $9::float8[], $10::text[], $11::text[]) \
+                  AS t(e, k, i, s, src, a, lc, lat, lon, d, sn) \
              ON CONFLICT (entity, id_key) DO UPDATE SET id = EXCLUDED.id, sort_key = EXCLUDED.sort_key, source = EXCLUDED.source, \
                  active = EXCLUDED.active, last_change = EXCLUDED.last_change, latitude = EXCLUDED.latitude, \
-                 longitude = EXCLUDED.longitude, doc = EXCLUDED.doc, docb = EXCLUDED.docb",
+                 longitude = EXCLUDED.longitude, doc = EXCLUDED.doc, docb = EXCLUDED.docb, shortname = EXCLUDED.shortname",
         )
         .await?;
     tx.execute(
@@ -122,6 +123,7 @@ pub(super) async fn write_indexed(tx: &Tx<'_>, docs: &[IndexedDocument]) -> Resu
             &latitude,
             &longitude,
             &bodies,
+            &shortnames,
         ],
     )
     .await?;
