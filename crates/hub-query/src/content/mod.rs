@@ -310,7 +310,12 @@ impl ContentQuery {
             }
             Some(limit) => {
                 count.sql("SELECT COUNT(*) FROM (SELECT 1 FROM content c");
-                self.where_clause(&mut count);
+                let form = if self.counts_by_probing() {
+                    Form::Probe
+                } else {
+                    Form::Set
+                };
+                self.where_clause_as(&mut count, form);
                 count
                     .sql(" LIMIT ")
                     .param(SqlValue::Int(
@@ -320,6 +325,32 @@ impl ContentQuery {
             }
         }
         count
+    }
+
+    /// Whether a capped count tests document after document ([`Form::Probe`]) rather
+    /// than collect the matches first: for a search no index narrows (a term shorter
+    /// than [`MIN_TRIGRAM_CHARS`]), beside conditions on the document's own columns
+    /// only. Collecting read every title of the entity before the first match counted
+    /// (`searchfilter=i` over 40,000 accommodations: 310 ms PostgreSQL, 143 ms SQLite);
+    /// probing stops at the cap (31 and 30 ms). A rare short term is probed through every
+    /// document (`qx`: 241 → 117 ms PostgreSQL, 79 → 122 ms SQLite), the price of the
+    /// first letters a search box sends.
+    fn counts_by_probing(&self) -> bool {
+        let short_search = |f: &ContentFilter| {
+            matches!(f, ContentFilter::Search { folded_term, .. }
+                if folded_term.chars().count() < MIN_TRIGRAM_CHARS)
+        };
+        self.filters.iter().any(short_search)
+            && self.filters.iter().all(|f| {
+                short_search(f)
+                    || matches!(
+                        f,
+                        ContentFilter::Active(_)
+                            | ContentFilter::SourceIn(_)
+                            | ContentFilter::ChangedSince(_)
+                            | ContentFilter::ChangedUntil(_)
+                    )
+            })
     }
 
     /// The statement whose planned row count is the estimate of an uncapped total

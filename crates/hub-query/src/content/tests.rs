@@ -196,6 +196,62 @@ fn capped_counts_stop_after_the_limit() {
     }
 }
 
+/// Capped counts of a search no index narrows test each document (`EXISTS`), stopping
+/// at the cap; other capped counts, and exact ones, collect the matches (`IN`).
+#[test]
+fn capped_counts_probe_only_searches_no_index_narrows() {
+    let search = |term: &str| ContentFilter::Search {
+        folded_term: term.into(),
+        id_key: term.into(),
+        languages: None,
+    };
+    let tag = ContentFilter::Tags {
+        kind: "tag",
+        filter: tagfilter::parse_tagfilter("and(hiking)").unwrap(),
+    };
+    let cases: Vec<(Vec<ContentFilter>, Option<u64>, bool)> = vec![
+        (vec![search("i")], Some(100), true),
+        (vec![search("hö")], Some(100), true),
+        (
+            vec![search("hö"), ContentFilter::Active(true)],
+            Some(100),
+            true,
+        ),
+        (
+            vec![search("ho"), ContentFilter::SourceIn(vec!["lts".into()])],
+            Some(100),
+            true,
+        ),
+        (vec![search("hot")], Some(100), false),
+        (vec![search("ho")], None, false),
+        (vec![search("ho"), tag.clone()], Some(100), false),
+        (vec![tag], Some(100), false),
+    ];
+    for (filters, limit, probes) in cases {
+        let mut q = query(filters.clone(), ContentOrder::Default);
+        q.count_limit = limit;
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let count = q.compile(dialect).count;
+            let sql = count.as_sql();
+            assert_eq!(
+                sql.contains("EXISTS (SELECT 1 FROM content_title t"),
+                probes,
+                "{filters:?} {limit:?}: {sql}"
+            );
+            if filters
+                .iter()
+                .any(|f| matches!(f, ContentFilter::Search { .. }))
+            {
+                assert_eq!(
+                    sql.contains("c.id_key IN (SELECT t.id_key FROM content_title t"),
+                    !probes,
+                    "{sql}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn totals_are_exact_up_to_the_limit_and_estimated_above() {
     assert_eq!(Total::settle(100, Some(100), None), Total::exact(100));
