@@ -501,12 +501,9 @@ DROP INDEX content_position;
     Part::Only(Dialect::Sqlite, "ANALYZE content_position;\n"),
 ];
 
-/// PostgreSQL migration 13: the column, filled as on SQLite. Its GiST index finds a
-/// tile's rows, which are then read for the four values. A covering position index
-/// (`INCLUDE (sort_key, id_key, id, shortname, geom)`) made a zoom-6 tile an index-only
-/// scan (224 → 60 ms at scale 10), but PostgreSQL's generic plan then walked every POI
-/// of that index for a filtered page the order index answers in 0.5 ms (0.7 → 13.8 ms):
-/// not done.
+/// PostgreSQL migration 13: the column, filled as on SQLite. The GiST index finds a
+/// tile's rows (a covering position index changed the plans of filtered pages for the
+/// worse: `docs/decisions.md`, "Tiles read their points from the rows").
 pub(crate) const POSTGRES_POINT_NAMES: &[Part] = &[Part::Only(
     Dialect::Postgres,
     "ALTER TABLE content ADD COLUMN shortname text;
