@@ -111,13 +111,13 @@ fn tile_of(z: u32, lon: f64, lat: f64) -> (u32, u32) {
     (x as u32, y as u32)
 }
 
-/// The ids of the located features `items` answers for `query` (one page of 10,000).
-async fn located_ids(
+/// The located features `items` answers `headers` for `query` (one page of 10,000).
+async fn located_features(
     app: &TestApp,
     collection: &str,
     query: &str,
     headers: &[(&str, &str)],
-) -> BTreeSet<String> {
+) -> Vec<Value> {
     let uri = format!("/ogc/collections/{collection}/items?limit=10000&{query}");
     let response = request_with(app, &uri, headers).await;
     assert_eq!(response.status(), 200, "{uri}");
@@ -128,6 +128,20 @@ async fn located_ids(
         .unwrap()
         .iter()
         .filter(|f| !f["geometry"].is_null())
+        .cloned()
+        .collect()
+}
+
+/// The ids of the located features `items` answers for `query`.
+async fn located_ids(
+    app: &TestApp,
+    collection: &str,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> BTreeSet<String> {
+    located_features(app, collection, query, headers)
+        .await
+        .iter()
         .map(|f| f["id"].as_str().unwrap().to_string())
         .collect()
 }
@@ -263,14 +277,9 @@ async fn content_tiles_hold_the_located_documents_of_their_box() {
 
 /// The `Shortname` of each located feature `items` answers for `query`, by id.
 async fn located_names(app: &TestApp, collection: &str, query: &str) -> BTreeMap<String, String> {
-    let uri = format!("/ogc/collections/{collection}/items?limit=10000&{query}");
-    let (status, body) = get(app, &uri).await;
-    assert_eq!(status, 200, "{uri}");
-    body["features"]
-        .as_array()
-        .unwrap()
+    located_features(app, collection, query, &[])
+        .await
         .iter()
-        .filter(|f| !f["geometry"].is_null())
         .map(|f| {
             let name = f["properties"]["Shortname"].as_str().unwrap_or_default();
             (f["id"].as_str().unwrap().to_string(), name.to_string())
@@ -379,24 +388,14 @@ async fn a_full_tile_holds_the_first_points_in_order_and_says_it_is_capped() {
     assert_eq!(held, first);
 
     // Down to 20,000 documents: the tile holds them all, uncapped.
-    assert!(app
-        .store
-        .content()
-        .delete("HubActivityPoi", "cap-00000")
-        .await
-        .unwrap());
-    assert!(app
-        .store
-        .content()
-        .delete("HubActivityPoi", "cap-00001")
-        .await
-        .unwrap());
-    assert!(app
-        .store
-        .content()
-        .delete("HubActivityPoi", "cap-00002")
-        .await
-        .unwrap());
+    for id in ["cap-00000", "cap-00001", "cap-00002"] {
+        assert!(app
+            .store
+            .content()
+            .delete("HubActivityPoi", id)
+            .await
+            .unwrap());
+    }
     let response = request_with(&app, uri, &[]).await;
     assert!(response.headers().get("hub-tile-capped").is_none());
     let (_, _, points) = tile_as(&app, uri, &[], "hubactivitypoi").await;
