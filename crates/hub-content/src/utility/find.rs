@@ -18,6 +18,7 @@
 
 use axum::extract::{RawQuery as AxumRawQuery, State};
 use axum::response::Response;
+use futures::{StreamExt, TryStreamExt};
 use hub_model::language::{fold, parse_language, LANGUAGES};
 use hub_model::EntityType;
 use hub_query::content::rawfilter::{parse_rawfilter, parse_rawsort, JsonPath, Literal, RawFilter};
@@ -84,6 +85,12 @@ pub const DEFAULT_TYPES: [&str; 7] = [
 ];
 pub const DEFAULT_LIMIT: u32 = 5;
 pub const MAX_LIMIT: u32 = 100;
+
+/// Types one `Find` searches at once: one per core, up to four (each holds a store
+/// connection others may be waiting for; SQLite keeps two readers per core).
+fn searches_at_once() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4))
+}
 
 fn invalid(parameter: &str, detail: impl Into<String>) -> ContentError {
     ContentError::InvalidParameter {
@@ -288,9 +295,13 @@ pub(crate) async fn find(
         ..Default::default()
     };
 
-    let mut total = 0u64;
-    let mut detailed = Map::new();
-    let mut items = Vec::new();
+    // One search per type, side by side, a few at a time (each holds a store
+    // connection), answered in the types' order: each type counts all its matches, and a
+    // short term's counts read most of every collection (`q=h`: 2.1 s on PostgreSQL, one
+    // type after another).
+    let (state, locations, rawfilter, order) = (&state, &locations, &rawfilter, &order);
+    let (term, extra_paths) = (&term, &extra_paths);
+    let mut searches = Vec::with_capacity(types.len());
     for entity in types {
         let full = hub_auth::policy::can_read_closed(principal.as_ref(), entity.name);
         let mut filters = if search_base_text || !extra_paths.is_empty() {
@@ -314,34 +325,46 @@ pub(crate) async fn find(
                 );
             }
             vec![ContentFilter::Raw {
-                filter: search_filter(&term, &paths, &extra_paths),
+                filter: search_filter(term, &paths, extra_paths),
                 parameter: "filteronfields",
             }]
         } else {
             vec![ContentFilter::Search {
-                folded_term: fold(&term),
+                folded_term: fold(term),
                 id_key: term.to_lowercase(),
                 languages: None,
             }]
         };
         filters.extend(rawfilter.iter().cloned());
-        locations.resolve(&*state.content, &mut filters).await?;
-        let query = ContentQuery {
-            entity: entity.name,
-            filters,
-            order: order.clone(),
-            page: Page {
-                size: limit,
-                number: 1,
-            },
-            count_limit: None,
-        };
-        // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
-        let page = crate::closed::with_access(
-            full,
-            crate::closed::list_visible(&*state.content, entity, query),
-        )
+        searches.push(async move {
+            locations.resolve(&*state.content, &mut filters).await?;
+            let query = ContentQuery {
+                entity: entity.name,
+                filters,
+                order: order.clone(),
+                page: Page {
+                    size: limit,
+                    number: 1,
+                },
+                count_limit: None,
+            };
+            // Closed parts (accommodation rooms, availability) stay hidden, as on lists.
+            let page = crate::closed::with_access(
+                full,
+                crate::closed::list_visible(&*state.content, entity, query),
+            )
+            .await?;
+            Ok::<_, ContentError>((entity, page))
+        });
+    }
+    let pages: Vec<_> = futures::stream::iter(searches)
+        .buffered(searches_at_once())
+        .try_collect()
         .await?;
+    let mut total = 0u64;
+    let mut detailed = Map::new();
+    let mut items = Vec::new();
+    for (entity, page) in pages {
         total += page.total;
         detailed.insert(type_name(entity).to_string(), Value::from(page.total));
         let title_path = entity
