@@ -30,7 +30,7 @@ use crate::{IndexedDocument, Result, StoreError};
 mod kept;
 mod write;
 
-use kept::{bookmarked_page, prefixed_page};
+use kept::{bookmarked_page, prefixed_page, rows};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
 /// Documents per multi-row statement of a bulk load.
@@ -127,23 +127,15 @@ impl ContentRepo for PgContent {
         let compiled = Arc::new(query.compile_points(Dialect::Postgres, limit));
         self.backend
             .read(move |conn| async move {
-                let statement = &compiled.statement;
-                let read = async {
-                    let params = bind(statement.params());
-                    let stmt = super::prepare_bounded(&conn, statement.as_sql()).await?;
-                    let rows = conn.query(&stmt, &refs(&params)).await?;
-                    rows.iter()
-                        .map(|r| {
-                            Ok(MapPoint {
-                                id: r.try_get(0)?,
-                                latitude: r.try_get(1)?,
-                                longitude: r.try_get(2)?,
-                                shortname: r.try_get(3)?,
-                            })
-                        })
-                        .collect::<std::result::Result<Vec<_>, tokio_postgres::Error>>()
-                };
-                read.await.map_err(|e| list_error(&compiled.checks, e))
+                rows(&conn, &compiled.statement, &compiled.checks, |r| {
+                    Ok(MapPoint {
+                        id: r.try_get(0)?,
+                        latitude: r.try_get(1)?,
+                        longitude: r.try_get(2)?,
+                        shortname: r.try_get(3)?,
+                    })
+                })
+                .await
             })
             .await
     }

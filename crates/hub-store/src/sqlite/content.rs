@@ -132,19 +132,14 @@ impl ContentRepo for SqliteContent {
         self.backend
             .read(move |conn| {
                 take_failed_check();
-                let statement = &compiled.statement;
-                let points = (|| -> Result<Vec<MapPoint>> {
-                    let mut stmt = conn.prepare_cached(statement.as_sql())?;
-                    let rows = stmt.query_map(bind(statement.params()).as_slice(), |r| {
-                        Ok(MapPoint {
-                            id: r.get(0)?,
-                            latitude: r.get(1)?,
-                            longitude: r.get(2)?,
-                            shortname: r.get(3)?,
-                        })
-                    })?;
-                    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-                })();
+                let points = rows(conn, &compiled.statement, |r| {
+                    Ok(MapPoint {
+                        id: r.get(0)?,
+                        latitude: r.get(1)?,
+                        longitude: r.get(2)?,
+                        shortname: r.get(3)?,
+                    })
+                });
                 points.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
                     None => e,

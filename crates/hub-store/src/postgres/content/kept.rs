@@ -135,7 +135,7 @@ pub(super) async fn prefixed_page(
 
 /// Every row `q` selects, through `row`; a filter's failed check is the client's error,
 /// as on the page statement.
-async fn rows<T>(
+pub(super) async fn rows<T>(
     conn: &Conn,
     q: &SqlBuilder,
     checks: &CheckTable,
