@@ -424,6 +424,8 @@ mod filtered_pages;
 mod filters_formats;
 #[path = "content_api/geo_utility.rs"]
 mod geo_utility;
+#[path = "content_api/name_order.rs"]
+mod name_order;
 #[path = "content_api/query_errors.rs"]
 mod query_errors;
 

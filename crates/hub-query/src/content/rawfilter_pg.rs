@@ -372,25 +372,87 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
 /// One record per row, so the document is read once per key: (absent, rank, number,
 /// UTF-8 bytes); for a descending key the first field is "present", so that absent
 /// values still come last.
-pub(super) fn pg_rawsort_key(q: &mut SqlBuilder, key: &SortKey) {
+///
+/// A path whose text a column holds (`text_column`) is four keys instead, the parts of
+/// that record, each the column's part where it holds the value and the document's
+/// otherwise: no document is read for a row with the column set, and four plain keys
+/// sort in less than half the time of one record (70,000 names: 85 against 195 ms).
+pub(super) fn pg_rawsort_key(
+    q: &mut SqlBuilder,
+    key: &SortKey,
+    column: Option<&str>,
+    end: &mut dyn FnMut(&mut SqlBuilder, bool),
+) {
     let segments = &key.path.segments;
-    q.sql(if key.descending {
-        "(SELECT ROW(COALESCE(t, 'null') <> 'null', "
+    let absent = if key.descending {
+        "COALESCE(t, 'null') <> 'null'"
     } else {
-        "(SELECT ROW(COALESCE(t, 'null') = 'null', "
-    });
-    q.sql(
-        "CASE t WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'string' THEN 2 WHEN 'array' THEN 2 WHEN 'object' THEN 2 END, \
-         CASE t WHEN 'number' THEN v::float8 WHEN 'boolean' THEN CASE WHEN v::boolean THEN 1 ELSE 0 END END, \
-         convert_to(CASE t WHEN 'string' THEN v #>> '{}' WHEN 'array' THEN ",
-    );
+        "COALESCE(t, 'null') = 'null'"
+    };
+    let Some(column) = column else {
+        q.sql("(SELECT ROW(")
+            .sql(absent)
+            .sql(", ")
+            .sql(RANK)
+            .sql(", ")
+            .sql(NUMBER)
+            .sql(", ");
+        sort_bytes(q, segments);
+        q.sql(") ");
+        sort_value_source(q, segments);
+        q.sql(")");
+        end(q, key.descending);
+        return;
+    };
+    // The record's parts for a text value: (absent, rank 2, no number, its bytes).
+    let text_absent = if key.descending { "true" } else { "false" };
+    let text_bytes = format!("convert_to({column}, 'UTF8')");
+    let parts: [(&str, &str); 4] = [
+        (text_absent, absent),
+        ("2", RANK),
+        ("NULL::float8", NUMBER),
+        (&text_bytes, ""),
+    ];
+    for (from_column, from_document) in parts {
+        q.sql("CASE WHEN ")
+            .sql(column)
+            .sql(" IS NOT NULL THEN ")
+            .sql(from_column)
+            .sql(" ELSE (SELECT ");
+        if from_document.is_empty() {
+            sort_bytes(q, segments);
+        } else {
+            q.sql(from_document);
+        }
+        q.sql(" ");
+        sort_value_source(q, segments);
+        q.sql(") END");
+        end(q, key.descending);
+    }
+}
+
+/// The rank of a sort value's type `t`: numbers and booleans, then text and containers.
+const RANK: &str = "CASE t WHEN 'number' THEN 1 WHEN 'boolean' THEN 1 WHEN 'string' THEN 2 WHEN 'array' THEN 2 WHEN 'object' THEN 2 END";
+
+/// A number or boolean sort value `v` as a number.
+const NUMBER: &str =
+    "CASE t WHEN 'number' THEN v::float8 WHEN 'boolean' THEN CASE WHEN v::boolean THEN 1 ELSE 0 END END";
+
+/// A text or container sort value `v` as UTF-8 bytes (containers as written).
+fn sort_bytes(q: &mut SqlBuilder, segments: &[PathSegment]) {
+    q.sql("convert_to(CASE t WHEN 'string' THEN v #>> '{}' WHEN 'array' THEN ");
     pg_json_text(q, segments);
     q.sql(" WHEN 'object' THEN ");
     pg_json_text(q, segments);
-    q.sql(" END, 'UTF8')) FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT ");
+    q.sql(" END, 'UTF8')");
+}
+
+/// `FROM …` giving the value at `segments` as `v` and its type as `t`, reading the
+/// document once (every `#>` on `docb` would detoast it again).
+fn sort_value_source(q: &mut SqlBuilder, segments: &[PathSegment]) {
+    q.sql("FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT ");
     pg_get(q, "c.docb", segments);
-    q.sql(" AS v OFFSET 0) AS a) AS b)")
-        .sql(if key.descending { " DESC, " } else { " ASC, " });
+    q.sql(" AS v OFFSET 0) AS a) AS b");
 }
 
 /// A `likein` pattern (Rust `regex` syntax, validated by the parser) in PostgreSQL's

@@ -59,23 +59,64 @@ pub fn compile_rawfilter(
 
 /// Appends `key1, key2, ` (each followed by `, `) for an ORDER BY; missing values last.
 pub fn compile_rawsort(q: &mut SqlBuilder, keys: &[SortKey]) {
+    rawsort_terms(q, keys, &mut |q, descending| {
+        q.sql(if descending { " DESC, " } else { " ASC, " });
+    });
+}
+
+/// Appends the terms of the same order as columns `o0, o1, …` of a SELECT (each
+/// followed by `, `), and returns whether each is descending, for an ORDER BY over them.
+pub fn compile_rawsort_columns(q: &mut SqlBuilder, keys: &[SortKey]) -> Vec<bool> {
+    let mut descending = Vec::new();
+    rawsort_terms(q, keys, &mut |q, term_descending| {
+        q.sql(&format!(" AS o{}, ", descending.len()));
+        descending.push(term_descending);
+    });
+    descending
+}
+
+/// Writes the terms of the order of `keys`, calling `end` after each with whether it is
+/// descending.
+fn rawsort_terms(q: &mut SqlBuilder, keys: &[SortKey], end: &mut dyn FnMut(&mut SqlBuilder, bool)) {
     for key in keys {
-        let dir = if key.descending { " DESC" } else { " ASC" };
+        let column = text_column(&key.path);
         match q.dialect {
             Dialect::Sqlite => {
                 let path = sqlite_path(&key.path.segments);
                 // The binary copy: the same values as from the text, without parsing
-                // every document of the list.
-                q.sql("json_extract(c.docb, ")
-                    .text(path.clone())
-                    .sql(") IS NULL, json_extract(c.docb, ")
-                    .text(path)
-                    .sql(")")
-                    .sql(dir)
-                    .sql(", ");
+                // every document of the list. A column holding the path's text is
+                // read first, and the document (by rowid, so that an index holding
+                // the column still covers the list) only where the column is NULL.
+                let value = |q: &mut SqlBuilder| match column {
+                    Some(column) => {
+                        q.sql("COALESCE(")
+                            .sql(column)
+                            .sql(", (SELECT json_extract(d.docb, ")
+                            .text(path.clone())
+                            .sql(") FROM content d WHERE d.rowid = c.rowid))");
+                    }
+                    None => {
+                        q.sql("json_extract(c.docb, ").text(path.clone()).sql(")");
+                    }
+                };
+                value(q);
+                q.sql(" IS NULL");
+                end(q, false);
+                value(q);
+                end(q, key.descending);
             }
-            Dialect::Postgres => super::rawfilter_pg::pg_rawsort_key(q, key),
+            Dialect::Postgres => super::rawfilter_pg::pg_rawsort_key(q, key, column, end),
         }
+    }
+}
+
+/// The column of `content` holding the value at `path` wherever that value is text
+/// (NULL where it is anything else or missing): `Shortname`, the name lists are most
+/// often sorted by, is `c.shortname`. Reading it spares reading each document.
+fn text_column(path: &JsonPath) -> Option<&'static str> {
+    match path.segments.as_slice() {
+        [PathSegment::Key(key)] if key == "Shortname" => Some("c.shortname"),
+        _ => None,
     }
 }
 

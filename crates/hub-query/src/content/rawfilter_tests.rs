@@ -426,7 +426,16 @@ fn sort_keys_put_missing_values_last() {
     compile_rawsort(&mut q, &keys);
     assert_eq!(
         q.as_sql(),
-        "json_extract(c.docb, ?1) IS NULL, json_extract(c.docb, ?2) DESC, "
+        "json_extract(c.docb, ?1) IS NULL ASC, json_extract(c.docb, ?2) DESC, "
+    );
+    // A name reads its column, and the document only where the column is NULL.
+    let mut q = SqlBuilder::new(Dialect::Sqlite);
+    compile_rawsort(&mut q, &parse_rawsort("Shortname").unwrap());
+    let name = "COALESCE(c.shortname, (SELECT json_extract(d.docb, ?1) FROM content d WHERE d.rowid = c.rowid))";
+    assert!(
+        q.as_sql().starts_with(&format!("{name} IS NULL ASC, ")),
+        "{}",
+        q.as_sql()
     );
     let mut p = SqlBuilder::new(Dialect::Postgres);
     compile_rawsort(&mut p, &keys);
