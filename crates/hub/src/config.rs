@@ -182,8 +182,8 @@ pub struct Config {
     /// match). An unfiltered list is always counted exactly.
     #[arg(long, env = "HUB_EXACT_COUNT_LIMIT", default_value = "10000")]
     pub exact_count_limit: u64,
-    /// JSON paths `rawfilter` reads from an index instead of each document, as
-    /// `Entity:Path` (comma-separated; in the file a list). SQLite builds one covering
+    /// JSON paths `rawfilter` and `rawsort` read from an index instead of each document,
+    /// as `Entity:Path` (comma-separated; in the file a list). SQLite builds one covering
     /// index per entity at start (minutes on a large store, once) and drops those no
     /// longer listed; empty = none. PostgreSQL ignores it.
     #[arg(

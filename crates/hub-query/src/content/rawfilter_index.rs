@@ -224,6 +224,15 @@ mod tests {
         assert!(!compile(Dialect::Postgres, expr)
             .as_sql()
             .contains("ZzIndexed"));
+        // A sort by it reads the same value from the index.
+        let mut sort = SqlBuilder::new(Dialect::Sqlite);
+        let keys = crate::content::rawfilter::parse_rawsort("-ZzIndexed.0.Altitude").unwrap();
+        crate::content::rawfilter_sql::compile_rawsort(&mut sort, &keys);
+        let value = "(c.docb ->> '$.\"ZzIndexed\"[0].\"Altitude\"')";
+        assert_eq!(
+            sort.as_sql(),
+            format!("{value} IS NULL ASC, {value} DESC, ")
+        );
         // A path below a `[*]` is not the indexed value: still bound.
         let each = compile(Dialect::Sqlite, "gt(ZzIndexed.[*].Altitude,1)");
         assert!(!each.as_sql().contains("Altitude"), "{}", each.as_sql());

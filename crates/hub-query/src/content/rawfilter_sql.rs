@@ -84,8 +84,8 @@ fn rawsort_terms(q: &mut SqlBuilder, keys: &[SortKey], end: &mut dyn FnMut(&mut 
             Dialect::Sqlite => {
                 let path = sqlite_path(&key.path.segments);
                 // The binary copy: the same values as from the text, without parsing
-                // every document of the list. A column holding the path's text is
-                // read first, and the document (by rowid, so that an index holding
+                // every document of the list; a configured path from its index. A
+                // column holding the path's text is read first, and the document (by rowid, so that an index holding
                 // the column still covers the list) only where the column is NULL.
                 let value = |q: &mut SqlBuilder| match column {
                     Some(column) => {
@@ -95,9 +95,8 @@ fn rawsort_terms(q: &mut SqlBuilder, keys: &[SortKey], end: &mut dyn FnMut(&mut 
                             .text(path.clone())
                             .sql(") FROM content d WHERE d.rowid = c.rowid))");
                     }
-                    None => {
-                        q.sql("json_extract(c.docb, ").text(path.clone()).sql(")");
-                    }
+                    // A configured path reads from its index (`rawfilter_index`).
+                    None => Operand::Doc(path.clone()).value(q),
                 };
                 value(q);
                 q.sql(" IS NULL");

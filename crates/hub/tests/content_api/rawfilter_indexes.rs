@@ -174,6 +174,86 @@ async fn indexed_paths_answer_exactly_as_unindexed_ones() {
         want.sort();
         assert_eq!(found, want, "{round}");
 
+        // Sorts by configured paths read the index on SQLite, in the order of every
+        // path: numbers, then text bytewise (an object as its JSON text), null and
+        // missing last, ties by id. `r-new` repeats `r-high`.
+        let with_new = |order: &[&'static str]| -> Vec<String> {
+            let mut ids: Vec<String> = order.iter().map(|s| s.to_string()).collect();
+            if round == "after a write" {
+                let at = ids.iter().position(|i| i == "r-high").unwrap();
+                ids.insert(at + 1, "r-new".into());
+            }
+            ids
+        };
+        let sorts = [
+            (
+                "Detail.de.Title",
+                with_new(&[
+                    "r-numtitle",
+                    "r-high",
+                    "r-nocity",
+                    "r-nocity2",
+                    "r-edge",
+                    "r-cityobj",
+                    "r-low",
+                    "r-noalt",
+                    "r-nullalt",
+                    "r-real",
+                    "r-notitle",
+                ]),
+            ),
+            (
+                "-Detail.de.Title",
+                with_new(&[
+                    "r-real",
+                    "r-nullalt",
+                    "r-noalt",
+                    "r-low",
+                    "r-cityobj",
+                    "r-edge",
+                    "r-nocity2",
+                    "r-nocity",
+                    "r-high",
+                    "r-numtitle",
+                    "r-notitle",
+                ]),
+            ),
+            (
+                "ContactInfos.de.City",
+                with_new(&[
+                    "r-high",
+                    "r-edge",
+                    "r-real",
+                    "r-numtitle",
+                    "r-noalt",
+                    "r-low",
+                    "r-nullalt",
+                    "r-notitle",
+                    "r-cityobj",
+                    "r-nocity",
+                    "r-nocity2",
+                ]),
+            ),
+        ];
+        for (sort, expected) in &sorts {
+            for (name, app) in [("plain", &plain), ("indexed", &indexed)] {
+                let uri = format!("/v1/HubActivityPoi?pagesize=-1&rawsort={sort}");
+                let (status, body) = get(app, &uri).await;
+                assert_eq!(status, 200, "{round}: {name}: {uri}: {body}");
+                assert_eq!(&ids(&body), expected, "{round}: {name}: {uri}");
+                let (_, page) = get(
+                    app,
+                    &format!("/v1/HubActivityPoi?pagesize=4&pagenumber=2&rawsort={sort}"),
+                )
+                .await;
+                assert_eq!(
+                    ids(&page),
+                    expected[4..8],
+                    "{round}: {name}: {sort}, page 2"
+                );
+            }
+        }
+
         // A write through the API's store: the index follows it.
         let mut new = docs[0].1.clone();
         new["Id"] = json!("r-new");
