@@ -9,8 +9,10 @@ writes one document of the list's entity through that server (a PUT of the docum
 as read, which changes nothing but its revision) and times the next request of PATH,
 then prints per server the median and what the answer held.
 
-Usage: bench/after_write.py [--rounds 5] PATH NAME=PORT [NAME=PORT ...]
-  PATH       a Content API list, e.g. '/v1/ODHActivityPoi?rawsort=Shortname'
+Usage: bench/after_write.py [--rounds 5] [--write TYPE] PATH NAME=PORT [NAME=PORT ...]
+  PATH       a Content API list, e.g. '/v1/ODHActivityPoi?rawsort=Shortname', or any
+             other request with --write naming the type written before it
+  TYPE       the Content API type to write (default: the list's, from PATH)
   NAME=PORT  a Hub server on 127.0.0.1:PORT with the demo writer client (`hub serve`
              prints its warning), started with `--response-cache-bytes 0`
 Servers may share one store: each round writes just before each request it times.
@@ -60,7 +62,10 @@ def timed(port, path):
     start = time.perf_counter()
     body = call(port, "GET", path)
     seconds = time.perf_counter() - start
-    parsed = json.loads(body)
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
     if isinstance(parsed, dict) and isinstance(parsed.get("Items"), list):
         ids = [item.get("Id") if isinstance(item, dict) else item for item in parsed["Items"]]
         digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()[:10]
@@ -71,10 +76,11 @@ def timed(port, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--write", metavar="TYPE")
     parser.add_argument("path")
     parser.add_argument("servers", nargs="+", metavar="NAME=PORT")
     args = parser.parse_args()
-    route = args.path.split("?")[0].removeprefix("/v1/").split("/")[0]
+    route = args.write or args.path.split("?")[0].removeprefix("/v1/").split("/")[0]
     servers = [(s.split("=", 1)[0], int(s.split("=", 1)[1])) for s in args.servers]
     bearers = {port: token(port) for _, port in servers}
     times = {name: [] for name, _ in servers}

@@ -306,7 +306,7 @@ impl ContentQuery {
         match self.effective_count_limit() {
             None => {
                 count.sql("SELECT COUNT(*) FROM content c");
-                self.where_clause(&mut count);
+                self.where_clause_as(&mut count, self.every_match_form(dialect));
             }
             Some(limit) => {
                 count.sql("SELECT COUNT(*) FROM (SELECT 1 FROM content c");
@@ -357,6 +357,21 @@ impl ContentQuery {
                             | ContentFilter::ChangedUntil(_)
                     )
             })
+    }
+
+    /// The form of a statement that reads every match (an exact count, the prefix of
+    /// an order). Where a capped count probes ([`ContentQuery::counts_by_probing`]),
+    /// PostgreSQL probes here too: pg_trgm reads its whole index for a term without a
+    /// trigram (720,000 entries at scale 10, 210 ms before the first title, whatever
+    /// the entity), while probing costs in proportion to the entity's documents (`h`
+    /// over 70,000 POIs 364 → 164 ms, over 3,000 webcams 210 → 7 ms). SQLite collects
+    /// from its covering index.
+    pub(crate) fn every_match_form(&self, dialect: Dialect) -> Form {
+        if dialect == Dialect::Postgres && self.counts_by_probing(dialect) {
+            Form::Probe
+        } else {
+            Form::Set
+        }
     }
 
     /// The statement whose planned row count is the estimate of an uncapped total

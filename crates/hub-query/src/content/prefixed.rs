@@ -180,7 +180,8 @@ impl PrefixedPage {
                 q.sql(", COUNT(*) OVER () FROM (SELECT ");
                 let descending = compile_rawsort_columns(&mut q, keys);
                 q.sql("c.id_key AS k FROM content c");
-                self.query.where_clause(&mut q);
+                self.query
+                    .where_clause_as(&mut q, self.query.every_match_form(dialect));
                 if dialect == Dialect::Postgres {
                     q.sql(" OFFSET 0");
                 }
@@ -221,7 +222,8 @@ impl PrefixedPage {
                 } else {
                     "content c"
                 });
-                self.query.where_clause(&mut q);
+                self.query
+                    .where_clause_as(&mut q, self.query.every_match_form(dialect));
                 if fence {
                     q.sql(" OFFSET 0) c");
                 }
@@ -425,6 +427,41 @@ mod tests {
             "{}",
             sql.as_sql()
         );
+    }
+
+    /// A prefix reads every match: PostgreSQL probes a search no index narrows
+    /// (`ContentQuery::every_match_form`), SQLite and longer terms collect.
+    #[test]
+    fn prefixes_of_short_searches_probe_on_postgresql() {
+        let search = |term: &str, order: ContentOrder| {
+            let mut query = page(3, 10, order);
+            query.filters.push(ContentFilter::Search {
+                folded_term: term.into(),
+                id_key: term.into(),
+                languages: None,
+            });
+            query
+        };
+        let probes = "EXISTS (SELECT 1 FROM content_title t";
+        for (term, on_postgres) in [("h", true), ("ho", true), ("hot", false)] {
+            for order in [ContentOrder::Default, rawsort("Shortname")] {
+                let query = search(term, order.clone());
+                let found = PrefixedPage::of(&query)
+                    .or_else(|| PrefixedPage::filtered(&query))
+                    .unwrap();
+                for (dialect, expected) in
+                    [(Dialect::Sqlite, false), (Dialect::Postgres, on_postgres)]
+                {
+                    let sql = found.prefix(dialect);
+                    assert_eq!(
+                        sql.as_sql().contains(probes),
+                        expected,
+                        "{term} {order:?} {dialect:?}: {}",
+                        sql.as_sql()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -197,10 +197,10 @@ fn capped_counts_stop_after_the_limit() {
 }
 
 /// Capped counts of a search no index narrows test each document (`EXISTS`), stopping
-/// at the cap (on SQLite for single letters only); other capped counts, and exact ones,
-/// collect the matches (`IN`).
+/// at the cap (on SQLite for single letters only), and so do exact ones on PostgreSQL;
+/// other counts collect the matches (`IN`).
 #[test]
-fn capped_counts_probe_only_searches_no_index_narrows() {
+fn counts_probe_only_searches_no_index_narrows() {
     let search = |term: &str| ContentFilter::Search {
         folded_term: term.into(),
         id_key: term.into(),
@@ -233,7 +233,11 @@ fn capped_counts_probe_only_searches_no_index_narrows() {
             true,
         ),
         (vec![search("hot")], Some(100), false, false),
-        (vec![search("h")], None, false, false),
+        // Exact counts (Find's per type): PostgreSQL probes the same searches.
+        (vec![search("h")], None, false, true),
+        (vec![search("hö")], None, false, true),
+        (vec![search("höt")], None, false, false),
+        (vec![search("h"), tag.clone()], None, false, false),
         (vec![search("h"), tag.clone()], Some(100), false, false),
         (vec![tag], Some(100), false, false),
     ];

@@ -123,6 +123,18 @@ async fn searchfilter_finds_exactly_the_titles_containing_the_folded_term() {
         assert_eq!(status, 200, "searchfilter={term}: {body}");
         assert_eq!(ids(&body), expected, "searchfilter={term}");
         assert_eq!(body["TotalResults"], expected.len(), "searchfilter={term}");
+        // Find counts the same documents exactly.
+        let uri = format!(
+            "/v1/Find?type=hubactivitypoi&limitto=1&q={}",
+            support::encode(term)
+        );
+        let (status, found) = get(&app, &uri).await;
+        assert_eq!(status, 200, "{uri}: {found}");
+        assert_eq!(
+            found["detailedResults"]["hubactivitypoi"],
+            expected.len(),
+            "{uri}"
+        );
     }
     // A document written after the load is found, and one deleted is gone (the index
     // follows every write path).
