@@ -19,12 +19,12 @@ Servers may share one store: each round writes just before each request it times
 """
 
 import argparse
-import hashlib
 import http.client
 import json
 import statistics
-import time
 import urllib.parse
+
+from slow_requests import fetch
 
 WRITER = {
     "grant_type": "client_credentials",
@@ -58,21 +58,6 @@ def rewrite_one(port, route, bearer):
     call(port, "PUT", f"/v1/{route}/{urllib.parse.quote(doc['Id'])}", json.dumps(doc), headers)
 
 
-def timed(port, path):
-    start = time.perf_counter()
-    body = call(port, "GET", path)
-    seconds = time.perf_counter() - start
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("Items"), list):
-        ids = [item.get("Id") if isinstance(item, dict) else item for item in parsed["Items"]]
-        digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()[:10]
-        return seconds, f"total {parsed.get('TotalResults')}, {len(ids)} items {digest}"
-    return seconds, f"{len(body)} bytes {hashlib.sha256(body).hexdigest()[:10]}"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -88,7 +73,9 @@ def main():
     for _ in range(args.rounds):
         for name, port in servers:
             rewrite_one(port, route, bearers[port])
-            seconds, held = timed(port, args.path)
+            seconds, status, held = fetch(port, args.path)
+            if status != 200:
+                raise SystemExit(f"{port}: GET {args.path} answered {status} ({held})")
             times[name].append(seconds * 1000)
             answers[name] = held
     print(args.path)

@@ -407,11 +407,12 @@ pub(super) fn pg_rawsort_key(
     // The record's parts for a text value: (absent, rank 2, no number, its bytes).
     let text_absent = if key.descending { "true" } else { "false" };
     let text_bytes = format!("convert_to({column}, 'UTF8')");
-    let parts: [(&str, &str); 4] = [
-        (text_absent, absent),
-        ("2", RANK),
-        ("NULL::float8", NUMBER),
-        (&text_bytes, ""),
+    // Each part from the column, and from the document (`None`: its bytes).
+    let parts: [(&str, Option<&str>); 4] = [
+        (text_absent, Some(absent)),
+        ("2", Some(RANK)),
+        ("NULL::float8", Some(NUMBER)),
+        (&text_bytes, None),
     ];
     for (from_column, from_document) in parts {
         q.sql("CASE WHEN ")
@@ -419,10 +420,11 @@ pub(super) fn pg_rawsort_key(
             .sql(" IS NOT NULL THEN ")
             .sql(from_column)
             .sql(" ELSE (SELECT ");
-        if from_document.is_empty() {
-            sort_bytes(q, segments);
-        } else {
-            q.sql(from_document);
+        match from_document {
+            Some(part) => {
+                q.sql(part);
+            }
+            None => sort_bytes(q, segments),
         }
         q.sql(" ");
         sort_value_source(q, segments);

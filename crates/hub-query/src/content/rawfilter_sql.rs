@@ -85,8 +85,9 @@ fn rawsort_terms(q: &mut SqlBuilder, keys: &[SortKey], end: &mut dyn FnMut(&mut 
                 let path = sqlite_path(&key.path.segments);
                 // The binary copy: the same values as from the text, without parsing
                 // every document of the list; a configured path from its index. A
-                // column holding the path's text is read first, and the document (by rowid, so that an index holding
-                // the column still covers the list) only where the column is NULL.
+                // column holding the path's text is read first, and the document (by
+                // rowid, so that an index holding the column still covers the list)
+                // only where the column is NULL.
                 let value = |q: &mut SqlBuilder| match column {
                     Some(column) => {
                         q.sql("COALESCE(")
