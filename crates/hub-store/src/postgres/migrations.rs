@@ -87,6 +87,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: each document's Shortname beside its position",
         parts: schema::content::POSTGRES_POINT_NAMES,
     },
+    Change {
+        version: 14,
+        name: "content: the order index carries each document's source",
+        parts: schema::content::POSTGRES_ORDER_WITH_SOURCE,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

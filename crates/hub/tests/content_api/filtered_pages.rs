@@ -49,11 +49,16 @@ fn title_of(i: usize) -> String {
     }
 }
 
+/// Sources: every fourth document is `lts`, every fourth from the next `siag`.
+fn source_of(i: usize) -> &'static str {
+    ["idm", "lts", "idm", "siag"][i % 4]
+}
+
 fn doc(i: usize) -> Value {
     let id = format!("fp-{i:05}");
     json!({
         "Id": id,
-        "_Meta": {"Id": id, "Type": "hubactivitypoi", "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+        "_Meta": {"Id": id, "Type": "hubactivitypoi", "Source": source_of(i), "LastChange": "2024-01-01T00:00:00", "Reduced": false},
         // Shortnames in reverse number order, so the order is not the id order.
         "Shortname": format!("name {:05}", DOCS - i),
         "Active": true,
@@ -128,7 +133,7 @@ async fn delete(app: &TestApp, id: &str) {
 async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
     let app = app();
     type Rule = fn(usize) -> bool;
-    let filters: [(&str, Rule); 9] = [
+    let filters: [(&str, Rule); 12] = [
         // Boxes: most of the grid (walked and bookmarked), and a few points of it.
         ("polygon=bbi(11.2%2046.45,%2011.4%2046.535)", |i| {
             within(i, [11.2, 46.45, 11.4, 46.535])
@@ -143,6 +148,12 @@ async fn every_page_of_a_filter_is_the_next_slice_of_its_matches_in_order() {
         ("tagfilter=or(sparse,dense)", |i| i % 3 == 0 || i % 500 == 7),
         ("searchfilter=almh%C3%BCtte", |i| i % 4 == 0 && i != 1_234),
         ("searchfilter=rifugio%20solo", |i| i == 1_234),
+        // Sources, walked along the order's index (PostgreSQL holds them there).
+        ("source=lts", |i| source_of(i) == "lts"),
+        ("source=lts,siag", |i| i % 2 == 1),
+        ("source=siag&tagfilter=dense", |i| {
+            source_of(i) == "siag" && i % 3 == 0
+        }),
     ];
     for (filter, rule) in filters {
         let all = expected(DOCS, rule);
