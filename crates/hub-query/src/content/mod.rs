@@ -25,6 +25,7 @@ pub mod rawfilter;
 pub mod rawfilter_index;
 mod rawfilter_pg;
 pub mod rawfilter_sql;
+pub mod sorted_whole;
 pub mod tagfilter;
 pub mod value_tags;
 mod walk;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use hub_query::content::bookmarks::BookmarkedPage;
 use hub_query::content::prefixed::PrefixedPage;
+use hub_query::content::sorted_whole::{WholeByKeys, KEYS_PER_READ};
 use hub_query::content::{ContentQuery, Total, WholeWalk};
 use hub_query::Dialect;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -63,6 +64,7 @@ impl ContentRepo for SqliteContent {
 
     async fn stream(&self, query: ContentQuery) -> Result<DocumentStream> {
         let walk = WholeWalk::of(&query);
+        let by_keys = WholeByKeys::of(&query);
         let (compiled, log) = compile_stream(query, Dialect::Sqlite);
         let (total_tx, total_rx) = tokio::sync::oneshot::channel();
         let (mut docs, rx) = crate::batches::channel();
@@ -95,6 +97,9 @@ impl ContentRepo for SqliteContent {
                 return;
             };
             let result = (|| -> Result<()> {
+                if let Some(by_keys) = &by_keys {
+                    return stream_by_keys(&tx, by_keys, &mut docs);
+                }
                 // Dense matches are read along the order rather than sorted.
                 let walked = match &walk {
                     Some(walk) => {
@@ -347,6 +352,34 @@ fn list_page(
         None => count(conn, compiled, counts)?,
     };
     Ok(ContentPage::of(total, docs))
+}
+
+/// Streams a whole read in a `rawsort` order keys first (`hub_query::content::
+/// sorted_whole`): every key in order, then each batch's documents by key, handed on in
+/// the keys' order. In the caller's read transaction, so every key is found.
+fn stream_by_keys(
+    conn: &Connection,
+    by_keys: &WholeByKeys,
+    docs: &mut crate::batches::BatchSender<String>,
+) -> Result<()> {
+    let keys = rows(conn, &by_keys.keys(Dialect::Sqlite), |r| {
+        r.get::<_, String>(0)
+    })?;
+    for batch in keys.chunks(KEYS_PER_READ) {
+        let read = by_keys.documents(batch, Dialect::Sqlite);
+        let mut found: std::collections::HashMap<String, String> =
+            rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?
+                .into_iter()
+                .collect();
+        for key in batch {
+            if let Some(doc) = found.remove(key) {
+                if docs.push_blocking(doc).is_err() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The documents `page` selects, and the total its second column carries when
