@@ -1,20 +1,8 @@
 //! Tests of `geo`: the SQL of geographic conditions, and which areas are boxes.
 
 use super::*;
-use crate::content::{ContentFilter, ContentOrder, ContentQuery, Page};
-
-fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
-    ContentQuery {
-        entity: "HubActivityPoi",
-        filters,
-        order,
-        page: Page {
-            size: 10,
-            number: 1,
-        },
-        count_limit: None,
-    }
-}
+use crate::content::tests::query;
+use crate::content::{ContentFilter, ContentOrder};
 
 #[test]
 fn radius_binds_every_number_and_orders_by_distance() {

@@ -280,12 +280,17 @@ impl PrefixedPage {
         let mut q = SqlBuilder::new(dialect);
         q.sql("SELECT c.id_key, c.doc, ");
         revision(&mut q, self.query.entity);
-        q.sql(" FROM content c WHERE c.entity = ")
-            .text(self.query.entity)
-            .sql(" AND c.id_key IN ")
-            .list(keys.iter().cloned());
+        of_keys(&mut q, self.query.entity, keys);
         q
     }
+}
+
+/// ` FROM content c WHERE …`: the documents of `entity` whose keys are `keys`.
+pub(crate) fn of_keys(q: &mut SqlBuilder, entity: &'static str, keys: &[String]) {
+    q.sql(" FROM content c WHERE c.entity = ")
+        .text(entity)
+        .sql(" AND c.id_key IN ")
+        .list(keys.iter().cloned());
 }
 
 #[cfg(test)]

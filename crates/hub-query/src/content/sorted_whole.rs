@@ -8,6 +8,7 @@
 //!
 //! Owns: the two statements. Must not: run them (the store does, in one read transaction).
 
+use super::prefixed::of_keys;
 use super::rawfilter_sql::compile_rawsort;
 use super::{ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder};
@@ -45,10 +46,8 @@ impl WholeByKeys {
     /// The documents of `keys` (at most [`KEYS_PER_READ`]), in no order: `id_key, doc`.
     pub fn documents(&self, keys: &[String], dialect: Dialect) -> SqlBuilder {
         let mut q = SqlBuilder::new(dialect);
-        q.sql("SELECT c.id_key, c.doc FROM content c WHERE c.entity = ")
-            .text(self.query.entity)
-            .sql(" AND c.id_key IN ")
-            .list(keys.iter().cloned());
+        q.sql("SELECT c.id_key, c.doc");
+        of_keys(&mut q, self.query.entity, keys);
         q
     }
 }
@@ -56,20 +55,12 @@ impl WholeByKeys {
 #[cfg(test)]
 mod tests {
     use super::super::rawfilter::parse_rawsort;
-    use super::super::{ContentFilter, Page};
+    use super::super::tests::query as list;
+    use super::super::ContentFilter;
     use super::*;
 
     fn query(order: ContentOrder) -> ContentQuery {
-        ContentQuery {
-            entity: "HubActivityPoi",
-            filters: vec![ContentFilter::Active(true)],
-            order,
-            page: Page {
-                size: 10,
-                number: 1,
-            },
-            count_limit: None,
-        }
+        list(vec![ContentFilter::Active(true)], order)
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use super::*;
 
-fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
+/// A query of POIs, page 1 of 10 (also for the other modules' tests).
+pub(crate) fn query(filters: Vec<ContentFilter>, order: ContentOrder) -> ContentQuery {
     ContentQuery {
         entity: "Event",
         filters,
