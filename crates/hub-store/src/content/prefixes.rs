@@ -206,11 +206,8 @@ impl OrderPrefixes {
         rows: Vec<(String, String, Option<i64>)>,
     ) -> Option<Vec<String>> {
         let current = rows.iter().all(|(_, _, r)| *r == Some(revision));
-        let mut docs: HashMap<String, String> =
-            rows.into_iter().map(|(key, doc, _)| (key, doc)).collect();
-        let keys = page.keys(prefix);
-        let ordered: Option<Vec<String>> = keys.iter().map(|key| docs.remove(key)).collect();
-        match ordered {
+        let docs = rows.into_iter().map(|(key, doc, _)| (key, doc));
+        match in_key_order(page.keys(prefix), docs) {
             Some(ordered) if current => Some(ordered),
             _ => {
                 self.drop_at(page, revision);
@@ -220,11 +217,32 @@ impl OrderPrefixes {
     }
 }
 
+/// The documents of `rows` (`id_key, doc`, in any order) in the order of `keys`, when
+/// every key has its row.
+pub(crate) fn in_key_order(
+    keys: &[String],
+    rows: impl IntoIterator<Item = (String, String)>,
+) -> Option<Vec<String>> {
+    let mut docs: HashMap<String, String> = rows.into_iter().collect();
+    keys.iter().map(|key| docs.remove(key)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
     use hub_query::SqlValue;
+
+    #[test]
+    fn documents_come_in_their_keys_order_or_not_at_all() {
+        let keys: Vec<String> = ["b", "a", "c"].iter().map(|k| k.to_string()).collect();
+        let row = |k: &str| (k.to_string(), format!("doc {k}"));
+        assert_eq!(
+            in_key_order(&keys, [row("a"), row("c"), row("b")]),
+            Some(vec!["doc b".into(), "doc a".into(), "doc c".into()])
+        );
+        assert_eq!(in_key_order(&keys, [row("a"), row("b")]), None);
+    }
 
     fn page(number: u32, seed: &str, filters: Vec<ContentFilter>) -> PrefixedPage {
         PrefixedPage::of(&ContentQuery {

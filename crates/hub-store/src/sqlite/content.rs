@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::{bind, SqliteBackend};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::prefixes::in_key_order;
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::KeptOrders;
 use crate::content::{
@@ -367,15 +368,13 @@ fn stream_by_keys(
     })?;
     for batch in keys.chunks(KEYS_PER_READ) {
         let read = by_keys.documents(batch, Dialect::Sqlite);
-        let mut found: std::collections::HashMap<String, String> =
-            rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?
-                .into_iter()
-                .collect();
-        for key in batch {
-            if let Some(doc) = found.remove(key) {
-                if docs.push_blocking(doc).is_err() {
-                    return Ok(());
-                }
+        let found = rows(conn, &read, |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let ordered = in_key_order(batch, found).ok_or_else(|| {
+            crate::StoreError::Task("a sorted key's document left its read transaction".into())
+        })?;
+        for doc in ordered {
+            if docs.push_blocking(doc).is_err() {
+                return Ok(());
             }
         }
     }
