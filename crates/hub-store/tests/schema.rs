@@ -501,11 +501,12 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // notify; 8: latest values' pages keep room for rewrites; 9: the provenances'
     // revision; 10: documents kept in their rows; 11: documents by language; 12: the
     // flag fields' values as tags; 13: the Shortname beside the position; 14: the
-    // source in the order index) is, once.
+    // source in the order index; 15: the configured paths' values beside each
+    // document) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+        vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =

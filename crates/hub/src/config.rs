@@ -185,7 +185,8 @@ pub struct Config {
     /// JSON paths `rawfilter` and `rawsort` read from an index instead of each document,
     /// as `Entity:Path` (comma-separated; in the file a list). SQLite builds one covering
     /// index per entity at start (minutes on a large store, once) and drops those no
-    /// longer listed; empty = none. PostgreSQL ignores it.
+    /// longer listed; empty = none. PostgreSQL keeps their values in a column of each
+    /// row instead, filled in the background for rows written before.
     #[arg(
         long,
         env = "HUB_RAWFILTER_INDEXES",

@@ -150,6 +150,12 @@ async fn serve(
     store: Store,
     history: hub_store::timeseries::HistoryPolicy,
 ) -> anyhow::Result<()> {
+    // Before a demo load, so that PostgreSQL's trigger keeps the configured paths'
+    // values of the documents as they are loaded.
+    let indexes = store
+        .sync_rawfilter_indexes(&config.rawfilter_indexes()?)
+        .await?;
+    tracing::info!(?indexes, "rawfilter indexes");
     if config.demo && store.content().is_empty().await? {
         let (s, scale) = (store.clone(), config.demo_scale);
         let summary =
@@ -170,10 +176,12 @@ async fn serve(
         // The load's documents are gone from the heap; give its peak back.
         hub::memory::release_free_memory();
     }
-    let indexes = store
-        .sync_rawfilter_indexes(&config.rawfilter_indexes()?)
-        .await?;
-    tracing::info!(?indexes, "rawfilter indexes");
+    let filling = store.clone();
+    tokio::spawn(async move {
+        if let Err(e) = filling.fill_path_values().await {
+            tracing::error!(error = %e, "filling the values of configured rawfilter paths failed; filters read the documents instead");
+        }
+    });
     hub_auth::ensure_signing_keys(&*store.auth()).await?;
     let upkeep = tokio::spawn(hub::upkeep::maintain_forever(store.clone(), history));
     if store

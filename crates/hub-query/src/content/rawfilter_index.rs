@@ -21,6 +21,15 @@
 //! configuration's own text (validated here by the `rawfilter` path grammar, whose
 //! keys are `[A-Za-z0-9_\-@]+`, so it holds no quote); a client's text only selects it.
 //!
+//! PostgreSQL cannot take an expression's value from an index without the column it
+//! reads (`docb`, the whole document), so there the store keeps the configured paths'
+//! values in a column of each row instead: `content.path_values`, an object with one
+//! member per configured path of the row's entity, `[value]` or `[]` where the path
+//! finds nothing, kept by a trigger from the table `content_value_paths` (rows from
+//! [`postgres_value_paths`]). The compiler reads a registered path from that column and
+//! only where the row lacks the member (not yet filled, or another configuration) from
+//! the document, so the column never changes an answer, only how fast it comes.
+//!
 //! Must not: run SQL (the store creates and drops the indexes), or change what a filter
 //! matches: the indexed form is the same expression.
 
@@ -105,6 +114,29 @@ pub fn sqlite_indexes(paths: &[IndexedPath]) -> Vec<EntityIndex> {
         .collect()
 }
 
+/// One row of PostgreSQL's `content_value_paths`: the entity, the path as SQLite spells
+/// it (the member of `content.path_values`) and the strict `jsonpath` that reads it,
+/// which finds what the compiler's own reading of the document finds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ValuePath {
+    pub entity: String,
+    pub path: String,
+    pub query: String,
+}
+
+/// The rows of `content_value_paths` for `paths`, in order, each once.
+pub fn postgres_value_paths(paths: &[IndexedPath]) -> Vec<ValuePath> {
+    let rows: BTreeSet<ValuePath> = paths
+        .iter()
+        .map(|p| ValuePath {
+            entity: p.entity.clone(),
+            path: p.sqlite_path.clone(),
+            query: format!("strict {}", p.sqlite_path),
+        })
+        .collect();
+    rows.into_iter().collect()
+}
+
 /// A stable hash for index names (the standard library's hasher may change between
 /// releases; a name must not).
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -113,23 +145,28 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The paths the compiler spells as literals: those of every index this process set
-/// up (any entity: the literal is the same expression, so for an entity without the
-/// index it only costs a statement of its own).
-static LITERAL_PATHS: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
+/// The configured paths of every store this process set up (any entity: on SQLite the
+/// literal is the same expression, so for an entity without the index it only costs a
+/// statement of its own; on PostgreSQL a row without the member reads its document).
+static CONFIGURED_PATHS: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
 
 /// Adds `paths` to the registry the compiler reads (the store calls it once it has
-/// created their indexes).
+/// created their indexes, or on PostgreSQL named them in `content_value_paths`).
 pub fn register(paths: &[IndexedPath]) {
-    if let Ok(mut set) = LITERAL_PATHS.write() {
+    if let Ok(mut set) = CONFIGURED_PATHS.write() {
         set.extend(paths.iter().map(|p| p.sqlite_path.clone()));
     }
 }
 
-/// True when `path` (as [`sqlite_path`] spells it) is spelled as a literal. Only a
-/// registered path is: it came from the configuration and holds no quote.
+/// True when `path` (as [`sqlite_path`] spells it) is a registered path.
+pub(super) fn is_configured(path: &str) -> bool {
+    CONFIGURED_PATHS.read().is_ok_and(|set| set.contains(path))
+}
+
+/// True when `path` is spelled as a literal on SQLite. Only a registered path is: it
+/// came from the configuration and holds no quote.
 pub(super) fn is_literal(path: &str) -> bool {
-    LITERAL_PATHS.read().is_ok_and(|set| set.contains(path)) && !path.contains('\'')
+    is_configured(path) && !path.contains('\'')
 }
 
 #[cfg(test)]
@@ -199,6 +236,27 @@ mod tests {
     }
 
     #[test]
+    fn postgresql_keeps_each_configured_path_once_with_its_strict_jsonpath() {
+        let paths: Vec<IndexedPath> = ["Poi:B.x", "Poi:A.0.y", "Event:A.0.y", "Poi:B.x"]
+            .iter()
+            .map(|p| IndexedPath::parse(p).unwrap())
+            .collect();
+        let row = |entity: &str, path: &str| ValuePath {
+            entity: entity.into(),
+            path: path.into(),
+            query: format!("strict {path}"),
+        };
+        assert_eq!(
+            postgres_value_paths(&paths),
+            [
+                row("Event", "$.\"A\"[0].\"y\""),
+                row("Poi", "$.\"A\"[0].\"y\""),
+                row("Poi", "$.\"B\".\"x\""),
+            ]
+        );
+    }
+
+    #[test]
     fn registered_paths_are_written_as_the_index_spells_them() {
         let expr = "and(gt(ZzIndexed.0.Altitude,500),isnotnull(ZzOther.City))";
         let before = compile(Dialect::Sqlite, expr);
@@ -216,14 +274,28 @@ mod tests {
              AND COALESCE(json_type(c.docb, ?4), 'null') <> 'null')"
         );
         assert_eq!(after.params()[2], SqlValue::Real(500.0));
-        // The other path and every value stay bound; PostgreSQL is unchanged.
+        // The other path and every value stay bound.
         assert_eq!(
             after.params()[3],
             SqlValue::Text("$.\"ZzOther\".\"City\"".into())
         );
-        assert!(!compile(Dialect::Postgres, expr)
-            .as_sql()
-            .contains("ZzIndexed"));
+        // PostgreSQL reads the registered path's member of `c.path_values`, and the
+        // document where the row lacks it; the other path from the document only.
+        let pg = compile(Dialect::Postgres, expr);
+        assert_eq!(
+            pg.as_sql().matches("c.path_values -> ").count(),
+            2,
+            "{}",
+            pg.as_sql()
+        );
+        assert!(pg.as_sql().contains(
+            "CASE WHEN c.path_values -> $3::text IS NULL THEN jsonb_path_query_first(c.docb, ($4::text)::jsonpath, '{}'::jsonb, true) \
+             ELSE c.path_values -> $5::text -> 0 END AS v"
+        ), "{}", pg.as_sql());
+        let member = SqlValue::Text("$.\"ZzIndexed\"[0].\"Altitude\"".into());
+        assert_eq!(pg.params()[2], member);
+        assert_eq!(pg.params()[4], member);
+        assert!(!pg.as_sql().contains("ZzIndexed"), "{}", pg.as_sql());
         // A sort by it reads the same value from the index.
         let mut sort = SqlBuilder::new(Dialect::Sqlite);
         let keys = crate::content::rawfilter::parse_rawsort("-ZzIndexed.0.Altitude").unwrap();

@@ -11,6 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use super::rawfilter::{CompareOp, JsonPath, Literal, PathSegment, RawFilter, SortKey};
+use super::rawfilter_index;
 use super::rawfilter_sql::{boolean_group, op_sql, sqlite_path, Ctx};
 use crate::sql::{SqlBuilder, SqlValue};
 
@@ -69,6 +70,27 @@ fn pg_get(q: &mut SqlBuilder, base: &str, segments: &[PathSegment]) {
                 .sql("::text)::jsonpath, '{}'::jsonb, true)");
         }
     }
+}
+
+/// The `jsonb` value at `segments` of the row's document. A configured path (see
+/// `rawfilter_index`) is read from `c.path_values`, which holds it as `[value]` (`[]`
+/// where the path finds nothing) without detoasting the document: one such clause over
+/// 70,000 POIs took 560 ms from `docb` and 80 ms from the column (scale 10, `psql`). A
+/// row whose column lacks the member (written before the configuration named the path)
+/// reads its document, so the answer never depends on the column being filled.
+fn pg_document_value(q: &mut SqlBuilder, segments: &[PathSegment]) {
+    let member = sqlite_path(segments);
+    if segments.is_empty() || !rawfilter_index::is_configured(&member) {
+        pg_get(q, "c.docb", segments);
+        return;
+    }
+    q.sql("CASE WHEN c.path_values -> ")
+        .text(member.clone())
+        .sql("::text IS NULL THEN ");
+    pg_get(q, "c.docb", segments);
+    q.sql(" ELSE c.path_values -> ")
+        .text(member)
+        .sql("::text -> 0 END");
 }
 
 /// Where a value lives: `jN.v`, the document's value at the path's first part (read
@@ -132,7 +154,7 @@ fn pg_along_path(q: &mut SqlBuilder, ctx: &mut Ctx, path: &JsonPath, leaf: PgLea
     }
     // OFFSET 0 keeps the planner from inlining the value into every use.
     q.sql(" FROM (SELECT ");
-    pg_get(q, "c.docb", groups[0]);
+    pg_document_value(q, groups[0]);
     q.sql(&format!(" AS v OFFSET 0) AS j{top})"));
 }
 
@@ -453,7 +475,7 @@ fn sort_bytes(q: &mut SqlBuilder, segments: &[PathSegment]) {
 /// document once (every `#>` on `docb` would detoast it again).
 fn sort_value_source(q: &mut SqlBuilder, segments: &[PathSegment]) {
     q.sql("FROM (SELECT v, jsonb_typeof(v) AS t FROM (SELECT ");
-    pg_get(q, "c.docb", segments);
+    pg_document_value(q, segments);
     q.sql(" AS v OFFSET 0) AS a) AS b");
 }
 

@@ -92,6 +92,14 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: the order index carries each document's source",
         parts: schema::content::POSTGRES_ORDER_WITH_SOURCE,
     },
+    Change {
+        version: 15,
+        name: "content: values of the configured rawfilter paths beside each document",
+        parts: &[Part::Only(
+            Dialect::Postgres,
+            include_str!("sql/content_path_values.sql"),
+        )],
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -18,6 +18,7 @@ pub(crate) mod auth;
 mod bind;
 pub(crate) mod content;
 mod migrations;
+pub(crate) mod path_values;
 mod rawfilter;
 mod replica;
 mod revision_watch;
@@ -587,6 +588,10 @@ mod pool_tests;
 #[cfg(test)]
 #[path = "row_layout_tests.rs"]
 mod row_layout_tests;
+
+#[cfg(test)]
+#[path = "path_values_tests.rs"]
+mod path_values_tests;
 
 #[cfg(test)]
 pub(crate) mod test_server;

@@ -1,0 +1,124 @@
+//! `content.path_values` on PostgreSQL (migration 15, see
+//! `hub_query::content::rawfilter_index`): the configured paths written into
+//! `content_value_paths` at start, and the fill of rows written before their entity's
+//! paths were configured (or changed).
+//!
+//! A trigger keeps the column of every row written; what the configuration changes is
+//! filled afterwards, in batches of their own transactions, while the server answers:
+//! until a row is filled its filters read its document, with the same answer. The
+//! entities to fill are kept in `content_value_fill`, so a fill that stops midway goes
+//! on at the next start.
+//!
+//! Must not: decide what a filter matches (the compiler does, reading the column only
+//! where it holds the member).
+
+use hub_query::content::rawfilter_index::ValuePath;
+
+use super::{Conn, Queries};
+use crate::Result;
+
+/// Any fixed number identifies this lock among other advisory locks.
+const CONFIGURE_LOCK: i64 = 0x4855_425f_5041_5448; // "HUB_PATH"
+
+/// Rows looked at per transaction of the fill.
+const FILL_BATCH: i64 = 2_000;
+
+/// Makes `content_value_paths` hold `wanted` and marks every entity whose paths changed
+/// for the fill; returns those entities.
+pub(crate) async fn configure(mut conn: Conn, wanted: Vec<ValuePath>) -> Result<Vec<String>> {
+    let tx = conn.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CONFIGURE_LOCK])
+        .await?;
+    let existing: Vec<ValuePath> = tx
+        .query(
+            "SELECT entity, path, query::text FROM content_value_paths ORDER BY entity, path",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| ValuePath {
+            entity: r.get(0),
+            path: r.get(1),
+            query: r.get(2),
+        })
+        .collect();
+    let mut changed: Vec<String> = existing
+        .iter()
+        .chain(&wanted)
+        .filter(|p| !(existing.contains(p) && wanted.contains(p)))
+        .map(|p| p.entity.clone())
+        .collect();
+    changed.sort();
+    changed.dedup();
+    if !changed.is_empty() {
+        tx.execute("DELETE FROM content_value_paths", &[]).await?;
+        for p in &wanted {
+            tx.execute(
+                "INSERT INTO content_value_paths (entity, path, query) VALUES ($1, $2, $3::text::jsonpath)",
+                &[&p.entity, &p.path, &p.query],
+            )
+            .await?;
+        }
+        tx.execute(
+            "INSERT INTO content_value_fill (entity) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING",
+            &[&changed],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(changed)
+}
+
+/// The entities marked for the fill.
+pub(crate) async fn entities_to_fill(conn: Conn) -> Result<Vec<String>> {
+    Ok(conn
+        .query("SELECT entity FROM content_value_fill ORDER BY entity", &[])
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// One batch of the fill of `entity`: the rows after `after` in key order whose column
+/// does not hold exactly the entity's configured members get their values; returns the
+/// last key looked at (None when the entity is done, which also unmarks it) and how
+/// many rows were written.
+pub(crate) async fn fill_batch(
+    mut conn: Conn,
+    entity: String,
+    after: String,
+) -> Result<(Option<String>, u64)> {
+    let tx = conn.transaction().await?;
+    let row = tx
+        .query_one(
+            "WITH members AS (
+                 SELECT COALESCE(array_agg(path), '{}') AS names FROM content_value_paths WHERE entity = $1
+             ), batch AS (
+                 SELECT id_key, path_values FROM content WHERE entity = $1 AND id_key > $2
+                 ORDER BY id_key LIMIT $3
+             ), stale AS (
+                 SELECT b.id_key FROM batch b, members m
+                 WHERE CASE WHEN cardinality(m.names) = 0 THEN b.path_values IS NOT NULL
+                            ELSE b.path_values IS NULL OR NOT b.path_values ?& m.names
+                                 OR b.path_values - m.names <> '{}'::jsonb END
+             ), written AS (
+                 UPDATE content c SET path_values = hub_path_values(c.entity, c.docb)
+                 FROM stale s WHERE c.entity = $1 AND c.id_key = s.id_key
+                 RETURNING 1
+             )
+             SELECT (SELECT max(id_key) FROM batch), (SELECT count(*) FROM written)::int8",
+            &[&entity, &after, &FILL_BATCH],
+        )
+        .await?;
+    let last: Option<String> = row.get(0);
+    let written: i64 = row.get(1);
+    if last.is_none() {
+        tx.execute(
+            "DELETE FROM content_value_fill WHERE entity = $1",
+            &[&entity],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok((last, written as u64))
+}
