@@ -280,7 +280,8 @@ mod tests {
             SqlValue::Text("$.\"ZzOther\".\"City\"".into())
         );
         // PostgreSQL reads the registered path's member of `c.path_values`, and the
-        // document where the row lacks it; the other path from the document only.
+        // document (by the row's key) where the row lacks it; the other path from the
+        // document only.
         let pg = compile(Dialect::Postgres, expr);
         assert_eq!(
             pg.as_sql().matches("c.path_values -> ").count(),
@@ -288,10 +289,16 @@ mod tests {
             "{}",
             pg.as_sql()
         );
-        assert!(pg.as_sql().contains(
-            "CASE WHEN c.path_values -> $3::text IS NULL THEN jsonb_path_query_first(c.docb, ($4::text)::jsonpath, '{}'::jsonb, true) \
+        assert!(
+            pg.as_sql().contains(
+                "CASE WHEN c.path_values -> $3::text IS NULL \
+             THEN (SELECT jsonb_path_query_first(d.docb, ($4::text)::jsonpath, '{}'::jsonb, true) \
+             FROM content d WHERE d.entity = c.entity AND d.id_key = c.id_key) \
              ELSE c.path_values -> $5::text -> 0 END AS v"
-        ), "{}", pg.as_sql());
+            ),
+            "{}",
+            pg.as_sql()
+        );
         let member = SqlValue::Text("$.\"ZzIndexed\"[0].\"Altitude\"".into());
         assert_eq!(pg.params()[2], member);
         assert_eq!(pg.params()[4], member);
