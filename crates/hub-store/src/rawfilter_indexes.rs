@@ -128,7 +128,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use hub_query::content::rawfilter::parse_rawfilter;
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
     use hub_query::Dialect;
@@ -136,6 +136,23 @@ mod tests {
 
     use super::*;
     use crate::sqlite::bind;
+
+    /// The first page of POIs in the default order matching `expression`.
+    pub(crate) fn rawfilter_query(expression: &str) -> ContentQuery {
+        ContentQuery {
+            entity: "HubActivityPoi",
+            filters: vec![ContentFilter::Raw {
+                filter: parse_rawfilter(expression).unwrap(),
+                parameter: "rawfilter",
+            }],
+            order: ContentOrder::Default,
+            page: Page {
+                size: 10,
+                number: 1,
+            },
+            count_limit: None,
+        }
+    }
 
     fn paths(texts: &[&str]) -> Vec<IndexedPath> {
         texts
@@ -222,22 +239,8 @@ mod tests {
             .content()
             .put_batch_blocking(&docs, &mut |_| {})
             .unwrap();
-        let query = ContentQuery {
-            entity: "HubActivityPoi",
-            filters: vec![ContentFilter::Raw {
-                filter: parse_rawfilter(
-                    "and(gt(GpsInfo.0.Altitude,1500),isnotnull(ContactInfos.de.City))",
-                )
-                .unwrap(),
-                parameter: "rawfilter",
-            }],
-            order: ContentOrder::Default,
-            page: Page {
-                size: 10,
-                number: 1,
-            },
-            count_limit: None,
-        };
+        let query =
+            rawfilter_query("and(gt(GpsInfo.0.Altitude,1500),isnotnull(ContactInfos.de.City))");
         // Altitudes 1510..3990 with a city: the even i from 152 to 398.
         let (unindexed, reads_docb, _) = count_reading(&store, &query, None).await;
         assert_eq!(unindexed, 124);

@@ -4,14 +4,13 @@
 //! documents until the fill, writes keep the column, and a change of configuration
 //! refills what it changed.
 
-use hub_query::content::rawfilter::parse_rawfilter;
 use hub_query::content::rawfilter_index::IndexedPath;
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::Dialect;
 use serde_json::{json, Value};
 
 use super::session::Queries;
 use super::{bind, refs, PgSettings};
+use crate::rawfilter_indexes::tests::rawfilter_query;
 use crate::{Backend, Store};
 
 const ALTITUDE: &str = "$.\"GpsInfo\"[0].\"Altitude\"";
@@ -35,20 +34,9 @@ fn poi(n: usize, altitude: Value) -> (&'static str, Value) {
 /// The count of `gt(GpsInfo.0.Altitude,1500)` as compiled, and the blocks of
 /// `content`'s TOAST table PostgreSQL fetched for it.
 fn count_above_1500(store: &Store) -> (i64, i64) {
-    let query = ContentQuery {
-        entity: "HubActivityPoi",
-        filters: vec![ContentFilter::Raw {
-            filter: parse_rawfilter("gt(GpsInfo.0.Altitude,1500)").unwrap(),
-            parameter: "rawfilter",
-        }],
-        order: ContentOrder::Default,
-        page: Page {
-            size: 10,
-            number: 1,
-        },
-        count_limit: None,
-    };
-    let count = query.compile(Dialect::Postgres).count;
+    let count = rawfilter_query("gt(GpsInfo.0.Altitude,1500)")
+        .compile(Dialect::Postgres)
+        .count;
     const TOAST: &str = "SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) FROM pg_class WHERE relname = 'content'";
     futures::executor::block_on(backend(store).write(move |mut conn| async move {
         let tx = conn.transaction().await?;
