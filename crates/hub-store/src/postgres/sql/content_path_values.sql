@@ -6,10 +6,11 @@
 -- lacks it, the document, so the column only ever makes answers faster.
 ALTER TABLE content ADD COLUMN path_values jsonb;
 
--- A statement over configured paths reads nothing else of a row but its key (the
--- compiler reads a document by its key where a row lacks a member): this index answers
--- it without visiting the rows, whose documents fill most of the table.
-CREATE INDEX content_path_values ON content (entity, sort_key, id_key) INCLUDE (path_values);
+-- A statement over configured paths, or sorted by name, reads nothing else of a row but
+-- its key and `shortname` (the compiler reads a document by its key where a row lacks
+-- a member or a name): this index answers it without visiting the rows, whose
+-- documents fill most of the table.
+CREATE INDEX content_path_values ON content (entity, sort_key, id_key) INCLUDE (shortname, path_values);
 
 -- The configured paths: the member's name (the path as SQLite spells it) and the strict
 -- jsonpath that reads it. The server rewrites the rows at start from its configuration.
