@@ -29,24 +29,23 @@ pub(crate) async fn configure(mut conn: Conn, wanted: Vec<ValuePath>) -> Result<
     let tx = conn.transaction().await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CONFIGURE_LOCK])
         .await?;
-    let existing: Vec<ValuePath> = tx
-        .query(
-            "SELECT entity, path, query::text FROM content_value_paths ORDER BY entity, path",
-            &[],
-        )
+    // (entity, member) pairs: the query follows from the member (and PostgreSQL may
+    // print a `jsonpath` otherwise than it was written).
+    let existing: Vec<(String, String)> = tx
+        .query("SELECT entity, path FROM content_value_paths", &[])
         .await?
         .iter()
-        .map(|r| ValuePath {
-            entity: r.get(0),
-            path: r.get(1),
-            query: r.get(2),
-        })
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let wanted_pairs: Vec<(String, String)> = wanted
+        .iter()
+        .map(|p| (p.entity.clone(), p.path.clone()))
         .collect();
     let mut changed: Vec<String> = existing
         .iter()
-        .chain(&wanted)
-        .filter(|p| !(existing.contains(p) && wanted.contains(p)))
-        .map(|p| p.entity.clone())
+        .chain(&wanted_pairs)
+        .filter(|p| !(existing.contains(p) && wanted_pairs.contains(p)))
+        .map(|(entity, _)| entity.clone())
         .collect();
     changed.sort();
     changed.dedup();
