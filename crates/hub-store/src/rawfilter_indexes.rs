@@ -92,7 +92,8 @@ impl Store {
             return Ok(0);
         };
         let mut total = 0;
-        for entity in b.read(postgres::path_values::entities_to_fill).await? {
+        // From the primary: a replica may not yet hold the marks this start wrote.
+        for entity in b.write(postgres::path_values::entities_to_fill).await? {
             let started = std::time::Instant::now();
             let (mut after, mut written) = (String::new(), 0);
             loop {

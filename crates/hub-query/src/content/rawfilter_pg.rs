@@ -49,16 +49,12 @@ fn pg_json_text(q: &mut SqlBuilder, segments: &[PathSegment], through_key: bool)
             PathSegment::AnyElement => String::new(),
         })
         .collect();
-    let text = |q: &mut SqlBuilder, doc: &str| {
-        q.sql(&format!("({doc}::json #> ("))
+    let through_key = through_key || configured_member(segments).is_some();
+    of_row(q, through_key, |q, row| {
+        q.sql(&format!("({row}.doc::json #> ("))
             .text(text_array(&items))
             .sql("::text)::text[])::text");
-    };
-    if through_key || configured_member(segments).is_some() {
-        by_key(q, |q| text(q, "d.doc"));
-    } else {
-        text(q, "c.doc");
-    }
+    });
 }
 
 /// The member of `c.path_values` holding the value at `segments`, if the path is a
@@ -77,6 +73,16 @@ fn by_key(q: &mut SqlBuilder, value: impl FnOnce(&mut SqlBuilder)) {
     q.sql("(SELECT ");
     value(q);
     q.sql(" FROM content d WHERE d.entity = c.entity AND d.id_key = c.id_key)");
+}
+
+/// `value` over the row's columns as named by the alias it is given: `c`, or with
+/// `through_key` the row read again by its key ([`by_key`]).
+fn of_row(q: &mut SqlBuilder, through_key: bool, value: impl FnOnce(&mut SqlBuilder, &str)) {
+    if through_key {
+        by_key(q, |q| value(q, "d"));
+    } else {
+        value(q, "c");
+    }
 }
 
 /// The `jsonb` value at `segments` below the `jsonb` expression `base`.
@@ -107,18 +113,15 @@ fn pg_get(q: &mut SqlBuilder, base: &str, segments: &[PathSegment]) {
 /// reads its document, so the answer never depends on the column being filled. Any
 /// other path is read from `c`, or by the row's key with `through_key`.
 fn pg_document_value(q: &mut SqlBuilder, segments: &[PathSegment], through_key: bool) {
+    let docb = |q: &mut SqlBuilder, row: &str| pg_get(q, &format!("{row}.docb"), segments);
     let Some(member) = configured_member(segments) else {
-        if through_key {
-            by_key(q, |q| pg_get(q, "d.docb", segments));
-        } else {
-            pg_get(q, "c.docb", segments);
-        }
+        of_row(q, through_key, docb);
         return;
     };
     q.sql("CASE WHEN c.path_values -> ")
         .text(member.clone())
         .sql("::text IS NULL THEN ");
-    by_key(q, |q| pg_get(q, "d.docb", segments));
+    of_row(q, true, docb);
     q.sql(" ELSE c.path_values -> ")
         .text(member)
         .sql("::text -> 0 END");
