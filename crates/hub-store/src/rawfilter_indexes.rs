@@ -88,43 +88,10 @@ impl Store {
     /// batches of their own transactions; returns the rows written. Filters give the
     /// same answers meanwhile, from the documents.
     pub async fn fill_path_values(&self) -> Result<u64> {
-        let Backend::Postgres(b) = &*self.backend else {
-            return Ok(0);
-        };
-        let mut total = 0;
-        // From the primary: a replica may not yet hold the marks this start wrote.
-        for entity in b.write(postgres::path_values::entities_to_fill).await? {
-            let started = std::time::Instant::now();
-            let (mut after, mut written) = (String::new(), 0);
-            loop {
-                let (e, a) = (entity.clone(), after.clone());
-                let (last, n) = b
-                    .write(move |conn| postgres::path_values::fill_batch(conn, e, a))
-                    .await?;
-                written += n;
-                match last {
-                    Some(last) => after = last,
-                    None => break,
-                }
-            }
-            tracing::info!(
-                %entity,
-                rows = written,
-                seconds = started.elapsed().as_secs_f64(),
-                "filled the values of configured rawfilter paths"
-            );
-            total += written;
+        match &*self.backend {
+            Backend::Postgres(b) => postgres::path_values::fill(b).await,
+            Backend::Sqlite(_) => Ok(0),
         }
-        if total > 0 {
-            // The rewritten rows' pages lost their all-visible marks, and index-only
-            // scans then read the rows again (measured: `Find?q=h` 207 → 592 ms after
-            // filling 70,000 POIs, until this ran).
-            b.write(|conn| async move {
-                Ok(postgres::Queries::batch_execute(&conn, "VACUUM (ANALYZE) content").await?)
-            })
-            .await?;
-        }
-        Ok(total)
     }
 }
 

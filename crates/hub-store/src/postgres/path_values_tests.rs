@@ -9,7 +9,7 @@ use hub_query::Dialect;
 use serde_json::{json, Value};
 
 use super::session::Queries;
-use super::{bind, refs, PgSettings};
+use super::{bind, refs};
 use crate::rawfilter_indexes::tests::rawfilter_query;
 use crate::{Backend, Store};
 
@@ -112,11 +112,9 @@ fn configure(store: &Store, paths: &[&str]) -> u64 {
 
 #[test]
 fn configured_paths_are_read_from_the_rows_column_with_the_documents_answers() {
-    let Some(admin) = super::test_server::admin() else {
+    let Some((store, database)) = super::test_server::store("path_values") else {
         return;
     };
-    let database = super::test_server::database(&admin, "path_values");
-    let store = Store::open_postgres_with(database.url(), &PgSettings::for_tests()).unwrap();
     // Altitudes 0, 100, … 3900; then a missing one and a JSON null.
     let mut docs: Vec<(&'static str, Value)> = (0..40).map(|n| poi(n, json!(n * 100))).collect();
     docs.push(poi(40, json!("missing")));

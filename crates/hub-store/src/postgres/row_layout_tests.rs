@@ -5,7 +5,6 @@
 use serde_json::{json, Value};
 
 use super::session::Queries;
-use super::PgSettings;
 use crate::{Backend, Store};
 
 /// A document of about `bytes` bytes as written, of words that compress as prose does
@@ -57,11 +56,9 @@ fn blocks_fetched_by(store: &Store, sql: &'static str) -> (i64, i64) {
 
 #[test]
 fn documents_and_their_keys_are_read_without_toast() {
-    let Some(admin) = super::test_server::admin() else {
+    let Some((store, database)) = super::test_server::store("row_layout") else {
         return;
     };
-    let database = super::test_server::database(&admin, "row_layout");
-    let store = Store::open_postgres_with(database.url(), &PgSettings::for_tests()).unwrap();
     let content = store.content();
     // The demo's documents are 1 to 12 KB as written, most about 5 KB.
     let docs: Vec<(&'static str, Value)> = [("common", 5_000), ("large", 12_000)]

@@ -32,3 +32,11 @@ pub(crate) fn database(admin: &str, label: &str) -> super::ThrowawayDatabase {
     let name = format!("hub_test_{label}_{}", std::process::id());
     super::ThrowawayDatabase::create(admin, &name).unwrap()
 }
+
+/// A store on a fresh database named for the test (`label`), and that database (drop
+/// the store first); `None` (the test is skipped) without a server.
+pub(crate) fn store(label: &str) -> Option<(crate::Store, super::ThrowawayDatabase)> {
+    let database = database(&admin()?, label);
+    let store = crate::Store::open_postgres_with(database.url(), &PgSettings::for_tests()).unwrap();
+    Some((store, database))
+}
