@@ -231,25 +231,12 @@ fn compile_box(q: &mut SqlBuilder, lonlat: [f64; 4], form: Form) {
             q.sql(")");
         }
         (Dialect::Postgres, Form::Set) => {
-            // The index finds the candidates by their bounding boxes, which PostGIS
-            // keeps in single precision, rounded outwards; the ranges then test the
-            // stored coordinates themselves.
-            let [west, south, east, north] = lonlat;
+            // The ranges alone: `content_position (entity, latitude, longitude)` answers
+            // them, and a count reads that index alone. Through the GiST index (whose
+            // boxes PostGIS keeps in single precision, so the ranges were tested on the
+            // row anyway) every candidate's row was read: counting the 51,000 POIs of a
+            // zoom-6 tile took 247 ms against 14 ms at scale 10.
             q.sql("(");
-            pg_point(q);
-            q.sql(" && ");
-            pg_once(q, |q| {
-                q.sql("ST_MakeEnvelope(")
-                    .param(SqlValue::Real(west))
-                    .sql(", ")
-                    .param(SqlValue::Real(south))
-                    .sql(", ")
-                    .param(SqlValue::Real(east))
-                    .sql(", ")
-                    .param(SqlValue::Real(north))
-                    .sql(", 4326)");
-            });
-            q.sql(" AND ");
             bbox_prefilter(q, lonlat);
             q.sql(")");
         }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::content::tests::query;
-use crate::content::{ContentFilter, ContentOrder};
+use crate::content::{ContentFilter, ContentOrder, Total};
 
 #[test]
 fn radius_binds_every_number_and_orders_by_distance() {
@@ -155,9 +155,11 @@ fn only_boxes_in_wgs84_degrees_are_tested_by_their_ranges() {
         "{sqlite}"
     );
     let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
+    // The ranges alone, which `content_position` answers (no GiST candidates whose
+    // rows would be read to test them).
     assert!(
-        pg.contains("(c.geom && (SELECT ST_MakeEnvelope($")
-            && pg.contains(", 4326)) AND c.latitude BETWEEN $")
+        pg.contains("(c.latitude BETWEEN $")
+            && !pg.contains("c.geom")
             && !pg.contains("ST_Intersects"),
         "{pg}"
     );
@@ -245,4 +247,58 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
     let ring = compiled.attempts[0].page.as_sql();
     assert_eq!(ring.matches("hub_geo_distance").count(), 3, "{ring}");
     assert!(ring.ends_with("ORDER BY p.d, p.k"), "{ring}");
+}
+
+#[test]
+fn the_points_of_a_dense_box_walk_the_order_on_postgres() {
+    let box_ =
+        hub_geo::wkt::parse_wkt("POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))")
+            .unwrap();
+    let area = GeoArea {
+        relation: Relation::Intersects,
+        geometry: box_.clone(),
+        original: box_,
+        srid: Srid::Wgs84,
+    };
+    let q = query(vec![ContentFilter::Area(area)], ContentOrder::Default);
+    let listed = q.compile(Dialect::Postgres);
+    let walk = listed.walk.expect("a box is walkable");
+    // A zoom-6 tile of the scale-10 POIs: 51,000 of 70,000 match, so about 27,500
+    // documents are passed for 20,001 points; the walk may look at twice that.
+    let walked = walk
+        .points(Total::exact(51_000), 70_000, 20_001)
+        .expect("a dense box is walked");
+    let sql = walked.statement.as_sql();
+    assert_eq!(
+        sql,
+        "SELECT c.id, c.latitude, c.longitude, c.shortname FROM \
+         (SELECT * FROM content c WHERE c.entity = $1 ORDER BY c.sort_key, c.id_key LIMIT $2) c \
+         WHERE c.entity = $3 \
+         AND (c.latitude + 0 BETWEEN $4 AND $5 AND c.longitude + 0 BETWEEN $6 AND $7) \
+         AND c.latitude IS NOT NULL AND c.longitude IS NOT NULL \
+         ORDER BY c.sort_key, c.id_key LIMIT $8"
+    );
+    let params = walked.statement.params();
+    assert_eq!(params[1], SqlValue::Int(2 * 27_453));
+    assert_eq!(params[7], SqlValue::Int(20_001));
+    // The points statement over the matches: the box by its ranges, which
+    // `content_position` answers.
+    let set = q.compile_points(Dialect::Postgres, 20_001);
+    assert!(
+        set.statement
+            .as_sql()
+            .contains("(c.latitude BETWEEN $2 AND $3 AND c.longitude BETWEEN $4 AND $5)"),
+        "{}",
+        set.statement.as_sql()
+    );
+
+    // Fewer matches than points asked for, or matches too sparse to pass fewer
+    // documents than there are matches: no walk.
+    assert!(walk.points(Total::exact(20_000), 70_000, 20_001).is_none());
+    assert!(walk.points(Total::exact(30_000), 700_000, 20_001).is_none());
+    // SQLite's position index holds the order's keys: a tile never walks there.
+    let sqlite = q.compile(Dialect::Sqlite).walk.expect("walkable");
+    assert!(sqlite
+        .points(Total::exact(51_000), 70_000, 20_001)
+        .is_none());
 }

@@ -5,11 +5,19 @@
 //! the demo's size) for four values the row already holds; on SQLite the position
 //! index carries them all, so a tile is read from the index alone.
 //!
-//! Owns: the points statement. Must not: decide what a caller may see (the closed-data
+//! PostgreSQL finds a box's matches by `content_position` and reads each match's row,
+//! 51,000 of them for a zoom-6 tile of the scale-10 POIs, to sort them and keep the
+//! first 20,000. Its index of the order holds the points' columns too
+//! (`content_order_values`), so where the count shows the box dense, a walk along the
+//! order tests each document's position in the index and stops at the limit
+//! ([`CountedWalk::points`], the rule of filtered pages' walks). SQLite's position
+//! index already carries the order's keys, so a tile never reads a row there.
+//!
+//! Owns: the points statements. Must not: decide what a caller may see (the closed-data
 //! rule rewrites the query before, and decides whether points may be read at all).
 
 use super::checks::CheckTable;
-use super::ContentQuery;
+use super::{ContentQuery, Form};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
 /// The statement of a list's points and the checks its WHERE clause leaves to the
@@ -25,9 +33,49 @@ impl ContentQuery {
     /// The first `limit` located matches of the query in the default order (the order
     /// its pages have; the query's own order and page are not used).
     pub fn compile_points(&self, dialect: Dialect, limit: u64) -> CompiledPoints {
+        self.points_statement(dialect, limit, None)
+    }
+
+    /// The same points found among the first `rows` documents of the order, each
+    /// tested as the walk passes it: the answer when it holds `limit` rows (fewer
+    /// means the prefix did not hold them all).
+    pub(crate) fn compile_points_walk(
+        &self,
+        dialect: Dialect,
+        limit: u64,
+        rows: u64,
+    ) -> CompiledPoints {
+        self.points_statement(dialect, limit, Some(rows))
+    }
+
+    fn points_statement(
+        &self,
+        dialect: Dialect,
+        limit: u64,
+        walked: Option<u64>,
+    ) -> CompiledPoints {
         let mut statement = SqlBuilder::new(dialect);
-        statement.sql("SELECT c.id, c.latitude, c.longitude, c.shortname FROM content c");
-        let checks = self.where_clause(&mut statement);
+        statement.sql("SELECT c.id, c.latitude, c.longitude, c.shortname FROM ");
+        let form = match walked {
+            None => {
+                statement.sql("content c");
+                Form::Set
+            }
+            Some(rows) => {
+                // The first `rows` documents of the order, as the rows of `c`. The
+                // planner keeps only the columns the statement names, so the walk stays
+                // in the index; a probe for the `rows`-th key, as a page's walk bounds
+                // itself, would pass those documents once more before the walk.
+                statement
+                    .sql("(SELECT * FROM content c WHERE c.entity = ")
+                    .text(self.entity)
+                    .sql(" ORDER BY c.sort_key, c.id_key LIMIT ")
+                    .param(SqlValue::Int(i64::try_from(rows).unwrap_or(i64::MAX)))
+                    .sql(") c");
+                Form::Probe
+            }
+        };
+        let checks = self.where_clause_as(&mut statement, form);
         statement
             .sql(" AND c.latitude IS NOT NULL AND c.longitude IS NOT NULL")
             .sql(" ORDER BY c.sort_key, c.id_key LIMIT ")

@@ -66,7 +66,7 @@ fn configured_member(segments: &[PathSegment]) -> Option<String> {
 
 /// `value` of the row read again by its key, as `d`. A statement over configured paths
 /// (or sorted by a column's text) names no other column of `c` than its key,
-/// `shortname` and `path_values`, which the index `content_path_values` holds, so
+/// `shortname` and `path_values`, which the index `content_order_values` holds, so
 /// PostgreSQL answers it from that index alone (70,000 POIs: 70 ms against 215 ms
 /// through the rows, whose documents fill 380 MB).
 fn by_key(q: &mut SqlBuilder, value: impl FnOnce(&mut SqlBuilder)) {
@@ -433,7 +433,7 @@ pub(super) fn pg_filter(q: &mut SqlBuilder, ctx: &mut Ctx, filter: &RawFilter) {
 /// that record, each the column's part where it holds the value and the document's
 /// otherwise: no document is read for a row with the column set, and four plain keys
 /// sort in less than half the time of one record (70,000 names: 85 against 195 ms).
-/// The document is read by the row's key, so that `content_path_values`, which holds
+/// The document is read by the row's key, so that `content_order_values`, which holds
 /// the column, covers the statement (70,000 names: 455 → 65 ms).
 pub(super) fn pg_rawsort_key(
     q: &mut SqlBuilder,

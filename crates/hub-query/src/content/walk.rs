@@ -92,6 +92,24 @@ impl CountedWalk {
         let rows = walk_rows(page_end, matched.value, documents)?;
         Some(compile_prefix(&self.query, self.dialect, rows))
     }
+
+    /// The walk for the query's first `limit` map points, given the filter's total and
+    /// the entity's document count, when it is expected to be cheaper than reading
+    /// every match ([`walk_rows`], with the limit for the page's end). PostgreSQL only:
+    /// there the order's index holds the points' columns, where SQLite's position index
+    /// holds the order's keys (see `points`).
+    pub fn points(
+        &self,
+        matched: Total,
+        documents: u64,
+        limit: u64,
+    ) -> Option<super::points::CompiledPoints> {
+        if self.dialect != Dialect::Postgres {
+            return None;
+        }
+        let rows = walk_rows(limit, matched.value, documents)?;
+        Some(self.query.compile_points_walk(self.dialect, limit, rows))
+    }
 }
 
 /// A whole read walks when at least one document in this many matches: SQLite sorted

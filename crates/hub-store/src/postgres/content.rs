@@ -125,17 +125,32 @@ impl ContentRepo for PgContent {
 
     async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>> {
         let compiled = Arc::new(query.compile_points(Dialect::Postgres, limit));
+        let listed = Arc::new(query.compile(Dialect::Postgres));
+        let query = Arc::new(query);
+        let counts = self.counts.clone();
         self.backend
             .read(move |conn| async move {
-                rows(&conn, &compiled.statement, &compiled.checks, |r| {
-                    Ok(MapPoint {
-                        id: r.try_get(0)?,
-                        latitude: r.try_get(1)?,
-                        longitude: r.try_get(2)?,
-                        shortname: r.try_get(3)?,
-                    })
-                })
-                .await
+                // A dense box is walked along the order (see `hub_query`'s `points`),
+                // once its count and the entity's, kept until the next write, show it.
+                // Fewer matches than the limit are all read anyway: no walk pays then,
+                // and the entity is not counted.
+                if let Some(walk) = &listed.walk {
+                    let stamp = Some(content_stamp(&conn).await?);
+                    let total = count(&conn, &listed, &query, &counts, stamp).await?;
+                    if total.value < limit {
+                        return map_points(&conn, &compiled).await;
+                    }
+                    let all = walk.documents();
+                    let all_compiled = all.compile(Dialect::Postgres);
+                    let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                    if let Some(walked) = walk.points(total, documents.value, limit) {
+                        let points = map_points(&conn, &walked).await?;
+                        if points.len() as u64 >= limit {
+                            return Ok(points);
+                        }
+                    }
+                }
+                map_points(&conn, &compiled).await
             })
             .await
     }
@@ -512,6 +527,22 @@ async fn count(
     let total = Total::settle(counted, compiled.count_limit, estimate);
     counts.put(&compiled.count, stamp, total);
     Ok(total)
+}
+
+/// The rows of a points statement.
+async fn map_points(
+    conn: &Conn,
+    compiled: &hub_query::content::points::CompiledPoints,
+) -> Result<Vec<MapPoint>> {
+    rows(conn, &compiled.statement, &compiled.checks, |r| {
+        Ok(MapPoint {
+            id: r.try_get(0)?,
+            latitude: r.try_get(1)?,
+            longitude: r.try_get(2)?,
+            shortname: r.try_get(3)?,
+        })
+    })
+    .await
 }
 
 /// The content stamp (see `count_cache`).

@@ -100,6 +100,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
             include_str!("sql/content_path_values.sql"),
         )],
     },
+    Change {
+        version: 16,
+        name: "content: the order's index holds each document's id and position",
+        parts: schema::content::POSTGRES_ORDER_VALUES,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

@@ -537,6 +537,20 @@ pub(crate) const POSTGRES_ORDER_WITH_SOURCE: &[Part] = &[
     Part::Only(Dialect::Postgres, "REINDEX INDEX content_pkey;\n"),
 ];
 
+/// PostgreSQL migration 16: the index of the order that answers statements over
+/// configured paths and name sorts (migration 15) also holds each row's id and
+/// position, what a map point carries beside its name. A tile whose box holds many of
+/// the entity's documents is then walked along the order without reading a row: a
+/// zoom-6 tile of the scale-10 POIs read and sorted 51,000 rows (187 ms) where the
+/// walk passes 27,000 index entries (12 ms, `EXPLAIN ANALYZE`). The index grows by
+/// about a sixth (46 to 52 MB at scale 10); it is built before the server listens.
+pub(crate) const POSTGRES_ORDER_VALUES: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    "DROP INDEX content_path_values;
+CREATE INDEX content_order_values ON content (entity, sort_key, id_key) INCLUDE (shortname, path_values, id, latitude, longitude);
+",
+)];
+
 /// The documents of an entity in a language, for `langfilter`: the table's key leads
 /// with the document, which answers "the languages of this document" but not "the
 /// documents in this language".
