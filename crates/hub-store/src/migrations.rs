@@ -79,6 +79,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: each document's Shortname beside its position",
         parts: schema::content::SQLITE_POINT_NAMES,
     },
+    Change {
+        version: 15,
+        name: "content: the order with each document's point",
+        parts: schema::content::SQLITE_ORDER_POINTS,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

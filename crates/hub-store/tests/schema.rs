@@ -272,11 +272,12 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
     // Versions 1–7 are not applied again; only what came after them (8: event dates
     // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
     // 11: the position index with the keys; 12: documents by language; 13: the flag
-    // fields' values as tags; 14: the Shortname beside the position) is, once.
+    // fields' values as tags; 14: the Shortname beside the position; 15: the order
+    // with each document's point) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10, 11, 12, 13, 14],
+        vec![8, 9, 10, 11, 12, 13, 14, 15],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();

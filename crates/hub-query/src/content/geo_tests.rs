@@ -46,15 +46,24 @@ fn radius_binds_every_number_and_orders_by_distance() {
     );
 }
 
-#[test]
-fn areas_bind_the_geometry_text() {
-    let g = hub_geo::wkt::parse_wkt("POLYGON((11 46,12 46,12 47,11 46))").unwrap();
-    let area = GeoArea {
-        relation: Relation::Covers,
+/// The area of `wkt` as sent in `srid`, with the same numbers as its WGS 84 geometry.
+fn area_of(wkt: &str, srid: Srid, relation: Relation) -> GeoArea {
+    let g = hub_geo::wkt::parse_wkt(wkt).unwrap();
+    GeoArea {
+        relation,
         geometry: g.clone(),
         original: g,
-        srid: Srid::Utm32N,
-    };
+        srid,
+    }
+}
+
+#[test]
+fn areas_bind_the_geometry_text() {
+    let area = area_of(
+        "POLYGON((11 46,12 46,12 47,11 46))",
+        Srid::Utm32N,
+        Relation::Covers,
+    );
     let q = query(vec![ContentFilter::Area(area)], ContentOrder::Default);
     let c = q.compile(Dialect::Sqlite);
     assert!(
@@ -82,15 +91,7 @@ fn areas_bind_the_geometry_text() {
 
 #[test]
 fn only_boxes_in_wgs84_degrees_are_tested_by_their_ranges() {
-    let area = |wkt: &str, srid| {
-        let g = hub_geo::wkt::parse_wkt(wkt).unwrap();
-        GeoArea {
-            relation: Relation::Intersects,
-            geometry: g.clone(),
-            original: g,
-            srid,
-        }
-    };
+    let area = |wkt: &str, srid| area_of(wkt, srid, Relation::Intersects);
     let box_ = "POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))";
     let cases = [
         (area(box_, Srid::Wgs84), Some([11.3, 46.4, 11.5, 46.6])),
@@ -250,16 +251,12 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
 }
 
 #[test]
-fn the_points_of_a_dense_box_walk_the_order_on_postgres() {
-    let box_ =
-        hub_geo::wkt::parse_wkt("POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))")
-            .unwrap();
-    let area = GeoArea {
-        relation: Relation::Intersects,
-        geometry: box_.clone(),
-        original: box_,
-        srid: Srid::Wgs84,
-    };
+fn the_points_of_a_dense_box_walk_the_order() {
+    let area = area_of(
+        "POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))",
+        Srid::Wgs84,
+        Relation::Intersects,
+    );
     let q = query(vec![ContentFilter::Area(area)], ContentOrder::Default);
     let listed = q.compile(Dialect::Postgres);
     let walk = listed.walk.expect("a box is walkable");
@@ -296,9 +293,22 @@ fn the_points_of_a_dense_box_walk_the_order_on_postgres() {
     // documents than there are matches: no walk.
     assert!(walk.points(Total::exact(20_000), 70_000, 20_001).is_none());
     assert!(walk.points(Total::exact(30_000), 700_000, 20_001).is_none());
-    // SQLite's position index holds the order's keys: a tile never walks there.
+    // SQLite reads every column of a subquery's rows: its walk names the index that
+    // holds the points, and stops at the last key of the prefix.
     let sqlite = q.compile(Dialect::Sqlite).walk.expect("walkable");
-    assert!(sqlite
+    let walked = sqlite
         .points(Total::exact(51_000), 70_000, 20_001)
-        .is_none());
+        .expect("a dense box is walked");
+    assert_eq!(
+        walked.statement.as_sql(),
+        "SELECT c.id, c.latitude, c.longitude, c.shortname FROM content c \
+         INDEXED BY content_order_points WHERE c.entity = ?1 \
+         AND (c.latitude IS NOT NULL AND c.latitude BETWEEN ?2 AND ?3 AND c.longitude BETWEEN ?4 AND ?5) \
+         AND c.sort_key <= (SELECT b.sort_key FROM content b INDEXED BY content_order \
+         WHERE b.entity = ?6 ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ?7) \
+         AND c.latitude IS NOT NULL AND c.longitude IS NOT NULL \
+         ORDER BY c.sort_key, c.id_key LIMIT ?8"
+    );
+    let params = walked.statement.params();
+    assert_eq!(params[6], SqlValue::Int(2 * 27_453 - 1));
 }

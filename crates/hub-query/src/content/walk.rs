@@ -95,18 +95,13 @@ impl CountedWalk {
 
     /// The walk for the query's first `limit` map points, given the filter's total and
     /// the entity's document count, when it is expected to be cheaper than reading
-    /// every match ([`walk_rows`], with the limit for the page's end). PostgreSQL only:
-    /// there the order's index holds the points' columns, where SQLite's position index
-    /// holds the order's keys (see `points`).
+    /// every match ([`walk_rows`], with the limit for the page's end).
     pub fn points(
         &self,
         matched: Total,
         documents: u64,
         limit: u64,
     ) -> Option<super::points::CompiledPoints> {
-        if self.dialect != Dialect::Postgres {
-            return None;
-        }
         let rows = walk_rows(limit, matched.value, documents)?;
         Some(self.query.compile_points_walk(self.dialect, limit, rows))
     }
@@ -210,13 +205,7 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
         .sql(order_index);
     let mut checks = super::CheckTable::default();
     page.sql(" WHERE c.entity = ").text(query.entity);
-    page.sql(" AND c.sort_key <= (SELECT b.sort_key FROM content b")
-        .sql(order_index)
-        .sql(" WHERE b.entity = ")
-        .text(query.entity)
-        .sql(" ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ")
-        .param(SqlValue::Int(rows as i64 - 1))
-        .sql(")");
+    within_prefix(&mut page, query.entity, rows);
     for filter in &query.filters {
         page.sql(" AND ");
         compile_filter(&mut page, filter, query.entity, Form::Probe, &mut checks);
@@ -229,6 +218,22 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
         .text(query.entity)
         .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
     PageAttempt { page, size }
+}
+
+/// ` AND` the row lies within the first `rows` documents of the entity's order (its
+/// sort key at most the `rows`-th's, so the rows passed are exactly a start of the
+/// order).
+pub(crate) fn within_prefix(q: &mut SqlBuilder, entity: &'static str, rows: u64) {
+    let order_index = order_index(q.dialect);
+    q.sql(" AND c.sort_key <= (SELECT b.sort_key FROM content b")
+        .sql(order_index)
+        .sql(" WHERE b.entity = ")
+        .text(entity)
+        .sql(" ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ")
+        .param(SqlValue::Int(
+            rows.saturating_sub(1).min(i64::MAX as u64) as i64
+        ))
+        .sql(")");
 }
 
 /// Closes a [`Form::Probe`] subquery. On PostgreSQL `OFFSET 0` keeps the planner from

@@ -270,6 +270,10 @@ pub(crate) fn compile(
 }
 
 #[cfg(test)]
+#[path = "points_tests.rs"]
+mod points_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use hub_query::content::checks::{FoundType, QueryCheck};

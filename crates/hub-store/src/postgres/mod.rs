@@ -594,8 +594,4 @@ mod row_layout_tests;
 mod path_values_tests;
 
 #[cfg(test)]
-#[path = "points_tests.rs"]
-mod points_tests;
-
-#[cfg(test)]
 pub(crate) mod test_server;

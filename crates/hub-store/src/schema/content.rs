@@ -551,6 +551,25 @@ CREATE INDEX content_order_values ON content (entity, sort_key, id_key) INCLUDE 
 ",
 )];
 
+/// The order with what a map point carries, on SQLite: a tile whose box holds many of
+/// the entity's documents walks it instead of reading every match from
+/// `content_position` and sorting them (the zoom-6 tile of the scale-10 POIs: 51,000
+/// entries read and sorted, 100 ms, against 27,000 passed, 15 ms). About 34 MB at
+/// scale 10. PostgreSQL holds the same columns in `content_order_values`.
+pub(crate) const CONTENT_ORDER_POINTS: Index = Index {
+    name: "content_order_points",
+    table: "content",
+    using: None,
+    only: Some(Dialect::Sqlite),
+    columns: "entity, sort_key, id_key, latitude, longitude, id, shortname",
+};
+
+/// SQLite migration 15 (statistics gathered at once, as for migration 11).
+pub(crate) const SQLITE_ORDER_POINTS: &[Part] = &[
+    Part::Index(&CONTENT_ORDER_POINTS),
+    Part::Only(Dialect::Sqlite, "ANALYZE content_order_points;\n"),
+];
+
 /// The documents of an entity in a language, for `langfilter`: the table's key leads
 /// with the document, which answers "the languages of this document" but not "the
 /// documents in this language".

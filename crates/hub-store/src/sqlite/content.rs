@@ -135,17 +135,14 @@ impl ContentRepo for SqliteContent {
 
     async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>> {
         let compiled = query.compile_points(Dialect::Sqlite, limit);
+        let listed = query.compile(Dialect::Sqlite);
+        let counts = self.counts.clone();
         self.backend
             .read(move |conn| {
                 take_failed_check();
-                let points = rows(conn, &compiled.statement, |r| {
-                    Ok(MapPoint {
-                        id: r.get(0)?,
-                        latitude: r.get(1)?,
-                        longitude: r.get(2)?,
-                        shortname: r.get(3)?,
-                    })
-                });
+                let points = dense_points(conn, &listed, limit, &counts)
+                    .transpose()
+                    .unwrap_or_else(|| map_points(conn, &compiled.statement));
                 points.map_err(|e| match take_failed_check() {
                     Some(failed) => failed_check_error(&compiled.checks, failed),
                     None => e,
@@ -353,6 +350,46 @@ fn list_page(
         None => count(conn, compiled, counts)?,
     };
     Ok(ContentPage::of(total, docs))
+}
+
+/// The first `limit` points of a list whose count shows its matches dense, walked along
+/// the order (see `hub_query`'s `points`); `None` when no walk pays or the walk's prefix
+/// did not hold them. Both counts are kept until the next write.
+fn dense_points(
+    conn: &Connection,
+    listed: &hub_query::content::CompiledList,
+    limit: u64,
+    counts: &CountCache,
+) -> Result<Option<Vec<MapPoint>>> {
+    let Some(walk) = &listed.walk else {
+        return Ok(None);
+    };
+    let total = count(conn, listed, counts)?;
+    // Fewer matches than the limit are all read anyway: the entity is not counted.
+    if total.value < limit {
+        return Ok(None);
+    }
+    let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
+    let Some(walked) = walk.points(total, documents.value, limit) else {
+        return Ok(None);
+    };
+    let points = map_points(conn, &walked.statement).map_err(|e| match take_failed_check() {
+        Some(failed) => failed_check_error(&walked.checks, failed),
+        None => e,
+    })?;
+    Ok((points.len() as u64 >= limit).then_some(points))
+}
+
+/// The rows of a points statement.
+fn map_points(conn: &Connection, statement: &hub_query::SqlBuilder) -> Result<Vec<MapPoint>> {
+    rows(conn, statement, |r| {
+        Ok(MapPoint {
+            id: r.get(0)?,
+            latitude: r.get(1)?,
+            longitude: r.get(2)?,
+            shortname: r.get(3)?,
+        })
+    })
 }
 
 /// Streams a whole read in a `rawsort` order keys first (`hub_query::content::

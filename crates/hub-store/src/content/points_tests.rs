@@ -1,15 +1,17 @@
-//! Map points on PostgreSQL (when `HUB_TEST_DATABASE` is set): a box that holds many of
-//! the entity's documents is walked along the order's index, and what the walk finds is
-//! always the first located matches in the order, as the points statement over the
-//! matches finds them: where the matches are spread out the walk answers, where they
-//! come late in the order it gives up and the matches are read.
+//! Map points on both backends (PostgreSQL when `HUB_TEST_DATABASE` is set): a box that
+//! holds many of the entity's documents is walked along the order's index, and what the
+//! walk finds is always the first located matches in the order, as the points statement
+//! over the matches finds them: where the matches are spread out the walk answers, where
+//! they come late in the order it gives up and the matches are read.
 
 use hub_geo::Srid;
 use hub_query::content::geo::GeoArea;
-use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page, Total};
+use hub_query::Dialect;
 use serde_json::{json, Value};
 
 use crate::content::MapPoint;
+use crate::Store;
 
 /// POIs `P0000` … `P2999` by name (their ids in another order). From `P2000` on they
 /// lie in the late box; before that, every second one lies in the spread box, the
@@ -61,6 +63,10 @@ fn in_box(south: f64) -> ContentQuery {
     }
 }
 
+async fn points(store: &Store, south: f64, limit: u64) -> Vec<MapPoint> {
+    store.content().points(in_box(south), limit).await.unwrap()
+}
+
 fn names(points: &[MapPoint]) -> Vec<String> {
     points
         .iter()
@@ -72,23 +78,51 @@ fn expected(range: impl Iterator<Item = usize>) -> Vec<String> {
     range.map(|n| format!("P{n:04}")).collect()
 }
 
+#[tokio::test]
+async fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(dir.path()).unwrap();
+    dense_boxes(&store).await;
+    // The walk reads the index of the order with the points, not the rows.
+    let crate::Backend::Sqlite(backend) = &*store.backend else {
+        panic!("not SQLite")
+    };
+    let walk = in_box(46.0).compile(Dialect::Sqlite).walk.unwrap();
+    let walked = walk.points(Total::exact(1_000), 3_000, 100).unwrap();
+    let (sql, params) = (
+        walked.statement.as_sql().to_string(),
+        walked.statement.params().to_vec(),
+    );
+    let plan = backend
+        .read(move |conn| Ok(crate::sqlite::query_plan(conn, &sql, &params)?))
+        .await
+        .unwrap();
+    assert!(
+        plan.contains("USING COVERING INDEX content_order_points") && !plan.contains("TEMP B-TREE"),
+        "{plan}"
+    );
+}
+
 #[test]
-fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_walked_or_not() {
-    let Some((store, database)) = super::test_server::store("points") else {
+fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_on_postgres() {
+    let Some((store, database)) = crate::postgres::test_server::store("points") else {
         return;
     };
+    futures::executor::block_on(dense_boxes(&store));
+    drop(store);
+    drop(database);
+}
+
+async fn dense_boxes(store: &Store) {
     let docs: Vec<(&'static str, Value)> = (0..DOCUMENTS).map(poi).collect();
     store
         .content()
         .put_batch_blocking(&docs, &mut |_| {})
         .unwrap();
-    let points = |south: f64, limit: u64| {
-        futures::executor::block_on(store.content().points(in_box(south), limit)).unwrap()
-    };
 
     // Spread out: 1,000 matches among 3,000; the walk passes about 300 documents for
     // 100 points and answers.
-    let spread = points(46.0, 100);
+    let spread = points(store, 46.0, 100).await;
     assert_eq!(names(&spread), expected((0..2_000).step_by(2).take(100)));
     let first = &spread[0];
     assert_eq!(first.id, "pt-0000");
@@ -97,11 +131,20 @@ fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_walked_or_no
 
     // Late: the 1,000 matches follow 2,000 others, beyond the prefix the walk looks at;
     // the matches are read and sorted instead.
-    assert_eq!(names(&points(45.0, 100)), expected(2_000..2_100));
+    assert_eq!(
+        names(&points(store, 45.0, 100).await),
+        expected(2_000..2_100)
+    );
 
     // As many as there are matches, or more: every match, in order.
-    assert_eq!(names(&points(45.0, 1_000)), expected(2_000..3_000));
-    assert_eq!(names(&points(46.0, 5_000)), expected((0..2_000).step_by(2)));
+    assert_eq!(
+        names(&points(store, 45.0, 1_000).await),
+        expected(2_000..3_000)
+    );
+    assert_eq!(
+        names(&points(store, 46.0, 5_000).await),
+        expected((0..2_000).step_by(2))
+    );
 
     // The walk follows writes: a renamed POI takes its new place.
     let (_, mut renamed) = poi(2);
@@ -110,10 +153,7 @@ fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_walked_or_no
         .content()
         .put_batch_blocking(&[("HubActivityPoi", renamed)], &mut |_| {})
         .unwrap();
-    let after = names(&points(46.0, 100));
+    let after = names(&points(store, 46.0, 100).await);
     assert_eq!(after[..2], ["A first".to_string(), "P0000".to_string()]);
     assert_eq!(after[2..], expected((4..2_000).step_by(2).take(98))[..]);
-
-    drop(store);
-    drop(database);
 }
