@@ -156,4 +156,24 @@ async fn dense_boxes(store: &Store) {
     let after = names(&points(store, 46.0, 100).await);
     assert_eq!(after[..2], ["A first".to_string(), "P0000".to_string()]);
     assert_eq!(after[2..], expected((4..2_000).step_by(2).take(98))[..]);
+
+    // The totals kept before a write still pick the walk after it. When the write has
+    // moved most matches away (all but the last 100 of the spread box), the walk finds
+    // none in its prefix, and the matches are read.
+    let moved: Vec<(&'static str, Value)> = (0..1_800)
+        .step_by(2)
+        .map(|n| {
+            let (entity, mut doc) = poi(n);
+            doc["GpsInfo"][0]["Latitude"] = json!(47.05);
+            (entity, doc)
+        })
+        .collect();
+    store
+        .content()
+        .put_batch_blocking(&moved, &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        names(&points(store, 46.0, 100).await),
+        expected((1_800..2_000).step_by(2))
+    );
 }

@@ -131,19 +131,33 @@ impl ContentRepo for PgContent {
         self.backend
             .read(move |conn| async move {
                 // A dense box is walked along the order (see `hub_query`'s `points`),
-                // once its count and the entity's, kept until the next write, show it.
-                // Fewer matches than the limit are all read anyway: no walk pays then,
-                // and the entity is not counted.
+                // as its count and the entity's show. The totals last kept, at whatever
+                // stamp (before the last write, say), pick a walk, since a walk's answer
+                // never depends on them; without them, or when the walk they picked
+                // found too few points, both are counted afresh and kept. Fewer matches
+                // than the limit are all read anyway: the entity is not counted then.
                 if let Some(walk) = &listed.walk {
+                    let all = walk.documents();
+                    let all_compiled = all.compile(Dialect::Postgres);
+                    let kept = counts
+                        .last(&listed.count)
+                        .zip(counts.last(&all_compiled.count));
+                    let kept_walk =
+                        kept.and_then(|(total, all)| walk.points(total, all.value, limit));
+                    if let Some(walked) = &kept_walk {
+                        let points = map_points(&conn, walked).await?;
+                        if points.len() as u64 >= limit {
+                            return Ok(points);
+                        }
+                    }
                     let stamp = Some(content_stamp(&conn).await?);
                     let total = count(&conn, &listed, &query, &counts, stamp).await?;
                     if total.value < limit {
                         return map_points(&conn, &compiled).await;
                     }
-                    let all = walk.documents();
-                    let all_compiled = all.compile(Dialect::Postgres);
                     let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
-                    if let Some(walked) = walk.points(total, documents.value, limit) {
+                    let walked = walk.points(total, documents.value, limit);
+                    if let Some(walked) = walked.filter(|_| kept_walk.is_none()) {
                         let points = map_points(&conn, &walked).await?;
                         if points.len() as u64 >= limit {
                             return Ok(points);

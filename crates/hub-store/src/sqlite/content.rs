@@ -354,7 +354,9 @@ fn list_page(
 
 /// The first `limit` points of a list whose count shows its matches dense, walked along
 /// the order (see `hub_query`'s `points`); `None` when no walk pays or the walk's prefix
-/// did not hold them. Both counts are kept until the next write.
+/// did not hold them. The totals last kept, at whatever stamp (before the last write,
+/// say), pick a walk, since a walk's answer never depends on them; without them, or
+/// when the walk they picked found too few points, both are counted afresh and kept.
 fn dense_points(
     conn: &Connection,
     listed: &hub_query::content::CompiledList,
@@ -364,15 +366,33 @@ fn dense_points(
     let Some(walk) = &listed.walk else {
         return Ok(None);
     };
+    let all = walk.documents().compile(Dialect::Sqlite);
+    let kept = counts.last(&listed.count).zip(counts.last(&all.count));
+    let kept_walk = kept.and_then(|(total, documents)| walk.points(total, documents.value, limit));
+    if let Some(walked) = &kept_walk {
+        if let Some(points) = walked_points(conn, walked, limit)? {
+            return Ok(Some(points));
+        }
+    }
     let total = count(conn, listed, counts)?;
     // Fewer matches than the limit are all read anyway: the entity is not counted.
     if total.value < limit {
         return Ok(None);
     }
-    let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
-    let Some(walked) = walk.points(total, documents.value, limit) else {
-        return Ok(None);
-    };
+    let documents = count(conn, &all, counts)?;
+    match walk.points(total, documents.value, limit) {
+        Some(walked) if kept_walk.is_none() => walked_points(conn, &walked, limit),
+        _ => Ok(None),
+    }
+}
+
+/// The points a walk found, when they are as many as the limit (otherwise its prefix
+/// did not hold them).
+fn walked_points(
+    conn: &Connection,
+    walked: &hub_query::content::points::CompiledPoints,
+    limit: u64,
+) -> Result<Option<Vec<MapPoint>>> {
     let points = map_points(conn, &walked.statement).map_err(|e| match take_failed_check() {
         Some(failed) => failed_check_error(&walked.checks, failed),
         None => e,
