@@ -28,9 +28,10 @@ use crate::content::{
 use crate::{IndexedDocument, Result, StoreError};
 
 mod kept;
+mod points;
 mod write;
 
-use kept::{bookmarked_page, prefixed_page, rows};
+use kept::{bookmarked_page, prefixed_page};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
 /// Documents per multi-row statement of a bulk load.
@@ -124,49 +125,7 @@ impl ContentRepo for PgContent {
     }
 
     async fn points(&self, query: ContentQuery, limit: u64) -> Result<Vec<MapPoint>> {
-        let compiled = Arc::new(query.compile_points(Dialect::Postgres, limit));
-        let listed = Arc::new(query.compile(Dialect::Postgres));
-        let query = Arc::new(query);
-        let counts = self.counts.clone();
-        self.backend
-            .read(move |conn| async move {
-                // A dense box is walked along the order (see `hub_query`'s `points`),
-                // as its count and the entity's show. The totals last kept, at whatever
-                // stamp (before the last write, say), pick a walk, since a walk's answer
-                // never depends on them; without them, or when the walk they picked
-                // found too few points, both are counted afresh and kept. Fewer matches
-                // than the limit are all read anyway: the entity is not counted then.
-                if let Some(walk) = &listed.walk {
-                    let all = walk.documents();
-                    let all_compiled = all.compile(Dialect::Postgres);
-                    let kept = counts
-                        .last(&listed.count)
-                        .zip(counts.last(&all_compiled.count));
-                    let kept_walk =
-                        kept.and_then(|(total, all)| walk.points(total, all.value, limit));
-                    if let Some(walked) = &kept_walk {
-                        let points = map_points(&conn, walked).await?;
-                        if points.len() as u64 >= limit {
-                            return Ok(points);
-                        }
-                    }
-                    let stamp = Some(content_stamp(&conn).await?);
-                    let total = count(&conn, &listed, &query, &counts, stamp).await?;
-                    if total.value < limit {
-                        return map_points(&conn, &compiled).await;
-                    }
-                    let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
-                    let walked = walk.points(total, documents.value, limit);
-                    if let Some(walked) = walked.filter(|_| kept_walk.is_none()) {
-                        let points = map_points(&conn, &walked).await?;
-                        if points.len() as u64 >= limit {
-                            return Ok(points);
-                        }
-                    }
-                }
-                map_points(&conn, &compiled).await
-            })
-            .await
+        points::read(self, query, limit).await
     }
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
@@ -541,22 +500,6 @@ async fn count(
     let total = Total::settle(counted, compiled.count_limit, estimate);
     counts.put(&compiled.count, stamp, total);
     Ok(total)
-}
-
-/// The rows of a points statement.
-async fn map_points(
-    conn: &Conn,
-    compiled: &hub_query::content::points::CompiledPoints,
-) -> Result<Vec<MapPoint>> {
-    rows(conn, &compiled.statement, &compiled.checks, |r| {
-        Ok(MapPoint {
-            id: r.try_get(0)?,
-            latitude: r.try_get(1)?,
-            longitude: r.try_get(2)?,
-            shortname: r.try_get(3)?,
-        })
-    })
-    .await
 }
 
 /// The content stamp (see `count_cache`).
