@@ -23,7 +23,7 @@
 //! Owns: which pages qualify, where marks lie, and the two statements. Must not: keep
 //! marks or decide when to read them (`hub-store`'s page bookmarks do).
 
-use super::walk::{answered_by_an_index, order_index, probes_pay};
+use super::walk::{answered_by_an_index, probes_pay, walk_index};
 use super::{compile_filter, CheckTable, ContentFilter, ContentOrder, ContentQuery, Form, Total};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -190,7 +190,7 @@ impl BookmarkedPage {
             _ => Form::Set,
         };
         if form == Form::Probe && self.is_filtered() {
-            q.sql(order_index(q.dialect));
+            q.sql(walk_index(q.dialect, &self.filters));
         }
         q.sql(" WHERE c.entity = ").text(self.entity);
         let mut checks = CheckTable::default();

@@ -171,6 +171,22 @@ fn only_boxes_in_wgs84_degrees_are_tested_by_their_ranges() {
         walk.contains("(c.latitude + 0 BETWEEN $") && !walk.contains("ST_MakeEnvelope"),
         "{walk}"
     );
+    // SQLite's walk names the order's index that holds the positions, so it tests the
+    // box without reading the rows it passes; other filters walk the plain order index.
+    let walk = crate::content::walk::test_walk_in(&q, Dialect::Sqlite);
+    let walk = walk.page.as_sql();
+    assert!(
+        walk.starts_with("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c INDEXED BY content_order_points WHERE "),
+        "{walk}"
+    );
+    let active = query(vec![ContentFilter::Active(true)], ContentOrder::Default);
+    let walk = crate::content::walk::test_walk_in(&active, Dialect::Sqlite);
+    let walk = walk.page.as_sql();
+    assert!(
+        walk.contains("FROM content c INDEXED BY content_order WHERE ")
+            && !walk.contains("content_order_points"),
+        "{walk}"
+    );
 }
 
 #[test]

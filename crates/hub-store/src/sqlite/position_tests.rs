@@ -107,3 +107,45 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
         }
     }
 }
+
+/// A page walk or a bookmark of a box along the order tests each document's position in
+/// `content_order_points`: at ODH's size each row a walk passed was a read of kilobytes
+/// (the first OGC page at offset 30,000 of a region's box after a write, 101 → 41 ms).
+#[tokio::test]
+async fn walks_of_a_box_test_the_positions_in_the_order_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(dir.path()).unwrap();
+    let Backend::Sqlite(backend) = &*store.backend else {
+        panic!("not SQLite")
+    };
+    let area = parse_wkt("POLYGON((10 45,13 45,13 48,10 48,10 45))").unwrap();
+    let query = ContentQuery {
+        entity: "HubActivityPoi",
+        filters: vec![ContentFilter::Area(GeoArea {
+            relation: Relation::Intersects,
+            geometry: area.clone(),
+            original: area,
+            srid: hub_geo::Srid::Wgs84,
+        })],
+        order: ContentOrder::Default,
+        page: Page {
+            size: 10,
+            number: 3,
+        },
+        count_limit: None,
+    };
+    let walk = query.compile(Dialect::Sqlite).walk.expect("a box walks");
+    let attempt = walk
+        .attempt(hub_query::content::Total::exact(50_000), 70_000)
+        .expect("a dense box is walked");
+    let plan = plan(
+        backend,
+        attempt.page.as_sql().to_string(),
+        attempt.page.params().to_vec(),
+    )
+    .await;
+    assert!(
+        plan.contains("USING COVERING INDEX content_order_points (entity=? AND sort_key<?)"),
+        "{plan}"
+    );
+}
