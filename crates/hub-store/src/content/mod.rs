@@ -16,6 +16,7 @@ pub(crate) mod put;
 
 use async_trait::async_trait;
 use hub_query::content::checks::{CheckTable, FailedCheck};
+use hub_query::content::points::CompiledPoints;
 use hub_query::content::{CompiledList, ContentQuery};
 use serde_json::Value;
 
@@ -267,6 +268,23 @@ pub(crate) fn compile(
     let compiled = query.compile(dialect);
     let log = ListLog::start(&compiled);
     (compiled, log)
+}
+
+/// The walk for a list's first `limit` map points that the totals last kept for its
+/// count (`listed`) and its entity's (`all`) pick, at whatever stamp (before the last
+/// write, say): the counts only choose a statement, and a walk's answer never depends
+/// on them (one that finds too few points gives way). `None` without kept totals or
+/// when they pick no walk; the store then counts afresh.
+pub(crate) fn kept_points_walk(
+    counts: &count_cache::CountCache,
+    listed: &CompiledList,
+    all: &CompiledList,
+    limit: u64,
+) -> Option<CompiledPoints> {
+    let walk = listed.walk.as_ref()?;
+    let total = counts.last(&listed.count)?;
+    let documents = counts.last(&all.count)?;
+    walk.points(total, documents.value, limit)
 }
 
 #[cfg(test)]

@@ -22,11 +22,11 @@ use super::{bind, SqliteBackend};
 use crate::content::count_cache::{CountCache, STAMP_SQL};
 use crate::content::prefixes::in_key_order;
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
-use crate::content::KeptOrders;
 use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
     ContentPage, ContentRepo, DocumentStream, Extent, MapPoint, PutOutcome,
 };
+use crate::content::{kept_points_walk, KeptOrders};
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
 use kept::{bookmarked_page, prefixed_page, rows};
@@ -354,9 +354,8 @@ fn list_page(
 
 /// The first `limit` points of a list whose count shows its matches dense, walked along
 /// the order (see `hub_query`'s `points`); `None` when no walk pays or the walk's prefix
-/// did not hold them. The totals last kept, at whatever stamp (before the last write,
-/// say), pick a walk, since a walk's answer never depends on them; without them, or
-/// when the walk they picked found too few points, both are counted afresh and kept.
+/// did not hold them. The totals last kept pick a walk ([`kept_points_walk`]); without
+/// one, or when it found too few points, both are counted afresh and kept.
 fn dense_points(
     conn: &Connection,
     listed: &hub_query::content::CompiledList,
@@ -367,8 +366,7 @@ fn dense_points(
         return Ok(None);
     };
     let all = walk.documents().compile(Dialect::Sqlite);
-    let kept = counts.last(&listed.count).zip(counts.last(&all.count));
-    let kept_walk = kept.and_then(|(total, documents)| walk.points(total, documents.value, limit));
+    let kept_walk = kept_points_walk(counts, listed, &all, limit);
     if let Some(walked) = &kept_walk {
         if let Some(points) = walked_points(conn, walked, limit)? {
             return Ok(Some(points));

@@ -12,7 +12,7 @@ use hub_query::Dialect;
 
 use super::kept::rows;
 use super::{content_stamp, count, Conn, PgContent};
-use crate::content::MapPoint;
+use crate::content::{kept_points_walk, MapPoint};
 use crate::Result;
 
 /// The first `limit` located matches of `query` in the default order.
@@ -29,18 +29,14 @@ pub(super) async fn read(
         .backend
         .read(move |conn| async move {
             // A dense box is walked along the order (see `hub_query`'s `points`),
-            // as its count and the entity's show. The totals last kept, at whatever
-            // stamp (before the last write, say), pick a walk, since a walk's answer
-            // never depends on them; without them, or when the walk they picked
-            // found too few points, both are counted afresh and kept. Fewer matches
-            // than the limit are all read anyway: the entity is not counted then.
+            // as its count and the entity's show. The totals last kept pick a walk
+            // (`kept_points_walk`); without one, or when it found too few points, both
+            // are counted afresh and kept. Fewer matches than the limit are all read
+            // anyway: the entity is not counted then.
             if let Some(walk) = &listed.walk {
                 let all = walk.documents();
                 let all_compiled = all.compile(Dialect::Postgres);
-                let kept = counts
-                    .last(&listed.count)
-                    .zip(counts.last(&all_compiled.count));
-                let kept_walk = kept.and_then(|(total, all)| walk.points(total, all.value, limit));
+                let kept_walk = kept_points_walk(&counts, &listed, &all_compiled, limit);
                 if let Some(walked) = &kept_walk {
                     if let Some(points) = walked_points(&conn, walked, limit).await? {
                         return Ok(points);
