@@ -17,7 +17,7 @@
 //! rule rewrites the query before, and decides whether points may be read at all).
 
 use super::checks::CheckTable;
-use super::walk::within_prefix;
+use super::walk::{prefix_rows, within_prefix};
 use super::{ContentQuery, Form};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -57,30 +57,18 @@ impl ContentQuery {
     ) -> CompiledPoints {
         let mut statement = SqlBuilder::new(dialect);
         statement.sql("SELECT c.id, c.latitude, c.longitude, c.shortname FROM ");
-        let checks = match (walked, dialect) {
-            (None, _) => {
+        let checks = match walked {
+            None => {
                 statement.sql("content c");
                 self.where_clause(&mut statement)
             }
-            (Some(rows), Dialect::Postgres) => {
-                // The first `rows` documents of the order, as the rows of `c`. The
-                // planner keeps only the columns the statement names, so the walk stays
-                // in the index; a probe for the `rows`-th key, as a page's walk bounds
-                // itself, would pass those documents once more before the walk (19 of
-                // 29 ms for a zoom-6 tile).
-                statement
-                    .sql("(SELECT * FROM content c WHERE c.entity = ")
-                    .text(self.entity)
-                    .sql(" ORDER BY c.sort_key, c.id_key LIMIT ")
-                    .param(SqlValue::Int(i64::try_from(rows).unwrap_or(i64::MAX)))
-                    .sql(") c");
-                self.where_clause_as(&mut statement, Form::Probe)
-            }
-            (Some(rows), Dialect::Sqlite) => {
-                // SQLite reads every column of such a subquery's rows (311 ms for the
-                // same tile): the walk names the index holding the points and stops at
-                // the `rows`-th key as a page's walk does.
-                statement.sql("content c INDEXED BY content_order_points");
+            Some(rows) => {
+                prefix_rows(
+                    &mut statement,
+                    self.entity,
+                    " INDEXED BY content_order_points",
+                    rows,
+                );
                 let checks = self.where_clause_as(&mut statement, Form::Probe);
                 within_prefix(&mut statement, self.entity, rows);
                 checks

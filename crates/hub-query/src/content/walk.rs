@@ -12,9 +12,8 @@
 //! tells, so the store counts first (the total is needed anyway, and is kept until the
 //! next write) and asks [`CountedWalk::attempt`]: [`walk_rows`] weighs the documents a
 //! walk passes against the matches the page statement reads. The walk is bounded: it
-//! looks only at a prefix of the order (the documents whose sort key is at most the
-//! sort key of the `rows`-th document, so what it finds is exactly the start of the
-//! full answer). When that prefix holds fewer matches than the page needs, the store
+//! looks only at a prefix of the order, the first `rows` documents ([`prefix_rows`]), so
+//! what it finds is exactly the start of the full answer. When that prefix holds fewer matches than the page needs, the store
 //! runs the ordinary page statement instead (matches first, sorted).
 //!
 //! Owns: the walk statement, its bound and the rule choosing it. Must not: decide
@@ -214,8 +213,13 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
     let size = u64::from(query.page.size);
     let offset = query.page.offset();
     let mut page = SqlBuilder::new(dialect);
-    page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c")
-        .sql(walk_index(dialect, &query.filters));
+    page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM ");
+    prefix_rows(
+        &mut page,
+        query.entity,
+        walk_index(dialect, &query.filters),
+        rows,
+    );
     let mut checks = super::CheckTable::default();
     page.sql(" WHERE c.entity = ").text(query.entity);
     within_prefix(&mut page, query.entity, rows);
@@ -233,13 +237,43 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
     PageAttempt { page, size }
 }
 
-/// ` AND` the row lies within the first `rows` documents of the entity's order (its
-/// sort key at most the `rows`-th's, so the rows passed are exactly a start of the
-/// order).
+/// The rows `c` a walk over the first `rows` documents of `entity`'s order passes, as
+/// the source of its `FROM`; [`within_prefix`] in its `WHERE` completes the bound.
+///
+/// On PostgreSQL they are a `LIMIT` subquery of the order, which the walk reads only
+/// as far as it needs: the planner keeps only the columns the statement names, so it
+/// stays in an index of the order where that holds them. A bound by the `rows`-th key
+/// would pass those documents once more before the walk: 1.1 of 1.4 ms for a tag
+/// filter's page 1 at scale 1, 19 of 29 ms for a zoom-6 tile at scale 10.
+///
+/// SQLite reads every column of such a subquery's rows (311 ms for that tile), so the
+/// walk names `index`, an index in the order's key order, and stops at the `rows`-th
+/// key.
+pub(crate) fn prefix_rows(q: &mut SqlBuilder, entity: &'static str, index: &str, rows: u64) {
+    match q.dialect {
+        Dialect::Postgres => {
+            q.sql("(SELECT * FROM content c WHERE c.entity = ")
+                .text(entity)
+                .sql(" ORDER BY c.sort_key, c.id_key LIMIT ")
+                .param(SqlValue::Int(i64::try_from(rows).unwrap_or(i64::MAX)))
+                .sql(") c");
+        }
+        Dialect::Sqlite => {
+            q.sql("content c").sql(index);
+        }
+    }
+}
+
+/// ` AND` the row lies within the first `rows` documents of the entity's order on SQLite
+/// (its sort key at most the `rows`-th's, so the rows passed are exactly a start of the
+/// order); on PostgreSQL [`prefix_rows`] holds no others.
 pub(crate) fn within_prefix(q: &mut SqlBuilder, entity: &'static str, rows: u64) {
-    let order_index = order_index(q.dialect);
+    if q.dialect == Dialect::Postgres {
+        return;
+    }
+    let index = order_index(q.dialect);
     q.sql(" AND c.sort_key <= (SELECT b.sort_key FROM content b")
-        .sql(order_index)
+        .sql(index)
         .sql(" WHERE b.entity = ")
         .text(entity)
         .sql(" ORDER BY b.sort_key, b.id_key LIMIT 1 OFFSET ")
@@ -494,8 +528,16 @@ mod tests {
             "{}",
             pg.page.as_sql()
         );
+        // PostgreSQL reads the first rows of the order as a `LIMIT` subquery, only as far
+        // as the page needs, and no probe for the last row's key.
         assert!(
-            pg.page.as_sql().contains("OFFSET $3)"),
+            pg.page.as_sql().starts_with("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM (SELECT * FROM content c WHERE c.entity = $1 ORDER BY c.sort_key, c.id_key LIMIT $2) c WHERE "),
+            "{}",
+            pg.page.as_sql()
+        );
+        assert_eq!(pg.page.params()[1], SqlValue::Int(1_000));
+        assert!(
+            !pg.page.as_sql().contains("SELECT b.sort_key"),
             "{}",
             pg.page.as_sql()
         );
