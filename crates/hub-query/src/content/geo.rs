@@ -15,6 +15,7 @@ use hub_geo::wkt::to_wkt;
 use hub_geo::{Geometry, Srid};
 
 use super::checks::CheckTable;
+use super::walk::AttemptOdds;
 use super::{CompiledList, ContentFilter, ContentQuery, Form, PageAttempt};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
 
@@ -273,9 +274,10 @@ pub(crate) fn compile_nearest(
     longitude: f64,
 ) -> CompiledList {
     let (page, checks) = nearest_page(query, dialect, latitude, longitude);
+    let size = u64::from(query.page.size);
     let attempts = rings(query, latitude, longitude)
         .into_iter()
-        .map(|metres| {
+        .map(|(metres, share)| {
             let mut ring = query.clone();
             ring.filters.push(ContentFilter::Radius(GeoCircle {
                 latitude,
@@ -284,7 +286,11 @@ pub(crate) fn compile_nearest(
             }));
             PageAttempt {
                 page: nearest_page(&ring, dialect, latitude, longitude).0,
-                size: u64::from(query.page.size),
+                size,
+                odds: Some(AttemptOdds {
+                    share,
+                    needed: query.page.offset().saturating_add(size),
+                }),
             }
         })
         .collect();
@@ -324,8 +330,10 @@ fn nearest_page(
 /// from one is the page). Sorting every match of a 10 km radius costs in proportion to
 /// how many there are; a circle a quarter or a sixteenth as wide holds 1/16 or 1/256 of
 /// them where the density is even. Only with a radius filter around the order's centre;
-/// circles under 100 m are not worth a statement.
-fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
+/// circles under 100 m are not worth a statement. Each with the share of the circle's
+/// area it covers: where the list's matches were counted, a ring expected to hold too
+/// few for the page is not tried ([`PageAttempt::worth_trying`]).
+fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<(f64, f64)> {
     let radius = query.filters.iter().find_map(|f| match f {
         ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude => {
             Some(c.metres)
@@ -335,9 +343,9 @@ fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<f64> {
     let Some(radius) = radius else {
         return Vec::new();
     };
-    [radius / 16.0, radius / 4.0]
+    [(radius / 16.0, 1.0 / 256.0), (radius / 4.0, 1.0 / 16.0)]
         .into_iter()
-        .filter(|r| *r >= 100.0)
+        .filter(|(r, _)| *r >= 100.0)
         .collect()
 }
 

@@ -267,6 +267,62 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
 }
 
 #[test]
+fn a_kept_total_skips_the_rings_too_sparse_for_the_page() {
+    let circle = ContentFilter::Radius(GeoCircle {
+        latitude: 46.5,
+        longitude: 11.3,
+        metres: 10_000.0,
+    });
+    let order = ContentOrder::Distance {
+        latitude: 46.5,
+        longitude: 11.3,
+    };
+    // Which of the rings of 625 m and 2.5 km (1/256 and 1/16 of the circle) page
+    // `number` of 10 tries, with the list's total last kept at `kept`.
+    let tried = |number: u32, kept: Option<Total>| {
+        let mut q = query(vec![circle.clone()], order.clone());
+        q.page.number = number;
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            assert_eq!(q.compile(dialect).attempts.len(), 2);
+        }
+        q.compile(Dialect::Sqlite)
+            .attempts
+            .iter()
+            .map(|a| a.worth_trying(kept))
+            .collect::<Vec<bool>>()
+    };
+    // Without a kept total every ring is tried.
+    assert_eq!(tried(1, None), [true, true]);
+    // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly, 5.8 if
+    // four times as dense at the centre: short of a page of 10. The 2.5 km ring's 23 do.
+    assert_eq!(tried(1, Some(Total::exact(370))), [false, true]);
+    // A total of 640 is just enough for the smallest ring (640 / 256 · 4 = 10).
+    assert_eq!(tried(1, Some(Total::exact(639))), [false, true]);
+    assert_eq!(tried(1, Some(Total::exact(640))), [true, true]);
+    // A deeper page needs more: page 10 ends at 100 matches.
+    assert_eq!(tried(10, Some(Total::exact(370))), [false, false]);
+    assert_eq!(tried(10, Some(Total::exact(400))), [false, true]);
+    // An estimated total weighs the same; none at all skips every ring.
+    assert_eq!(
+        tried(
+            1,
+            Some(Total {
+                value: 10_001,
+                estimated: true
+            })
+        ),
+        [true, true]
+    );
+    assert_eq!(tried(1, Some(Total::exact(0))), [false, false]);
+    // A walk has no part of an area: the totals chose it already.
+    let walk = crate::content::walk::test_walk_in(
+        &query(vec![ContentFilter::Active(true)], ContentOrder::Default),
+        Dialect::Postgres,
+    );
+    assert!(walk.worth_trying(Some(Total::exact(0))));
+}
+
+#[test]
 fn the_points_of_a_dense_box_walk_the_order() {
     let area = area_of(
         "POLYGON((11.3 46.4,11.5 46.4,11.5 46.6,11.3 46.6,11.3 46.4))",

@@ -40,6 +40,40 @@ pub struct PageAttempt {
     pub page: SqlBuilder,
     /// The page size: an attempt that returned this many rows answered the page.
     pub size: u64,
+    /// For an attempt that looks at part of the list's area (a ring around a radius's
+    /// centre), what share of the list's matches it sees where they are spread evenly,
+    /// and how many it needs (the page's end): see [`PageAttempt::worth_trying`].
+    pub(crate) odds: Option<AttemptOdds>,
+}
+
+/// What an attempt over part of a list's area may expect to find.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct AttemptOdds {
+    /// The share of the list's matches its part holds where they are spread evenly.
+    pub(crate) share: f64,
+    /// The matches it needs to see to answer the page (the page's end).
+    pub(crate) needed: u64,
+}
+
+/// How much denser than the list's average the matches of an attempt's part may be and
+/// still be worth its statement: a radius's centre is usually denser than its edge (a
+/// town in its valley), so a ring is tried unless even four times its even share falls
+/// short of the page.
+const DENSER_AT_THE_CENTRE: f64 = 4.0;
+
+impl PageAttempt {
+    /// Whether the attempt is worth a statement when the list's matches were last
+    /// counted at `kept_total` (before the last write, say: the total only chooses a
+    /// statement, and an attempt that falls short gives way to the next). Without a
+    /// kept total, or for an attempt without odds, it is tried.
+    pub fn worth_trying(&self, kept_total: Option<Total>) -> bool {
+        match (self.odds, kept_total) {
+            (Some(odds), Some(total)) => {
+                total.value as f64 * odds.share * DENSER_AT_THE_CENTRE >= odds.needed as f64
+            }
+            _ => true,
+        }
+    }
 }
 
 /// A filtered page in the default order that a walk may answer, once its total and the
@@ -234,7 +268,11 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
         .sql(") p JOIN content c ON c.entity = ")
         .text(query.entity)
         .sql(" AND c.id_key = p.k ORDER BY p.o, p.k");
-    PageAttempt { page, size }
+    PageAttempt {
+        page,
+        size,
+        odds: None,
+    }
 }
 
 /// The rows `c` a walk over the first `rows` documents of `entity`'s order passes, as

@@ -17,7 +17,7 @@ pub(crate) mod put;
 use async_trait::async_trait;
 use hub_query::content::checks::{CheckTable, FailedCheck};
 use hub_query::content::points::CompiledPoints;
-use hub_query::content::{CompiledList, ContentQuery};
+use hub_query::content::{CompiledList, ContentQuery, PageAttempt};
 use serde_json::Value;
 
 use crate::{Result, StoreError};
@@ -268,6 +268,21 @@ pub(crate) fn compile(
     let compiled = query.compile(dialect);
     let log = ListLog::start(&compiled);
     (compiled, log)
+}
+
+/// The attempts at `listed`'s page (see [`hub_query::content::PageAttempt`]) worth a
+/// statement, as the total last kept for its count tells, at whatever stamp: the total
+/// only chooses statements, and an attempt that falls short gives way to the next.
+pub(crate) fn attempts_worth_trying<'a>(
+    counts: &count_cache::CountCache,
+    listed: &'a CompiledList,
+) -> impl Iterator<Item = &'a PageAttempt> {
+    let kept = if listed.attempts.is_empty() {
+        None
+    } else {
+        counts.last(&listed.count)
+    };
+    listed.attempts.iter().filter(move |a| a.worth_trying(kept))
 }
 
 /// The walk for a list's first `limit` map points that the totals last kept for its

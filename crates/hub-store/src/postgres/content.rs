@@ -391,7 +391,7 @@ async fn list_page(
             return Ok(ContentPage::of(total, docs));
         }
     }
-    for attempt in &compiled.attempts {
+    for attempt in crate::content::attempts_worth_trying(&counts, &compiled) {
         let page = async { page_docs(&conn, &attempt.page, false).await.map_err(fail) };
         let (docs, _) = with_stamp(&conn, &mut stamp, page).await?;
         if docs.len() as u64 >= attempt.size {

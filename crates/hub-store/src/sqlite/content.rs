@@ -314,7 +314,7 @@ fn list_page(
             return Ok(ContentPage::of(total, docs));
         }
     }
-    for attempt in &compiled.attempts {
+    for attempt in crate::content::attempts_worth_trying(counts, compiled) {
         let docs = page_docs(conn, &attempt.page, false)?.0;
         if docs.len() as u64 >= attempt.size {
             let total = count(conn, compiled, counts)?;

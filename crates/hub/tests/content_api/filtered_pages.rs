@@ -302,28 +302,69 @@ async fn totals_and_pages_follow_writes_at_once() {
     assert_eq!(item_ids(&deleted), remaining[10..20], "{deleted}");
 }
 
+/// The ids of `points` within `metres` of [`CENTRE`], nearest first (ties by id).
+fn nearest_first(points: &[(String, (f64, f64))], metres: f64) -> Vec<String> {
+    let distance = |(lat, lon): (f64, f64)| {
+        hub_query::content::geo::geodesic_distance_m(CENTRE.0, CENTRE.1, lat, lon)
+    };
+    let mut within: Vec<&(String, (f64, f64))> = points
+        .iter()
+        .filter(|(_, at)| distance(*at) <= metres)
+        .collect();
+    within.sort_by(|a, b| distance(a.1).total_cmp(&distance(b.1)).then(a.0.cmp(&b.0)));
+    within.into_iter().map(|(id, _)| id.clone()).collect()
+}
+
+/// Pages 1, 2, 5, the last and the one past it of the radius of `metres`.
+async fn assert_radius_pages(app: &TestApp, metres: f64, all: &[String]) {
+    let last = all.len().div_ceil(10);
+    for number in [1, 2, 5, last, last + 1] {
+        let uri = format!(
+            "/v1/HubActivityPoi?latitude={}&longitude={}&radius={metres}&pagesize=10&pagenumber={number}",
+            CENTRE.0, CENTRE.1
+        );
+        assert_page(app, &uri, all, number).await;
+    }
+}
+
 #[tokio::test]
 async fn radius_pages_are_the_next_slice_of_the_matches_nearest_first() {
     let app = app();
-    let distance = |i: usize| {
-        let (lat, lon) = position(i);
-        hub_query::content::geo::geodesic_distance_m(CENTRE.0, CENTRE.1, lat, lon)
-    };
+    let mut points: Vec<(String, (f64, f64))> = (0..DOCS)
+        .map(|i| (format!("fp-{i:05}"), position(i)))
+        .collect();
+    // Page 1 and 2 come from a smaller circle where it holds them; deeper pages and the
+    // last from the whole radius.
     for metres in [3_000.0, 600.0] {
-        let mut within: Vec<usize> = (0..DOCS).filter(|&i| distance(i) <= metres).collect();
-        within.sort_by(|&a, &b| distance(a).total_cmp(&distance(b)));
-        let all: Vec<String> = within.iter().map(|i| format!("fp-{i:05}")).collect();
-        let last = all.len().div_ceil(10);
-        // Page 1 and 2 come from a smaller circle where it holds them; deeper pages and
-        // the last from the whole radius.
-        for number in [1, 2, 5, last, last + 1] {
-            let uri = format!(
-                "/v1/HubActivityPoi?latitude={}&longitude={}&radius={metres}&pagesize=10&pagenumber={number}",
-                CENTRE.0, CENTRE.1
-            );
-            assert_page(&app, &uri, &all, number).await;
-        }
+        assert_radius_pages(&app, metres, &nearest_first(&points, metres)).await;
     }
+    // The totals kept above choose which circles are tried after writes too. 40
+    // documents a few metres from the centre come first at once...
+    let metres = 3_000.0;
+    for k in 0..40 {
+        let id = format!("fp-near-{k:02}");
+        let at = (CENTRE.0 + k as f64 * 2e-5, CENTRE.1 + k as f64 * 1e-5);
+        let mut near = doc(0);
+        near["Id"] = json!(id);
+        near["_Meta"]["Id"] = json!(id);
+        near["GpsInfo"][0]["Latitude"] = json!(at.0);
+        near["GpsInfo"][0]["Longitude"] = json!(at.1);
+        app.store
+            .content()
+            .put("HubActivityPoi", near, "2024-02-01T00:00:00".into(), false)
+            .await
+            .unwrap();
+        points.push((id, at));
+    }
+    assert_radius_pages(&app, metres, &nearest_first(&points, metres)).await;
+    // ...and with every document within 800 m deleted, the smaller circles that the
+    // total kept before say are worth a try hold none: the pages come from the radius.
+    for id in nearest_first(&points, 800.0) {
+        delete(&app, &id).await;
+        points.retain(|(kept, _)| *kept != id);
+    }
+    assert!(nearest_first(&points, 800.0).is_empty());
+    assert_radius_pages(&app, metres, &nearest_first(&points, metres)).await;
 }
 
 /// The whole order of `list`, seeded or `rawsort` (one read of every match, which no
