@@ -285,21 +285,42 @@ pub(crate) fn attempts_worth_trying<'a>(
     listed.attempts.iter().filter(move |a| a.worth_trying(kept))
 }
 
-/// The walk for a list's first `limit` map points that the totals last kept for its
-/// count (`listed`) and its entity's (`all`) pick, at whatever stamp (before the last
-/// write, say): the counts only choose a statement, and a walk's answer never depends
-/// on them (one that finds too few points gives way). `None` without kept totals or
-/// when they pick no walk; the store then counts afresh.
-pub(crate) fn kept_points_walk(
+/// What the totals last kept for a list's count (`listed`) and its entity's (`all`), at
+/// whatever stamp (before the last write, say), say about reading the list's first
+/// `limit` map points. The counts only choose a statement, and the answer never depends
+/// on them: a walk that finds too few points gives way, and a read of the matches is
+/// the answer whatever their number.
+pub(crate) enum KeptPoints {
+    /// The walk they pick.
+    Walk(CompiledPoints),
+    /// Fewer matches than the limit: no walk could answer, so the matches are read
+    /// without counting them again. A read that reaches the limit shows the total stale,
+    /// and the store counts afresh for the next tile.
+    Matches,
+    /// Nothing kept, or totals that pick no walk: the store counts afresh and decides.
+    Count,
+}
+
+/// See [`KeptPoints`]: both stores decide by this one function.
+pub(crate) fn kept_points(
     counts: &count_cache::CountCache,
     listed: &CompiledList,
     all: &CompiledList,
     limit: u64,
-) -> Option<CompiledPoints> {
-    let walk = listed.walk.as_ref()?;
-    let total = counts.last(&listed.count)?;
-    let documents = counts.last(&all.count)?;
-    walk.points(total, documents.value, limit)
+) -> KeptPoints {
+    let (Some(walk), Some(total)) = (listed.walk.as_ref(), counts.last(&listed.count)) else {
+        return KeptPoints::Count;
+    };
+    if total.value < limit {
+        return KeptPoints::Matches;
+    }
+    let walked = counts
+        .last(&all.count)
+        .and_then(|documents| walk.points(total, documents.value, limit));
+    match walked {
+        Some(walked) => KeptPoints::Walk(walked),
+        None => KeptPoints::Count,
+    }
 }
 
 #[cfg(test)]
@@ -310,6 +331,59 @@ mod points_tests;
 mod tests {
     use super::*;
     use hub_query::content::checks::{FoundType, QueryCheck};
+    use hub_query::content::{ContentFilter, ContentOrder, Page, Total};
+    use hub_query::Dialect;
+
+    #[test]
+    fn kept_totals_choose_how_map_points_are_read() {
+        let listed = ContentQuery {
+            entity: "HubActivityPoi",
+            filters: vec![ContentFilter::Active(true)],
+            order: ContentOrder::Default,
+            page: Page {
+                size: 10,
+                number: 1,
+            },
+            count_limit: None,
+        };
+        let all = ContentQuery {
+            filters: Vec::new(),
+            ..listed.clone()
+        };
+        let (listed, all) = (listed.compile(Dialect::Sqlite), all.compile(Dialect::Sqlite));
+        // (the list's kept total, the entity's, the limit) → the choice.
+        let choice = |total: Option<u64>, documents: Option<u64>, limit: u64| {
+            let counts = count_cache::CountCache::default();
+            if let Some(n) = total {
+                counts.put(&listed.count, 1, Total::exact(n));
+            }
+            if let Some(n) = documents {
+                counts.put(&all.count, 1, Total::exact(n));
+            }
+            match kept_points(&counts, &listed, &all, limit) {
+                KeptPoints::Walk(_) => "walk",
+                KeptPoints::Matches => "matches",
+                KeptPoints::Count => "count",
+            }
+        };
+        for (total, documents, limit, expected) in [
+            (None, None, 100, "count"),
+            (None, Some(3_000), 100, "count"),
+            // Fewer matches than the limit: the entity's count does not matter.
+            (Some(99), None, 100, "matches"),
+            (Some(0), Some(3_000), 100, "matches"),
+            (Some(100), None, 100, "count"),
+            // Dense: walked; sparse: counted afresh (the totals rule nothing out).
+            (Some(1_000), Some(3_000), 100, "walk"),
+            (Some(100), Some(3_000), 100, "count"),
+        ] {
+            assert_eq!(
+                choice(total, documents, limit),
+                expected,
+                "{total:?} of {documents:?}, limit {limit}"
+            );
+        }
+    }
 
     #[test]
     fn failed_checks_are_client_faults_only_when_the_query_issued_them() {

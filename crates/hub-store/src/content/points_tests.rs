@@ -2,7 +2,8 @@
 //! holds many of the entity's documents is walked along the order's index, and what the
 //! walk finds is always the first located matches in the order, as the points statement
 //! over the matches finds them: where the matches are spread out the walk answers, where
-//! they come late in the order it gives up and the matches are read.
+//! they come late in the order it gives up and the matches are read. Totals kept before
+//! a write choose the statement after it, and the answer never depends on them.
 
 use hub_geo::Srid;
 use hub_query::content::geo::GeoArea;
@@ -175,5 +176,41 @@ async fn dense_boxes(store: &Store) {
     assert_eq!(
         names(&points(store, 46.0, 100).await),
         expected((1_800..2_000).step_by(2))
+    );
+
+    // A box whose kept total is below the limit is read without counting it again. When
+    // writes have carried it past the limit since (the late box's 1,000 matches and 900
+    // moved in, every odd POI before 1,800, all named before them), the read still
+    // holds the first points up to the limit, and so does the next.
+    assert_eq!(
+        names(&points(store, 45.0, 1_500).await),
+        expected(2_000..3_000)
+    );
+    let moved_in: Vec<(&'static str, Value)> = (1..1_800)
+        .step_by(2)
+        .map(|n| {
+            let (entity, mut doc) = poi(n);
+            doc["GpsInfo"][0]["Latitude"] = json!(45.05);
+            (entity, doc)
+        })
+        .collect();
+    store
+        .content()
+        .put_batch_blocking(&moved_in, &mut |_| {})
+        .unwrap();
+    let grown: Vec<String> = (1..1_800)
+        .step_by(2)
+        .chain(2_000..2_600)
+        .map(|n| format!("P{n:04}"))
+        .collect();
+    assert_eq!(names(&points(store, 45.0, 1_500).await), grown);
+    assert_eq!(names(&points(store, 45.0, 1_500).await), grown);
+    assert_eq!(
+        names(&points(store, 45.0, 2_000).await),
+        (1..1_800)
+            .step_by(2)
+            .chain(2_000..3_000)
+            .map(|n| format!("P{n:04}"))
+            .collect::<Vec<_>>()
     );
 }

@@ -26,7 +26,7 @@ use crate::content::{
     compile, compile_stream, extent_of, extent_sql, failed_check_error, parse_documents,
     ContentPage, ContentRepo, DocumentStream, Extent, MapPoint, PutOutcome,
 };
-use crate::content::{kept_points_walk, KeptOrders};
+use crate::content::{kept_points, KeptOrders, KeptPoints};
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
 use kept::{bookmarked_page, prefixed_page, rows};
@@ -140,7 +140,7 @@ impl ContentRepo for SqliteContent {
         self.backend
             .read(move |conn| {
                 take_failed_check();
-                let points = dense_points(conn, &listed, limit, &counts)
+                let points = dense_points(conn, &listed, &compiled.statement, limit, &counts)
                     .transpose()
                     .unwrap_or_else(|| map_points(conn, &compiled.statement));
                 points.map_err(|e| match take_failed_check() {
@@ -353,12 +353,15 @@ fn list_page(
 }
 
 /// The first `limit` points of a list whose count shows its matches dense, walked along
-/// the order (see `hub_query`'s `points`); `None` when no walk pays or the walk's prefix
-/// did not hold them. The totals last kept pick a walk ([`kept_points_walk`]); without
-/// one, or when it found too few points, both are counted afresh and kept.
+/// the order (see `hub_query`'s `points`), or its matches (`statement`) read where the
+/// totals last kept show fewer than the limit; `None` when no walk pays or the walk's
+/// prefix did not hold them. The totals last kept choose first ([`kept_points`]);
+/// without them, or when a walk they chose found too few points, both are counted
+/// afresh and kept.
 fn dense_points(
     conn: &Connection,
     listed: &hub_query::content::CompiledList,
+    statement: &hub_query::SqlBuilder,
     limit: u64,
     counts: &CountCache,
 ) -> Result<Option<Vec<MapPoint>>> {
@@ -366,11 +369,22 @@ fn dense_points(
         return Ok(None);
     };
     let all = walk.documents().compile(Dialect::Sqlite);
-    let kept_walk = kept_points_walk(counts, listed, &all, limit);
-    if let Some(walked) = &kept_walk {
-        if let Some(points) = walked_points(conn, walked, limit)? {
+    let kept = kept_points(counts, listed, &all, limit);
+    match &kept {
+        KeptPoints::Walk(walked) => {
+            if let Some(points) = walked_points(conn, walked, limit)? {
+                return Ok(Some(points));
+            }
+        }
+        KeptPoints::Matches => {
+            let points = map_points(conn, statement)?;
+            if (points.len() as u64) >= limit {
+                count(conn, listed, counts)?;
+                count(conn, &all, counts)?;
+            }
             return Ok(Some(points));
         }
+        KeptPoints::Count => {}
     }
     let total = count(conn, listed, counts)?;
     // Fewer matches than the limit are all read anyway: the entity is not counted.
@@ -379,7 +393,7 @@ fn dense_points(
     }
     let documents = count(conn, &all, counts)?;
     match walk.points(total, documents.value, limit) {
-        Some(walked) if kept_walk.is_none() => walked_points(conn, &walked, limit),
+        Some(walked) if !matches!(kept, KeptPoints::Walk(_)) => walked_points(conn, &walked, limit),
         _ => Ok(None),
     }
 }

@@ -12,7 +12,7 @@ use hub_query::Dialect;
 
 use super::kept::rows;
 use super::{content_stamp, count, Conn, PgContent};
-use crate::content::{kept_points_walk, MapPoint};
+use crate::content::{kept_points, KeptPoints, MapPoint};
 use crate::Result;
 
 /// The first `limit` located matches of `query` in the default order.
@@ -29,18 +29,30 @@ pub(super) async fn read(
         .backend
         .read(move |conn| async move {
             // A dense box is walked along the order (see `hub_query`'s `points`),
-            // as its count and the entity's show. The totals last kept pick a walk
-            // (`kept_points_walk`); without one, or when it found too few points, both
-            // are counted afresh and kept. Fewer matches than the limit are all read
-            // anyway: the entity is not counted then.
+            // as its count and the entity's show. The totals last kept choose first
+            // (`kept_points`); without them, or when a walk they chose found too few
+            // points, both are counted afresh and kept. Fewer matches than the limit
+            // are all read anyway: the entity is not counted then.
             if let Some(walk) = &listed.walk {
                 let all = walk.documents();
                 let all_compiled = all.compile(Dialect::Postgres);
-                let kept_walk = kept_points_walk(&counts, &listed, &all_compiled, limit);
-                if let Some(walked) = &kept_walk {
-                    if let Some(points) = walked_points(&conn, walked, limit).await? {
+                let kept = kept_points(&counts, &listed, &all_compiled, limit);
+                match &kept {
+                    KeptPoints::Walk(walked) => {
+                        if let Some(points) = walked_points(&conn, walked, limit).await? {
+                            return Ok(points);
+                        }
+                    }
+                    KeptPoints::Matches => {
+                        let points = map_points(&conn, &compiled).await?;
+                        if (points.len() as u64) >= limit {
+                            let stamp = Some(content_stamp(&conn).await?);
+                            count(&conn, &listed, &query, &counts, stamp).await?;
+                            count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                        }
                         return Ok(points);
                     }
+                    KeptPoints::Count => {}
                 }
                 let stamp = Some(content_stamp(&conn).await?);
                 let total = count(&conn, &listed, &query, &counts, stamp).await?;
@@ -49,7 +61,8 @@ pub(super) async fn read(
                 }
                 let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
                 let walked = walk.points(total, documents.value, limit);
-                if let Some(walked) = walked.filter(|_| kept_walk.is_none()) {
+                let walked_before = matches!(kept, KeptPoints::Walk(_));
+                if let Some(walked) = walked.filter(|_| !walked_before) {
                     if let Some(points) = walked_points(&conn, &walked, limit).await? {
                         return Ok(points);
                     }
