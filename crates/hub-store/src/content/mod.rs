@@ -350,7 +350,10 @@ mod tests {
             filters: Vec::new(),
             ..listed.clone()
         };
-        let (listed, all) = (listed.compile(Dialect::Sqlite), all.compile(Dialect::Sqlite));
+        let (listed, all) = (
+            listed.compile(Dialect::Sqlite),
+            all.compile(Dialect::Sqlite),
+        );
         // (the list's kept total, the entity's, the limit) → the choice.
         let choice = |total: Option<u64>, documents: Option<u64>, limit: u64| {
             let counts = count_cache::CountCache::default();

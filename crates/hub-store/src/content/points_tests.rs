@@ -114,6 +114,21 @@ fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_on_postgres(
     drop(database);
 }
 
+/// Writes POIs `numbers` again at `latitude`.
+fn move_to(store: &Store, numbers: impl Iterator<Item = usize>, latitude: f64) {
+    let moved: Vec<(&'static str, Value)> = numbers
+        .map(|n| {
+            let (entity, mut doc) = poi(n);
+            doc["GpsInfo"][0]["Latitude"] = json!(latitude);
+            (entity, doc)
+        })
+        .collect();
+    store
+        .content()
+        .put_batch_blocking(&moved, &mut |_| {})
+        .unwrap();
+}
+
 async fn dense_boxes(store: &Store) {
     let docs: Vec<(&'static str, Value)> = (0..DOCUMENTS).map(poi).collect();
     store
@@ -161,18 +176,7 @@ async fn dense_boxes(store: &Store) {
     // The totals kept before a write still pick the walk after it. When the write has
     // moved most matches away (all but the last 100 of the spread box), the walk finds
     // none in its prefix, and the matches are read.
-    let moved: Vec<(&'static str, Value)> = (0..1_800)
-        .step_by(2)
-        .map(|n| {
-            let (entity, mut doc) = poi(n);
-            doc["GpsInfo"][0]["Latitude"] = json!(47.05);
-            (entity, doc)
-        })
-        .collect();
-    store
-        .content()
-        .put_batch_blocking(&moved, &mut |_| {})
-        .unwrap();
+    move_to(store, (0..1_800).step_by(2), 47.05);
     assert_eq!(
         names(&points(store, 46.0, 100).await),
         expected((1_800..2_000).step_by(2))
@@ -186,18 +190,7 @@ async fn dense_boxes(store: &Store) {
         names(&points(store, 45.0, 1_500).await),
         expected(2_000..3_000)
     );
-    let moved_in: Vec<(&'static str, Value)> = (1..1_800)
-        .step_by(2)
-        .map(|n| {
-            let (entity, mut doc) = poi(n);
-            doc["GpsInfo"][0]["Latitude"] = json!(45.05);
-            (entity, doc)
-        })
-        .collect();
-    store
-        .content()
-        .put_batch_blocking(&moved_in, &mut |_| {})
-        .unwrap();
+    move_to(store, (1..1_800).step_by(2), 45.05);
     let grown: Vec<String> = (1..1_800)
         .step_by(2)
         .chain(2_000..2_600)
