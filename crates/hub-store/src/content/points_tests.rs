@@ -85,19 +85,9 @@ async fn the_points_of_a_dense_box_are_its_first_located_matches_in_order_on_sql
     let store = Store::open_sqlite(dir.path()).unwrap();
     dense_boxes(&store).await;
     // The walk reads the index of the order with the points, not the rows.
-    let crate::Backend::Sqlite(backend) = &*store.backend else {
-        panic!("not SQLite")
-    };
     let walk = in_box(46.0).compile(Dialect::Sqlite).walk.unwrap();
     let walked = walk.points(Total::exact(1_000), 3_000, 100).unwrap();
-    let (sql, params) = (
-        walked.statement.as_sql().to_string(),
-        walked.statement.params().to_vec(),
-    );
-    let plan = backend
-        .read(move |conn| Ok(crate::sqlite::query_plan(conn, &sql, &params)?))
-        .await
-        .unwrap();
+    let plan = crate::sqlite::statement_plan(&store, &walked.statement).await;
     assert!(
         plan.contains("USING COVERING INDEX content_order_points") && !plan.contains("TEMP B-TREE"),
         "{plan}"

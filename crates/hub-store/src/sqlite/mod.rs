@@ -512,6 +512,28 @@ pub(crate) fn query_plan(
     Ok(plan)
 }
 
+/// The SQLite backend of `store`, for tests of its plans and connections.
+#[cfg(test)]
+pub(crate) fn backend_of(store: &crate::Store) -> &SqliteBackend {
+    match &*store.backend {
+        crate::Backend::Sqlite(backend) => backend,
+        crate::Backend::Postgres(_) => panic!("not SQLite"),
+    }
+}
+
+/// The plan SQLite makes for `statement` in `store` ([`query_plan`]).
+#[cfg(test)]
+pub(crate) async fn statement_plan(
+    store: &crate::Store,
+    statement: &hub_query::SqlBuilder,
+) -> String {
+    let (sql, params) = (statement.as_sql().to_string(), statement.params().to_vec());
+    backend_of(store)
+        .read(move |conn| Ok(query_plan(conn, &sql, &params)?))
+        .await
+        .unwrap()
+}
+
 #[cfg(test)]
 #[path = "statistics_tests.rs"]
 mod statistics_tests;

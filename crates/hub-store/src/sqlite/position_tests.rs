@@ -10,24 +10,13 @@ use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
 use hub_query::Dialect;
 use serde_json::json;
 
-use super::{query_plan, SqliteBackend};
-use crate::{Backend, Store};
-
-/// The plan of `sql`, one line per step.
-async fn plan(backend: &SqliteBackend, sql: String, params: Vec<hub_query::SqlValue>) -> String {
-    backend
-        .read(move |conn| Ok(query_plan(conn, &sql, &params)?))
-        .await
-        .unwrap()
-}
+use super::statement_plan;
+use crate::Store;
 
 #[tokio::test]
 async fn geographic_filters_read_only_the_position_index_and_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(dir.path()).unwrap();
-    let Backend::Sqlite(backend) = &*store.backend else {
-        panic!("not SQLite")
-    };
     // Two entities on a grid around Bozen, so the planner weighs real statistics.
     let docs: Vec<(&'static str, serde_json::Value)> = (0..2000)
         .map(|n| {
@@ -83,12 +72,7 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
 
         let compiled = query.compile(Dialect::Sqlite);
         for statement in [compiled.page, compiled.count] {
-            let plan = plan(
-                backend,
-                statement.as_sql().to_string(),
-                statement.params().to_vec(),
-            )
-            .await;
+            let plan = statement_plan(&store, &statement).await;
             let matches: Vec<&str> = plan
                 .lines()
                 .filter(|l| l.contains("content_position"))
@@ -115,9 +99,6 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
 async fn walks_of_a_box_test_the_positions_in_the_order_index() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(dir.path()).unwrap();
-    let Backend::Sqlite(backend) = &*store.backend else {
-        panic!("not SQLite")
-    };
     let area = parse_wkt("POLYGON((10 45,13 45,13 48,10 48,10 45))").unwrap();
     let query = ContentQuery {
         entity: "HubActivityPoi",
@@ -138,12 +119,7 @@ async fn walks_of_a_box_test_the_positions_in_the_order_index() {
     let attempt = walk
         .attempt(hub_query::content::Total::exact(50_000), 70_000)
         .expect("a dense box is walked");
-    let plan = plan(
-        backend,
-        attempt.page.as_sql().to_string(),
-        attempt.page.params().to_vec(),
-    )
-    .await;
+    let plan = statement_plan(&store, &attempt.page).await;
     assert!(
         plan.contains("USING COVERING INDEX content_order_points (entity=? AND sort_key<?)"),
         "{plan}"

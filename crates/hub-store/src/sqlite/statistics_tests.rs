@@ -3,7 +3,7 @@
 //! every pooled reader.
 
 use super::SqliteBackend;
-use crate::{Backend, Store};
+use crate::Store;
 
 /// Which index each reader's plan of a two-column lookup uses.
 async fn indexes_planned(backend: &SqliteBackend) -> Vec<String> {
@@ -56,9 +56,7 @@ async fn refill(backend: &SqliteBackend, rows: i64, a_distinct: bool) {
 async fn readers_plan_with_the_statistics_of_the_latest_analyze() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(dir.path()).unwrap();
-    let Backend::Sqlite(backend) = &*store.backend else {
-        panic!("not SQLite")
-    };
+    let backend = super::backend_of(&store);
     let all = |index: &str| vec![index.to_string(); backend.inner.readers];
     backend
         .write(|conn| {
