@@ -4,11 +4,13 @@
 //! prefilters by bounding box; the exact test runs in Rust through the functions the store registers:
 //! `hub_geo_distance(lat1, lon1, lat2, lon2)` (metres on the WGS 84 spheroid,
 //! [`geodesic_distance_m`]) and `hub_geo_relates(wkt, relation, lon, lat)` (the WKT is a
-//! bound parameter, parsed once per statement). PostgreSQL: PostGIS on the `geom` column
-//! (GiST indexes on `geom` and `geom::geography`): `ST_DWithin`/`ST_Distance` on
-//! `geography` with `use_spheroid = true` for distances (Karney's geodesics, like
-//! [`geodesic_distance_m`]), `ST_Intersects`/`ST_Covers` with `ST_Transform` for areas.
-//! The area and the centre are one-row subqueries (see [`pg_once`]).
+//! bound parameter, parsed once per statement). PostgreSQL: PostGIS. Distances are
+//! `ST_DWithin`/`ST_Distance` on `geography` with `use_spheroid = true` (Karney's
+//! geodesics, like [`geodesic_distance_m`]) of the point made from the row's latitude and
+//! longitude, behind the same ranges on `content_position` as SQLite's; areas are
+//! `ST_Intersects`/`ST_Covers` with `ST_Transform` on the `geom` column (GiST index), and
+//! a box in degrees is the ranges alone. The area and the centre are one-row subqueries
+//! (see [`pg_once`]).
 
 use hub_geo::relate::{radius_bbox, Relation};
 use hub_geo::wkt::to_wkt;
@@ -81,6 +83,12 @@ fn pg_point(q: &mut SqlBuilder) {
     q.sql("c.geom");
 }
 
+/// The position as `geom` is generated from the row's columns (NULL without a
+/// position), for conditions that indexes of the columns answer.
+fn pg_point_of_columns(q: &mut SqlBuilder) {
+    q.sql("ST_SetSRID(ST_MakePoint(c.longitude, c.latitude), 4326)");
+}
+
 /// Writes `value` as a one-row subquery, which PostgreSQL computes once per statement
 /// (an init plan) and can still use in an index condition. Written inline, an
 /// expression of parameters is not folded in a generic plan (Hub's default) and runs
@@ -112,13 +120,11 @@ pub fn geodesic_distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
 }
 
 pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
+    let bounds = radius_bbox(circle.latitude, circle.longitude, circle.metres);
     match q.dialect {
         Dialect::Sqlite => {
             q.sql("(c.latitude IS NOT NULL AND ");
-            bbox_prefilter(
-                q,
-                radius_bbox(circle.latitude, circle.longitude, circle.metres),
-            );
+            bbox_prefilter(q, bounds);
             q.sql(" AND hub_geo_distance(c.latitude, c.longitude, ")
                 .param(SqlValue::Real(circle.latitude))
                 .sql(", ")
@@ -128,10 +134,16 @@ pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
                 .sql(")");
         }
         Dialect::Postgres => {
-            // No `latitude IS NOT NULL` here: `geom` is NULL without a position, and the
-            // extra condition only made the planner AND in a second index.
-            q.sql("(ST_DWithin(");
-            pg_point(q);
+            // The circle's bounding box as ranges, then the geodesic test of the point
+            // made from the same two columns `geom` is generated from (so the same
+            // value): `content_position` answers both without reading a row, where the
+            // GiST index on `geom::geography` found candidates whose rows were read for
+            // `geom` (a capped count of 10,001 POIs within 50 km: 22 against 7.5 ms at
+            // scale 10). A radius is never walked (`walk::answered_by_an_index`).
+            q.sql("(");
+            bbox_prefilter(q, bounds);
+            q.sql(" AND ST_DWithin(");
+            pg_point_of_columns(q);
             q.sql("::geography, ");
             pg_centre(q, circle.latitude, circle.longitude);
             q.sql(", ")
@@ -256,7 +268,7 @@ pub(crate) fn compile_distance_order(q: &mut SqlBuilder, latitude: f64, longitud
         }
         Dialect::Postgres => {
             q.sql("ST_Distance(");
-            pg_point(q);
+            pg_point_of_columns(q);
             q.sql("::geography, ");
             pg_centre(q, latitude, longitude);
             q.sql(", true)");
