@@ -105,6 +105,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: the order's index holds each document's id and position",
         parts: schema::content::POSTGRES_ORDER_VALUES,
     },
+    Change {
+        version: 17,
+        name: "content: no index of positions as geography (a radius reads content_position)",
+        parts: schema::content::POSTGRES_NO_GEOGRAPHY_INDEX,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

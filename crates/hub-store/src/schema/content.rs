@@ -551,6 +551,16 @@ CREATE INDEX content_order_values ON content (entity, sort_key, id_key) INCLUDE 
 ",
 )];
 
+/// PostgreSQL migration 17: the GiST index of positions as `geography` goes. It found a
+/// radius's candidates, whose rows were then read for `geom`; the circle's ranges on
+/// `content_position` and the geodesic test of the point made from the row's two
+/// columns now answer from that index alone (`hub_query::content::geo`), so nothing
+/// reads it, and each write of a document updated it for nothing (31 MB at scale 10).
+pub(crate) const POSTGRES_NO_GEOGRAPHY_INDEX: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    "DROP INDEX IF EXISTS content_entity_geog;\n",
+)];
+
 /// The order with what a map point carries, on SQLite: a tile whose box holds many of
 /// the entity's documents walks it instead of reading every match from
 /// `content_position` and sorting them (the zoom-6 tile of the scale-10 POIs: 51,000
