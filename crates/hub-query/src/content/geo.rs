@@ -290,12 +290,16 @@ pub(crate) fn compile_nearest(
     let attempts = rings(query, latitude, longitude)
         .into_iter()
         .map(|(metres, share)| {
+            // The smaller circle in place of the query's own, which holds it: one
+            // distance fewer to test per candidate.
             let mut ring = query.clone();
-            ring.filters.push(ContentFilter::Radius(GeoCircle {
-                latitude,
-                longitude,
-                metres,
-            }));
+            for filter in &mut ring.filters {
+                if let ContentFilter::Radius(circle) = filter {
+                    if circle.latitude == latitude && circle.longitude == longitude {
+                        circle.metres = circle.metres.min(metres);
+                    }
+                }
+            }
             PageAttempt {
                 page: nearest_page(&ring, dialect, latitude, longitude).0,
                 size,

@@ -262,12 +262,31 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
         ..circle(10_000.0)
     };
     assert!(radii(vec![ContentFilter::Radius(elsewhere)]).is_empty());
-    // The ring keeps every filter of the query and adds its circle.
-    let q = query(vec![ContentFilter::Radius(circle(10_000.0))], order.clone());
-    let compiled = q.compile(Dialect::Sqlite);
-    let ring = compiled.attempts[0].page.as_sql();
-    assert_eq!(ring.matches("hub_geo_distance").count(), 3, "{ring}");
-    assert!(ring.ends_with("ORDER BY p.d, p.k"), "{ring}");
+    // The ring keeps every other filter of the query, and its circle takes the place of
+    // the query's own, which holds it: the order's distance and one test per candidate.
+    let q = query(
+        vec![
+            ContentFilter::Active(true),
+            ContentFilter::Radius(circle(10_000.0)),
+        ],
+        order.clone(),
+    );
+    for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+        let compiled = q.compile(dialect);
+        let ring = &compiled.attempts[0].page;
+        let sql = ring.as_sql();
+        let distances = match dialect {
+            Dialect::Sqlite => sql.matches("hub_geo_distance").count(),
+            Dialect::Postgres => {
+                sql.matches("ST_DWithin").count() + sql.matches("ST_Distance").count()
+            }
+        };
+        assert_eq!(distances, 2, "{sql}");
+        assert!(sql.contains("c.active = "), "{sql}");
+        assert!(ring.params().contains(&SqlValue::Real(625.0)), "{sql}");
+        assert!(!ring.params().contains(&SqlValue::Real(10_000.0)), "{sql}");
+        assert!(sql.ends_with("ORDER BY p.d, p.k"), "{sql}");
+    }
 }
 
 #[test]
