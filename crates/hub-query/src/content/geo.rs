@@ -322,18 +322,53 @@ pub(crate) fn compile_nearest(
 }
 
 /// The page of `query` nearest first: every match's distance, sorted.
+///
+/// The circle around the order's centre (the query's radius, or a ring's) is tested by
+/// the distance the page sorts by, computed once per candidate: the inner statement
+/// selects the circle's bounding box and computes each candidate's distance, and the
+/// page keeps those within the circle. Tested as a filter and again for the order, the
+/// geodesic took two of every three milliseconds of a 50 km page at scale 10. The
+/// inner statement is a fence (`OFFSET 0`; SQLite's `LIMIT -1 OFFSET 0`), so neither
+/// database writes the distance back into the condition and computes it twice.
 fn nearest_page(
     query: &ContentQuery,
     dialect: Dialect,
     latitude: f64,
     longitude: f64,
 ) -> (SqlBuilder, CheckTable) {
+    let around_the_centre = |f: &ContentFilter| matches!(f, ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude);
+    let circle = query
+        .filters
+        .iter()
+        .filter_map(|f| match f {
+            ContentFilter::Radius(c) if around_the_centre(f) => Some(c.metres),
+            _ => None,
+        })
+        .reduce(f64::min);
+    let mut others = query.clone();
+    others.filters.retain(|f| !around_the_centre(f));
+
     let mut page = SqlBuilder::new(dialect);
-    page.sql("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, ");
+    page.sql("SELECT c.doc FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, ");
     compile_distance_order(&mut page, latitude, longitude);
     page.sql(" AS d FROM content c");
-    let checks = query.where_clause(&mut page);
-    page.sql(" ORDER BY d, c.id_key LIMIT ")
+    let checks = others.where_clause(&mut page);
+    if let Some(metres) = circle {
+        page.sql(" AND ");
+        compile_box(
+            &mut page,
+            radius_bbox(latitude, longitude, metres),
+            Form::Set,
+        );
+    }
+    page.sql(match dialect {
+        Dialect::Sqlite => " LIMIT -1 OFFSET 0) n",
+        Dialect::Postgres => " OFFSET 0) n",
+    });
+    if let Some(metres) = circle {
+        page.sql(" WHERE n.d <= ").param(SqlValue::Real(metres));
+    }
+    page.sql(" ORDER BY n.d, n.k LIMIT ")
         .param(SqlValue::Int(query.page.size as i64))
         .sql(" OFFSET ")
         .param(SqlValue::Int(query.page.offset() as i64))

@@ -19,35 +19,51 @@ fn radius_binds_every_number_and_orders_by_distance() {
         },
     );
     let sqlite = q.compile(Dialect::Sqlite);
-    let sql = sqlite.page.as_sql();
+    // The count tests the circle: the ranges `content_position` answers, then the
+    // geodesic.
+    let count = sqlite.count.as_sql();
     assert!(
-        sql.contains("c.latitude BETWEEN ?4 AND ?5 AND c.longitude BETWEEN ?6 AND ?7"),
-        "{sql}"
-    );
-    assert!(
-        sql.contains("hub_geo_distance(c.latitude, c.longitude, ?8, ?9) <= ?10"),
-        "{sql}"
+        count.contains("(c.latitude IS NOT NULL AND c.latitude BETWEEN ?2 AND ?3 AND c.longitude BETWEEN ?4 AND ?5 AND hub_geo_distance(c.latitude, c.longitude, ?6, ?7) <= ?8)"),
+        "{count}"
     );
     // Nearest first: only (entity, id, distance) is sorted, documents joined after.
-    assert!(sql.starts_with("SELECT c.doc FROM (SELECT c.entity AS e, c.id_key AS k, hub_geo_distance(c.latitude, c.longitude, ?1, ?2) AS d"), "{sql}");
-    assert!(sql.ends_with("ORDER BY d, c.id_key LIMIT ?11 OFFSET ?12) p JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"), "{sql}");
+    // Each candidate of the circle's box gets its distance once, which both keeps it
+    // (within the circle) and orders it.
+    let sql = sqlite.page.as_sql();
+    assert_eq!(
+        sql,
+        "SELECT c.doc FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, \
+         hub_geo_distance(c.latitude, c.longitude, ?1, ?2) AS d FROM content c \
+         WHERE c.entity = ?3 AND (c.latitude IS NOT NULL AND c.latitude BETWEEN ?4 AND ?5 \
+         AND c.longitude BETWEEN ?6 AND ?7) LIMIT -1 OFFSET 0) n WHERE n.d <= ?8 \
+         ORDER BY n.d, n.k LIMIT ?9 OFFSET ?10) p \
+         JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"
+    );
+    assert_eq!(sqlite.page.params()[7], SqlValue::Real(5000.0));
     assert!(!sql.contains("46.5"), "{sql}");
-    let pg = q.compile(Dialect::Postgres).page.as_sql().to_string();
-    // The ranges `content_position` answers, then the geodesic test of the point made
-    // from the same columns; the centre is a one-row subquery: computed once, not for
-    // every candidate. No `geom`, whose index left every candidate's row to be read.
+    // PostgreSQL: the same ranges, and the geodesic of the point made from the same
+    // columns as `geom`; the centre is a one-row subquery: computed once, not for every
+    // candidate. No `geom`, whose index left every candidate's row to be read.
+    let pg = q.compile(Dialect::Postgres);
     let point = "ST_SetSRID(ST_MakePoint(c.longitude, c.latitude), 4326)::geography";
+    let count = pg.count.as_sql();
     assert!(
-        pg.contains(&format!("(c.latitude BETWEEN $4 AND $5 AND c.longitude BETWEEN $6 AND $7 AND ST_DWithin({point}, (SELECT ST_SetSRID(ST_MakePoint($8, $9), 4326)::geography), $10, true))")),
-        "{pg}"
+        count.contains(&format!("(c.latitude BETWEEN $2 AND $3 AND c.longitude BETWEEN $4 AND $5 AND ST_DWithin({point}, (SELECT ST_SetSRID(ST_MakePoint($6, $7), 4326)::geography), $8, true))")),
+        "{count}"
     );
-    assert!(
-        pg.contains(&format!(
-            "c.id_key AS k, ST_Distance({point}, (SELECT ST_SetSRID("
-        )),
-        "{pg}"
+    let page = pg.page.as_sql();
+    assert_eq!(
+        page,
+        format!(
+            "SELECT c.doc FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, \
+             ST_Distance({point}, (SELECT ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography), true) AS d \
+             FROM content c WHERE c.entity = $3 AND (c.latitude BETWEEN $4 AND $5 \
+             AND c.longitude BETWEEN $6 AND $7) OFFSET 0) n WHERE n.d <= $8 \
+             ORDER BY n.d, n.k LIMIT $9 OFFSET $10) p \
+             JOIN content c ON c.entity = p.e AND c.id_key = p.k ORDER BY p.d, p.k"
+        )
     );
-    assert!(!pg.contains("geom"), "{pg}");
+    assert!(!count.contains("geom") && !page.contains("geom"), "{count}");
 }
 
 /// The area of `wkt` as sent in `srid`, with the same numbers as its WGS 84 geometry.
@@ -263,7 +279,8 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
     };
     assert!(radii(vec![ContentFilter::Radius(elsewhere)]).is_empty());
     // The ring keeps every other filter of the query, and its circle takes the place of
-    // the query's own, which holds it: the order's distance and one test per candidate.
+    // the query's own, which holds it: one distance per candidate, which both keeps it
+    // and orders it.
     let q = query(
         vec![
             ContentFilter::Active(true),
@@ -281,7 +298,8 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
                 sql.matches("ST_DWithin").count() + sql.matches("ST_Distance").count()
             }
         };
-        assert_eq!(distances, 2, "{sql}");
+        assert_eq!(distances, 1, "{sql}");
+        assert!(sql.contains(" WHERE n.d <= "), "{sql}");
         assert!(sql.contains("c.active = "), "{sql}");
         assert!(ring.params().contains(&SqlValue::Real(625.0)), "{sql}");
         assert!(!ring.params().contains(&SqlValue::Real(10_000.0)), "{sql}");

@@ -55,11 +55,16 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
             metres: 3000.0,
         }),
     ];
-    for filter in filters {
+    let nearest = ContentOrder::Distance {
+        latitude: 46.5,
+        longitude: 11.35,
+    };
+    let orders = [ContentOrder::Default, ContentOrder::Default, nearest];
+    for (filter, order) in filters.iter().chain(&filters[1..]).zip(orders) {
         let query = ContentQuery {
             entity: "HubActivityPoi",
             filters: vec![filter.clone()],
-            order: ContentOrder::Default,
+            order: order.clone(),
             page: Page {
                 size: 10,
                 number: 2,
@@ -70,16 +75,36 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
         assert_eq!(page.docs.len(), 10, "{filter:?}");
         assert!(page.total > 20, "{filter:?}: {} matches", page.total);
 
+        // Nearest first, the circles tried before the radius's own read the same way.
         let compiled = query.compile(Dialect::Sqlite);
-        for statement in [compiled.page, compiled.count] {
+        let rings = compiled.attempts.into_iter().map(|a| a.page);
+        let statements: Vec<_> = [compiled.page, compiled.count]
+            .into_iter()
+            .chain(rings)
+            .collect();
+        assert_eq!(
+            statements.len(),
+            if order == ContentOrder::Default { 2 } else { 4 }
+        );
+        for (i, statement) in statements.into_iter().enumerate() {
             let plan = statement_plan(&store, &statement).await;
+            // Nearest first, a page computes each candidate's distance once, in the
+            // subquery it then keeps and sorts by it (flattened, SQLite would compute
+            // it again for the condition).
+            let counts = i == 1;
+            if order != ContentOrder::Default && !counts {
+                assert!(
+                    plan.contains("CO-ROUTINE n"),
+                    "{filter:?} {order:?}:\n{plan}"
+                );
+            }
             let matches: Vec<&str> = plan
                 .lines()
                 .filter(|l| l.contains("content_position"))
                 .collect();
             assert!(
                 matches.len() == 1 && matches[0].contains("COVERING INDEX"),
-                "{filter:?}:\n{plan}"
+                "{filter:?} {order:?}:\n{plan}"
             );
             // The page statement reads `content` for its ten documents, by key.
             let other_reads: Vec<&str> = plan
@@ -87,7 +112,7 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
                 .filter(|l| l.contains(" c ") && !l.contains("content_position"))
                 .filter(|l| !l.contains("sqlite_autoindex_content_1"))
                 .collect();
-            assert!(other_reads.is_empty(), "{filter:?}:\n{plan}");
+            assert!(other_reads.is_empty(), "{filter:?} {order:?}:\n{plan}");
         }
     }
 }
