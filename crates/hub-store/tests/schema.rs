@@ -503,8 +503,8 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // revision; 10: documents kept in their rows; 11: documents by language; 12: the
     // flag fields' values as tags; 13: the Shortname beside the position; 14: the
     // source in the order index; 15: the configured paths' values beside each
-    // document; 16: the ids and positions in the order's index; 17: no index of
-    // positions as geography) is, once.
+    // document; 16: the ids and positions in the order's index; 17: the keys in
+    // the position index, no index of positions as geography) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,

@@ -107,8 +107,8 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
     },
     Change {
         version: 17,
-        name: "content: no index of positions as geography (a radius reads content_position)",
-        parts: schema::content::POSTGRES_NO_GEOGRAPHY_INDEX,
+        name: "content: a radius reads content_position, which carries the key; no index of positions as geography",
+        parts: schema::content::POSTGRES_RADIUS_FROM_POSITIONS,
     },
 ];
 

@@ -594,4 +594,8 @@ mod row_layout_tests;
 mod path_values_tests;
 
 #[cfg(test)]
+#[path = "position_tests.rs"]
+mod position_tests;
+
+#[cfg(test)]
 pub(crate) mod test_server;

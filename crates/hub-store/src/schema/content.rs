@@ -551,14 +551,22 @@ CREATE INDEX content_order_values ON content (entity, sort_key, id_key) INCLUDE 
 ",
 )];
 
-/// PostgreSQL migration 17: the GiST index of positions as `geography` goes. It found a
-/// radius's candidates, whose rows were then read for `geom`; the circle's ranges on
-/// `content_position` and the geodesic test of the point made from the row's two
-/// columns now answer from that index alone (`hub_query::content::geo`), so nothing
-/// reads it, and each write of a document updated it for nothing (31 MB at scale 10).
-pub(crate) const POSTGRES_NO_GEOGRAPHY_INDEX: &[Part] = &[Part::Only(
+/// PostgreSQL migration 17: a radius is answered from `content_position`. The circle's
+/// ranges and the geodesic of the point made from the row's latitude and longitude
+/// (`hub_query::content::geo`) need only the position; the index now also carries each
+/// row's key, so a nearest-first page takes its candidates' keys and distances from
+/// the index without reading their rows (50 km around Bolzano, page 20, at scale 10:
+/// 30 → 21.5 ms). The GiST index of positions as `geography`, which found a radius's
+/// candidates and left every one's row to be read for `geom`, goes: nothing reads it,
+/// and each write of a document updated it (31 MB at scale 10). The position index
+/// grows from 15 to 18 MB; it is built before the server listens (about 2 s at scale
+/// 10, with the table locked for writes meanwhile).
+pub(crate) const POSTGRES_RADIUS_FROM_POSITIONS: &[Part] = &[Part::Only(
     Dialect::Postgres,
-    "DROP INDEX IF EXISTS content_entity_geog;\n",
+    "DROP INDEX IF EXISTS content_entity_geog;
+DROP INDEX content_position;
+CREATE INDEX content_position ON content (entity, latitude, longitude) INCLUDE (id_key);
+",
 )];
 
 /// The order with what a map point carries, on SQLite: a tile whose box holds many of
