@@ -114,7 +114,7 @@ async fn a_radius_reads_positions_and_keys_from_the_index() {
         "content_position".to_string(),
     );
     let scans = content_scans(&store, compiled.count).await;
-    assert_eq!(scans, [from_positions.clone()], "the count");
+    assert_eq!(scans, std::slice::from_ref(&from_positions), "the count");
     // The page statement and the circles tried before the radius's own: the candidates
     // from the index alone, then the page's documents by key.
     let by_key = ("Index Scan".to_string(), "content_pkey".to_string());
