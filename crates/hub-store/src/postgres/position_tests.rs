@@ -47,24 +47,11 @@ async fn a_radius_reads_positions_and_keys_from_the_index() {
     let Some((store, database)) = super::test_server::store("position") else {
         return;
     };
-    // Two entities on a grid around Bozen, so the planner weighs real statistics.
-    let docs: Vec<(&'static str, serde_json::Value)> = (0..4000)
-        .map(|n| {
-            let entity = if n % 2 == 0 { "HubActivityPoi" } else { "Accommodation" };
-            let id = format!("doc-{n:0>28}");
-            let (lat, lon) = (46.4 + f64::from(n % 50) / 250.0, 11.2 + f64::from(n / 50) / 250.0);
-            (
-                entity,
-                json!({
-                    "Id": id, "Shortname": format!("name {}", 4000 - n), "Active": true,
-                    "_Meta": {"Id": id, "Type": entity.to_lowercase(), "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
-                    "GpsInfo": [{"Latitude": lat, "Longitude": lon, "Gpstype": "position"}],
-                    "Latitude": lat, "Longitude": lon,
-                    "Detail": {"de": {"BaseText": "Wanderweg ".repeat(300)}},
-                }),
-            )
-        })
-        .collect();
+    let mut docs = crate::sqlite::position_tests::grid_documents(4000, 50, 1.0 / 250.0);
+    // Rows as wide as a typical document's, which the planner weighs against the index.
+    for (_, doc) in &mut docs {
+        doc["Detail"] = json!({"de": {"BaseText": "Wanderweg ".repeat(300)}});
+    }
     let writer = store.clone();
     tokio::task::spawn_blocking(move || {
         writer

@@ -610,4 +610,4 @@ mod tests {
 
 #[cfg(test)]
 #[path = "position_tests.rs"]
-mod position_tests;
+pub(crate) mod position_tests;

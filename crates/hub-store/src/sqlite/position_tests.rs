@@ -13,27 +13,57 @@ use serde_json::json;
 use super::statement_plan;
 use crate::Store;
 
+/// How many places in the bytecode of `statement` call `hub_geo_distance`.
+async fn distance_calls(store: &Store, statement: &hub_query::SqlBuilder) -> usize {
+    let sql = format!("EXPLAIN {}", statement.as_sql());
+    let params = statement.params().to_vec();
+    super::backend_of(store)
+        .read(move |conn| {
+            let mut explain = conn.prepare(&sql)?;
+            let mut rows = explain.query(super::bind(&params).as_slice())?;
+            let mut calls = 0;
+            while let Some(row) = rows.next()? {
+                let (opcode, p4): (String, Option<String>) = (row.get(1)?, row.get(5)?);
+                let distance = p4.is_some_and(|p| p.contains("hub_geo_distance"));
+                calls += usize::from(opcode.contains("Func") && distance);
+            }
+            Ok(calls)
+        })
+        .await
+        .unwrap()
+}
+
+/// `count` documents of two entities on a grid around Bozen, `per_column` to a column
+/// of latitudes, `step` degrees apart: the planner weighs real statistics.
+pub(crate) fn grid_documents(
+    count: u32,
+    per_column: u32,
+    step: f64,
+) -> Vec<(&'static str, serde_json::Value)> {
+    (0..count)
+        .map(|n| {
+            let entity = if n % 2 == 0 { "HubActivityPoi" } else { "Accommodation" };
+            let id = format!("doc-{n}");
+            let (lat, lon) = (
+                46.4 + f64::from(n % per_column) * step,
+                11.2 + f64::from(n / per_column) * step,
+            );
+            let doc = json!({
+                "Id": id, "Shortname": format!("name {}", count - n), "Active": true,
+                "_Meta": {"Id": id, "Type": entity.to_lowercase(), "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
+                "GpsInfo": [{"Latitude": lat, "Longitude": lon, "Gpstype": "position"}],
+                "Latitude": lat, "Longitude": lon,
+            });
+            (entity, doc)
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn geographic_filters_read_only_the_position_index_and_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_sqlite(dir.path()).unwrap();
-    // Two entities on a grid around Bozen, so the planner weighs real statistics.
-    let docs: Vec<(&'static str, serde_json::Value)> = (0..2000)
-        .map(|n| {
-            let entity = if n % 2 == 0 { "HubActivityPoi" } else { "Accommodation" };
-            let id = format!("doc-{n}");
-            let (lat, lon) = (46.4 + f64::from(n % 40) / 200.0, 11.2 + f64::from(n / 40) / 200.0);
-            (
-                entity,
-                json!({
-                    "Id": id, "Shortname": format!("name {}", 2000 - n), "Active": true,
-                    "_Meta": {"Id": id, "Type": entity.to_lowercase(), "Source": "idm", "LastChange": "2024-01-01T00:00:00", "Reduced": false},
-                    "GpsInfo": [{"Latitude": lat, "Longitude": lon, "Gpstype": "position"}],
-                    "Latitude": lat, "Longitude": lon,
-                }),
-            )
-        })
-        .collect();
+    let docs = grid_documents(2000, 40, 1.0 / 200.0);
     store
         .content()
         .put_batch_blocking(&docs, &mut |_| {})
@@ -97,6 +127,7 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
                     plan.contains("CO-ROUTINE n"),
                     "{filter:?} {order:?}:\n{plan}"
                 );
+                assert_eq!(distance_calls(&store, &statement).await, 1, "{plan}");
             }
             let matches: Vec<&str> = plan
                 .lines()
