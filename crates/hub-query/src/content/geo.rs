@@ -285,29 +285,21 @@ pub(crate) fn compile_nearest(
     latitude: f64,
     longitude: f64,
 ) -> CompiledList {
-    let (page, checks) = nearest_page(query, dialect, latitude, longitude);
+    let centre = (latitude, longitude);
+    let radius = centre_radius(query, centre);
+    let (page, checks) = nearest_page(query, dialect, centre, radius);
     let size = u64::from(query.page.size);
-    let attempts = rings(query, latitude, longitude)
+    // Each ring is a page of the same query with the smaller circle in place of its
+    // own, which holds it.
+    let attempts = rings(radius)
         .into_iter()
-        .map(|(metres, share)| {
-            // The smaller circle in place of the query's own, which holds it: one
-            // distance fewer to test per candidate.
-            let mut ring = query.clone();
-            for filter in &mut ring.filters {
-                if let ContentFilter::Radius(circle) = filter {
-                    if circle.latitude == latitude && circle.longitude == longitude {
-                        circle.metres = circle.metres.min(metres);
-                    }
-                }
-            }
-            PageAttempt {
-                page: nearest_page(&ring, dialect, latitude, longitude).0,
-                size,
-                odds: Some(AttemptOdds {
-                    share,
-                    needed: query.page.offset().saturating_add(size),
-                }),
-            }
+        .map(|(metres, share)| PageAttempt {
+            page: nearest_page(query, dialect, centre, Some(metres)).0,
+            size,
+            odds: Some(AttemptOdds {
+                share,
+                needed: query.page.offset().saturating_add(size),
+            }),
         })
         .collect();
     CompiledList {
@@ -321,39 +313,51 @@ pub(crate) fn compile_nearest(
     }
 }
 
-/// The page of `query` nearest first: every match's distance, sorted.
-///
-/// The circle around the order's centre (the query's radius, or a ring's) is tested by
-/// the distance the page sorts by, computed once per candidate: the inner statement
-/// selects the circle's bounding box and computes each candidate's distance, and the
-/// page keeps those within the circle. Tested as a filter and again for the order, the
-/// geodesic took two of every three milliseconds of a 50 km page at scale 10. The
-/// inner statement is a fence (`OFFSET 0`; SQLite's `LIMIT -1 OFFSET 0`), so neither
-/// database writes the distance back into the condition and computes it twice.
-fn nearest_page(
-    query: &ContentQuery,
-    dialect: Dialect,
-    latitude: f64,
-    longitude: f64,
-) -> (SqlBuilder, CheckTable) {
-    let around_the_centre = |f: &ContentFilter| matches!(f, ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude);
-    let circle = query
+/// Whether `filter` is a circle around `centre` (latitude, longitude).
+fn is_around(filter: &ContentFilter, (latitude, longitude): (f64, f64)) -> bool {
+    matches!(filter, ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude)
+}
+
+/// The radius of the query's circle around `centre`, the order's (the smallest, were
+/// there several).
+fn centre_radius(query: &ContentQuery, centre: (f64, f64)) -> Option<f64> {
+    query
         .filters
         .iter()
         .filter_map(|f| match f {
-            ContentFilter::Radius(c) if around_the_centre(f) => Some(c.metres),
+            ContentFilter::Radius(c) if is_around(f, centre) => Some(c.metres),
             _ => None,
         })
-        .reduce(f64::min);
+        .reduce(f64::min)
+}
+
+/// The page of `query` nearest `centre` first, within `radius` of it: every match's
+/// distance, sorted. `radius` takes the place of the query's own circles around the
+/// centre (a ring's is smaller; it is the query's own otherwise).
+///
+/// The circle is tested by the distance the page sorts by, computed once per
+/// candidate: the inner statement selects the circle's bounding box and computes each
+/// candidate's distance, and the page keeps those within the circle. Tested as a filter
+/// and again for the order, the geodesic took two of every three milliseconds of a
+/// 50 km page at scale 10. The inner statement is a fence (`OFFSET 0`; SQLite's
+/// `LIMIT -1 OFFSET 0`), so neither database writes the distance back into the
+/// condition and computes it twice.
+fn nearest_page(
+    query: &ContentQuery,
+    dialect: Dialect,
+    centre: (f64, f64),
+    radius: Option<f64>,
+) -> (SqlBuilder, CheckTable) {
+    let (latitude, longitude) = centre;
     let mut others = query.clone();
-    others.filters.retain(|f| !around_the_centre(f));
+    others.filters.retain(|f| !is_around(f, centre));
 
     let mut page = SqlBuilder::new(dialect);
     page.sql("SELECT c.doc FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, ");
     compile_distance_order(&mut page, latitude, longitude);
     page.sql(" AS d FROM content c");
     let checks = others.where_clause(&mut page);
-    if let Some(metres) = circle {
+    if let Some(metres) = radius {
         page.sql(" AND ");
         compile_box(
             &mut page,
@@ -365,7 +369,7 @@ fn nearest_page(
         Dialect::Sqlite => " LIMIT -1 OFFSET 0) n",
         Dialect::Postgres => " OFFSET 0) n",
     });
-    if let Some(metres) = circle {
+    if let Some(metres) = radius {
         page.sql(" WHERE n.d <= ").param(SqlValue::Real(metres));
     }
     page.sql(" ORDER BY n.d, n.k LIMIT ")
@@ -376,21 +380,15 @@ fn nearest_page(
     (page, checks)
 }
 
-/// Radii of the smaller circles tried before the query's own (nearest first: every
-/// match within a smaller circle comes before every match outside it, so a full page
-/// from one is the page). Sorting every match of a 10 km radius costs in proportion to
-/// how many there are; a circle a quarter or a sixteenth as wide holds 1/16 or 1/256 of
-/// them where the density is even. Only with a radius filter around the order's centre;
-/// circles under 100 m are not worth a statement. Each with the share of the circle's
-/// area it covers: where the list's matches were counted, a ring expected to hold too
-/// few for the page is not tried ([`PageAttempt::worth_trying`]).
-fn rings(query: &ContentQuery, latitude: f64, longitude: f64) -> Vec<(f64, f64)> {
-    let radius = query.filters.iter().find_map(|f| match f {
-        ContentFilter::Radius(c) if c.latitude == latitude && c.longitude == longitude => {
-            Some(c.metres)
-        }
-        _ => None,
-    });
+/// Radii of the smaller circles tried before the query's own `radius` (nearest first:
+/// every match within a smaller circle comes before every match outside it, so a full
+/// page from one is the page). Sorting every match of a 10 km radius costs in
+/// proportion to how many there are; a circle a quarter or a sixteenth as wide holds
+/// 1/16 or 1/256 of them where the density is even. Only with a radius filter around
+/// the order's centre; circles under 100 m are not worth a statement. Each with the
+/// share of the circle's area it covers: where the list's matches were counted, a ring
+/// expected to hold too few for the page is not tried ([`PageAttempt::worth_trying`]).
+fn rings(radius: Option<f64>) -> Vec<(f64, f64)> {
     let Some(radius) = radius else {
         return Vec::new();
     };
