@@ -383,17 +383,22 @@ fn nearest_page(
 /// Radii of the smaller circles tried before the query's own `radius` (nearest first:
 /// every match within a smaller circle comes before every match outside it, so a full
 /// page from one is the page). Sorting every match of a 10 km radius costs in
-/// proportion to how many there are; a circle a quarter or a sixteenth as wide holds
-/// 1/16 or 1/256 of them where the density is even. Only with a radius filter around
-/// the order's centre; circles under 100 m are not worth a statement. Each with the
-/// share of the circle's area it covers: where the list's matches were counted, a ring
-/// expected to hold too few for the page is not tried ([`PageAttempt::worth_trying`]).
+/// proportion to how many there are; a circle a sixteenth as wide holds 1/256 of them
+/// where the density is even. Each circle is twice as wide as the one before, so the
+/// first to hold the page holds at most about four times what the page needed (where
+/// the density is even), and the ones that fell short cost a third of it together:
+/// with only every other width, a page that outgrew one circle sorted sixteen times as
+/// many. Only with a radius filter around the order's centre; circles under 100 m are
+/// not worth a statement. Each with the share of the circle's area it covers: where
+/// the list's matches were counted, a ring expected to hold too few for the page is
+/// not tried ([`PageAttempt::worth_trying`]).
 fn rings(radius: Option<f64>) -> Vec<(f64, f64)> {
     let Some(radius) = radius else {
         return Vec::new();
     };
-    [(radius / 16.0, 1.0 / 256.0), (radius / 4.0, 1.0 / 16.0)]
+    [16.0, 8.0, 4.0, 2.0]
         .into_iter()
+        .map(|part: f64| (radius / part, 1.0 / (part * part)))
         .filter(|(r, _)| *r >= 100.0)
         .collect()
 }

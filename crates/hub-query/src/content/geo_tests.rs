@@ -267,11 +267,15 @@ fn nearest_pages_try_smaller_circles_around_the_centre_first() {
     };
     assert_eq!(
         radii(vec![ContentFilter::Radius(circle(10_000.0))]),
-        [625.0, 2_500.0]
+        [625.0, 1_250.0, 2_500.0, 5_000.0]
     );
     // Under 100 m a ring is not worth a statement.
-    assert_eq!(radii(vec![ContentFilter::Radius(circle(1_000.0))]), [250.0]);
-    assert!(radii(vec![ContentFilter::Radius(circle(300.0))]).is_empty());
+    assert_eq!(
+        radii(vec![ContentFilter::Radius(circle(1_000.0))]),
+        [125.0, 250.0, 500.0]
+    );
+    assert_eq!(radii(vec![ContentFilter::Radius(circle(300.0))]), [150.0]);
+    assert!(radii(vec![ContentFilter::Radius(circle(190.0))]).is_empty());
     // A circle around another centre is a filter, not the order's radius.
     let elsewhere = GeoCircle {
         latitude: 47.0,
@@ -318,13 +322,13 @@ fn a_kept_total_skips_the_rings_too_sparse_for_the_page() {
         latitude: 46.5,
         longitude: 11.3,
     };
-    // Which of the rings of 625 m and 2.5 km (1/256 and 1/16 of the circle) page
-    // `number` of 10 tries, with the list's total last kept at `kept`.
+    // Which of the rings of 625 m, 1.25, 2.5 and 5 km (1/256, 1/64, 1/16 and 1/4 of the
+    // circle) page `number` of 10 tries, with the list's total last kept at `kept`.
     let tried = |number: u32, kept: Option<Total>| {
         let mut q = query(vec![circle.clone()], order.clone());
         q.page.number = number;
         for dialect in [Dialect::Sqlite, Dialect::Postgres] {
-            assert_eq!(q.compile(dialect).attempts.len(), 2);
+            assert_eq!(q.compile(dialect).attempts.len(), 4);
         }
         q.compile(Dialect::Sqlite)
             .attempts
@@ -333,28 +337,36 @@ fn a_kept_total_skips_the_rings_too_sparse_for_the_page() {
             .collect::<Vec<bool>>()
     };
     // Without a kept total every ring is tried.
-    assert_eq!(tried(1, None), [true, true]);
+    assert_eq!(tried(1, None), [true; 4]);
     // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly, 5.8 if
-    // four times as dense at the centre: short of a page of 10. The 2.5 km ring's 23 do.
-    assert_eq!(tried(1, Some(Total::exact(370))), [false, true]);
+    // four times as dense at the centre: short of a page of 10. The 1.25 km ring's 23
+    // do.
+    assert_eq!(tried(1, Some(Total::exact(370))), [false, true, true, true]);
     // A total of 640 is just enough for the smallest ring (640 / 256 · 4 = 10).
-    assert_eq!(tried(1, Some(Total::exact(639))), [false, true]);
-    assert_eq!(tried(1, Some(Total::exact(640))), [true, true]);
+    assert_eq!(tried(1, Some(Total::exact(639))), [false, true, true, true]);
+    assert_eq!(tried(1, Some(Total::exact(640))), [true; 4]);
     // A deeper page needs more: page 10 ends at 100 matches.
-    assert_eq!(tried(10, Some(Total::exact(370))), [false, false]);
-    assert_eq!(tried(10, Some(Total::exact(400))), [false, true]);
-    // An estimated total weighs the same; none at all skips every ring.
     assert_eq!(
-        tried(
-            1,
-            Some(Total {
-                value: 10_001,
-                estimated: true
-            })
-        ),
-        [true, true]
+        tried(10, Some(Total::exact(370))),
+        [false, false, false, true]
     );
-    assert_eq!(tried(1, Some(Total::exact(0))), [false, false]);
+    assert_eq!(
+        tried(10, Some(Total::exact(400))),
+        [false, false, true, true]
+    );
+    // A total cut short at the count's limit says there are more, not how many: every
+    // ring is tried, where the same number exact skips two for page 100.
+    assert_eq!(
+        tried(100, Some(Total::exact(10_001))),
+        [false, false, true, true]
+    );
+    let cut_short = Total {
+        value: 10_001,
+        estimated: true,
+    };
+    assert_eq!(tried(100, Some(cut_short)), [true; 4]);
+    // No matches at all skips every ring.
+    assert_eq!(tried(1, Some(Total::exact(0))), [false; 4]);
     // A walk has no part of an area: the totals chose it already.
     let walk = crate::content::walk::test_walk_in(
         &query(vec![ContentFilter::Active(true)], ContentOrder::Default),

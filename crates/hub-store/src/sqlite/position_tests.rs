@@ -114,7 +114,7 @@ async fn geographic_filters_read_only_the_position_index_and_the_page() {
             .collect();
         assert_eq!(
             statements.len(),
-            if order == ContentOrder::Default { 2 } else { 4 }
+            if order == ContentOrder::Default { 2 } else { 6 }
         );
         for (i, statement) in statements.into_iter().enumerate() {
             let plan = statement_plan(&store, &statement).await;
