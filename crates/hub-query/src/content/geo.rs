@@ -291,13 +291,17 @@ pub(crate) fn compile_nearest(
     let size = u64::from(query.page.size);
     // Each ring is a page of the same query with the smaller circle in place of its
     // own, which holds it.
-    let attempts = rings(radius)
-        .into_iter()
-        .map(|(metres, share)| PageAttempt {
+    let rings = rings(radius);
+    let next_shares = rings.iter().skip(1).map(|(_, share)| *share).chain([1.0]);
+    let attempts = rings
+        .iter()
+        .zip(next_shares)
+        .map(|(&(metres, share), next_share)| PageAttempt {
             page: nearest_page(query, dialect, centre, Some(metres)).0,
             size,
             odds: Some(AttemptOdds {
                 share,
+                next_share,
                 needed: query.page.offset().saturating_add(size),
             }),
         })

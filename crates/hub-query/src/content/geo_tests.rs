@@ -338,20 +338,35 @@ fn a_kept_total_skips_the_rings_too_sparse_for_the_page() {
     };
     // Without a kept total every ring is tried.
     assert_eq!(tried(1, None), [true; 4]);
-    // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly, 5.8 if
-    // four times as dense at the centre: short of a page of 10. The 1.25 km ring's 23
-    // do.
-    assert_eq!(tried(1, Some(Total::exact(370))), [false, true, true, true]);
-    // A total of 640 is just enough for the smallest ring (640 / 256 · 4 = 10).
-    assert_eq!(tried(1, Some(Total::exact(639))), [false, true, true, true]);
-    assert_eq!(tried(1, Some(Total::exact(640))), [true; 4]);
-    // A deeper page needs more: page 10 ends at 100 matches.
+    // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly, the
+    // 1.25 km one 5.8, short of a page of 10; it would hold 23 were they four times as
+    // dense at the centre, but the next ring holds 23 in all, too few to be worth a
+    // statement that may fall short. The 2.5 km ring's 23 do.
     assert_eq!(
-        tried(10, Some(Total::exact(370))),
-        [false, false, false, true]
+        tried(1, Some(Total::exact(370))),
+        [false, false, true, true]
     );
     assert_eq!(
+        tried(1, Some(Total::exact(639))),
+        [false, false, true, true]
+    );
+    // A total of 640 is just enough for the 1.25 km ring (640 / 64 = 10).
+    assert_eq!(tried(1, Some(Total::exact(640))), [false, true, true, true]);
+    // A deeper page needs more: page 10 ends at 100 matches.
+    assert_eq!(tried(10, Some(Total::exact(370))), [false; 4]);
+    assert_eq!(
         tried(10, Some(Total::exact(400))),
+        [false, false, false, true]
+    );
+    // Where the next ring would hold a thousand or more, a ring that needs its centre
+    // denser is tried: page 50 ends at 500, the 1.25 km ring holds 312 of 20,000 where
+    // they are spread evenly and the 2.5 km one 1,250; of 12,000, 750.
+    assert_eq!(
+        tried(50, Some(Total::exact(20_000))),
+        [false, true, true, true]
+    );
+    assert_eq!(
+        tried(50, Some(Total::exact(12_000))),
         [false, false, true, true]
     );
     // A total cut short at the count's limit says there are more, not how many: every
