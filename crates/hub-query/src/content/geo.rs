@@ -119,19 +119,67 @@ pub fn geodesic_distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
     geo::Geodesic::distance(geo::Point::new(lon1, lat1), geo::Point::new(lon2, lat2))
 }
 
+/// The widest circle a box inside the circle is drawn for: beyond it the earth's
+/// curvature bends the box's edges too far for its corners to tell (see [`inner_box`]).
+const INNER_BOX_MAX_M: f64 = 200_000.0;
+
+/// A box of positions all within the circle, `[west, south, east, north]` in degrees:
+/// the box around a circle of 0.68 of the radius, kept only when each of its corners
+/// lies within 0.99 of the radius by the geodesic both backends test. Within a box this
+/// small (a radius up to 200 km, away from the poles and the antimeridian) the position
+/// farthest from the centre is a corner: along a meridian the distance has one
+/// minimum, and along a parallel it grows with the difference in longitude. A position
+/// in this box needs no geodesic; about half the candidates of the circle's own box
+/// fall in it. `None` where the corners cannot vouch for it.
+pub(crate) fn inner_box(circle: &GeoCircle) -> Option<[f64; 4]> {
+    let GeoCircle {
+        latitude,
+        longitude,
+        metres,
+    } = *circle;
+    if !(metres > 0.0 && metres <= INNER_BOX_MAX_M) {
+        return None;
+    }
+    let [west, south, east, north] = radius_bbox(latitude, longitude, metres * 0.68);
+    // Near a pole or across the antimeridian the box is every longitude, whose corners
+    // may all lie near the centre.
+    if east - west >= 180.0 {
+        return None;
+    }
+    let corners = [(south, west), (south, east), (north, west), (north, east)];
+    corners
+        .iter()
+        .all(|&(lat, lon)| geodesic_distance_m(latitude, longitude, lat, lon) <= metres * 0.99)
+        .then_some([west, south, east, north])
+}
+
+/// A circle: its bounding box's ranges, which the position index answers, then the
+/// positions in its inner box ([`inner_box`]) without more, and the others by the
+/// geodesic. Counting the 3,748 POIs within 10 km of Bolzano at scale 10 computed
+/// 5,358 geodesics on PostgreSQL, 3.8 of its 6.4 ms (`EXPLAIN ANALYZE` with and
+/// without them).
 pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
     let bounds = radius_bbox(circle.latitude, circle.longitude, circle.metres);
+    let inner = |q: &mut SqlBuilder| {
+        if let Some(inner) = inner_box(circle) {
+            q.sql("(");
+            ranges(q, inner, "");
+            q.sql(") OR ");
+        }
+    };
     match q.dialect {
         Dialect::Sqlite => {
             q.sql("(c.latitude IS NOT NULL AND ");
             bbox_prefilter(q, bounds);
-            q.sql(" AND hub_geo_distance(c.latitude, c.longitude, ")
+            q.sql(" AND (");
+            inner(q);
+            q.sql("hub_geo_distance(c.latitude, c.longitude, ")
                 .param(SqlValue::Real(circle.latitude))
                 .sql(", ")
                 .param(SqlValue::Real(circle.longitude))
                 .sql(") <= ")
                 .param(SqlValue::Real(circle.metres))
-                .sql(")");
+                .sql("))");
         }
         Dialect::Postgres => {
             // The circle's bounding box as ranges, then the geodesic test of the point
@@ -142,13 +190,15 @@ pub(crate) fn compile_circle(q: &mut SqlBuilder, circle: &GeoCircle) {
             // scale 10). A radius is never walked (`walk::answered_by_an_index`).
             q.sql("(");
             bbox_prefilter(q, bounds);
-            q.sql(" AND ST_DWithin(");
+            q.sql(" AND (");
+            inner(q);
+            q.sql("ST_DWithin(");
             pg_point_of_columns(q);
             q.sql("::geography, ");
             pg_centre(q, circle.latitude, circle.longitude);
             q.sql(", ")
                 .param(SqlValue::Real(circle.metres))
-                .sql(", true))");
+                .sql(", true)))");
         }
     }
 }

@@ -12,7 +12,7 @@ fn radius_binds_every_number_and_orders_by_distance() {
         metres: 5000.0,
     };
     let q = query(
-        vec![ContentFilter::Radius(circle)],
+        vec![ContentFilter::Radius(circle.clone())],
         ContentOrder::Distance {
             latitude: 46.5,
             longitude: 11.3,
@@ -20,11 +20,17 @@ fn radius_binds_every_number_and_orders_by_distance() {
     );
     let sqlite = q.compile(Dialect::Sqlite);
     // The count tests the circle: the ranges `content_position` answers, then the
-    // geodesic.
+    // geodesic, unless the position is in the box inside the circle.
     let count = sqlite.count.as_sql();
     assert!(
-        count.contains("(c.latitude IS NOT NULL AND c.latitude BETWEEN ?2 AND ?3 AND c.longitude BETWEEN ?4 AND ?5 AND hub_geo_distance(c.latitude, c.longitude, ?6, ?7) <= ?8)"),
+        count.contains("(c.latitude IS NOT NULL AND c.latitude BETWEEN ?2 AND ?3 AND c.longitude BETWEEN ?4 AND ?5 AND ((c.latitude BETWEEN ?6 AND ?7 AND c.longitude BETWEEN ?8 AND ?9) OR hub_geo_distance(c.latitude, c.longitude, ?10, ?11) <= ?12))"),
         "{count}"
+    );
+    let inner = inner_box(&circle).unwrap();
+    let bound = |i: usize| sqlite.count.params()[i].clone();
+    assert_eq!(
+        [bound(5), bound(6), bound(7), bound(8)],
+        [inner[1], inner[3], inner[0], inner[2]].map(SqlValue::Real)
     );
     // Nearest first: only (entity, id, distance) is sorted, documents joined after.
     // Each candidate of the circle's box gets its distance once, which both keeps it
@@ -48,7 +54,7 @@ fn radius_binds_every_number_and_orders_by_distance() {
     let point = "ST_SetSRID(ST_MakePoint(c.longitude, c.latitude), 4326)::geography";
     let count = pg.count.as_sql();
     assert!(
-        count.contains(&format!("(c.latitude BETWEEN $2 AND $3 AND c.longitude BETWEEN $4 AND $5 AND ST_DWithin({point}, (SELECT ST_SetSRID(ST_MakePoint($6, $7), 4326)::geography), $8, true))")),
+        count.contains(&format!("(c.latitude BETWEEN $2 AND $3 AND c.longitude BETWEEN $4 AND $5 AND ((c.latitude BETWEEN $6 AND $7 AND c.longitude BETWEEN $8 AND $9) OR ST_DWithin({point}, (SELECT ST_SetSRID(ST_MakePoint($10, $11), 4326)::geography), $12, true)))")),
         "{count}"
     );
     let page = pg.page.as_sql();
@@ -64,6 +70,51 @@ fn radius_binds_every_number_and_orders_by_distance() {
         )
     );
     assert!(!count.contains("geom") && !page.contains("geom"), "{count}");
+}
+
+#[test]
+fn the_box_inside_a_circle_holds_only_positions_within_it() {
+    let circle = |latitude: f64, longitude: f64, metres: f64| GeoCircle {
+        latitude,
+        longitude,
+        metres,
+    };
+    for c in [
+        circle(46.5, 11.3, 10_000.0),
+        circle(46.5, 11.3, 100.0),
+        circle(46.5, 11.3, 200_000.0),
+        circle(0.0, 0.0, 50_000.0),
+        circle(-33.9, 151.2, 5_000.0),
+        circle(70.0, -150.0, 50_000.0),
+        circle(78.2, 15.6, 30_000.0),
+    ] {
+        let [west, south, east, north] = inner_box(&c).unwrap_or_else(|| panic!("{c:?}"));
+        // Every position of a 41 × 41 grid over the box, its edges included, lies
+        // within the circle by the geodesic the stores test.
+        for i in 0..=40 {
+            for j in 0..=40 {
+                let lat = south + (north - south) * f64::from(i) / 40.0;
+                let lon = west + (east - west) * f64::from(j) / 40.0;
+                let d = geodesic_distance_m(c.latitude, c.longitude, lat, lon);
+                assert!(d <= c.metres, "{c:?}: ({lat}, {lon}) at {d} m");
+            }
+        }
+        // And it is worth its ranges: more than two fifths of the circle's own box.
+        let [w, s, e, n] = radius_bbox(c.latitude, c.longitude, c.metres);
+        let share = (east - west) * (north - south) / ((e - w) * (n - s));
+        assert!(share > 0.4, "{c:?}: {share}");
+    }
+    // None where the corners cannot vouch for the box: too wide a circle, a pole, the
+    // antimeridian, no radius.
+    for c in [
+        circle(46.5, 11.3, 250_000.0),
+        circle(89.9, 0.0, 10_000.0),
+        circle(-89.9, 0.0, 10_000.0),
+        circle(46.5, 179.99, 10_000.0),
+        circle(46.5, 11.3, 0.0),
+    ] {
+        assert_eq!(inner_box(&c), None, "{c:?}");
+    }
 }
 
 /// The area of `wkt` as sent in `srid`, with the same numbers as its WGS 84 geometry.
