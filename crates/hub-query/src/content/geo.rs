@@ -131,7 +131,7 @@ const INNER_BOX_MAX_M: f64 = 200_000.0;
 /// minimum, and along a parallel it grows with the difference in longitude. A position
 /// in this box needs no geodesic; about half the candidates of the circle's own box
 /// fall in it. `None` where the corners cannot vouch for it.
-pub(crate) fn inner_box(circle: &GeoCircle) -> Option<[f64; 4]> {
+fn inner_box(circle: &GeoCircle) -> Option<[f64; 4]> {
     let GeoCircle {
         latitude,
         longitude,

@@ -387,52 +387,41 @@ fn a_kept_total_skips_the_rings_too_sparse_for_the_page() {
             .map(|a| a.worth_trying(kept))
             .collect::<Vec<bool>>()
     };
-    // Without a kept total every ring is tried.
-    assert_eq!(tried(1, None), [true; 4]);
-    // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly, the
-    // 1.25 km one 5.8, short of a page of 10; it would hold 23 were they four times as
-    // dense at the centre, but the next ring holds 23 in all, too few to be worth a
-    // statement that may fall short. The 2.5 km ring's 23 do.
-    assert_eq!(
-        tried(1, Some(Total::exact(370))),
-        [false, false, true, true]
-    );
-    assert_eq!(
-        tried(1, Some(Total::exact(639))),
-        [false, false, true, true]
-    );
-    // A total of 640 is just enough for the 1.25 km ring (640 / 64 = 10).
-    assert_eq!(tried(1, Some(Total::exact(640))), [false, true, true, true]);
-    // A deeper page needs more: page 10 ends at 100 matches.
-    assert_eq!(tried(10, Some(Total::exact(370))), [false; 4]);
-    assert_eq!(
-        tried(10, Some(Total::exact(400))),
-        [false, false, false, true]
-    );
-    // Where the next ring would hold a thousand or more, a ring that needs its centre
-    // denser is tried: page 50 ends at 500, the 1.25 km ring holds 312 of 20,000 where
-    // they are spread evenly and the 2.5 km one 1,250; of 12,000, 750.
-    assert_eq!(
-        tried(50, Some(Total::exact(20_000))),
-        [false, true, true, true]
-    );
-    assert_eq!(
-        tried(50, Some(Total::exact(12_000))),
-        [false, false, true, true]
-    );
-    // A total cut short at the count's limit says there are more, not how many: every
-    // ring is tried, where the same number exact skips two for page 100.
-    assert_eq!(
-        tried(100, Some(Total::exact(10_001))),
-        [false, false, true, true]
-    );
-    let cut_short = Total {
+    let exact = |n| Some(Total::exact(n));
+    let cut_short = Some(Total {
         value: 10_001,
         estimated: true,
-    };
-    assert_eq!(tried(100, Some(cut_short)), [true; 4]);
-    // No matches at all skips every ring.
-    assert_eq!(tried(1, Some(Total::exact(0))), [false; 4]);
+    });
+    // (page, kept total, rings tried)
+    let table = [
+        // Without a kept total every ring is tried.
+        (1, None, [true; 4]),
+        // 370 matches: the 625 m ring holds 1.4 of them where they are spread evenly,
+        // the 1.25 km one 5.8, short of a page of 10; it would hold 23 were they four
+        // times as dense at the centre, but the next ring holds 23 in all, too few to
+        // be worth a statement that may fall short. The 2.5 km ring's 23 do.
+        (1, exact(370), [false, false, true, true]),
+        (1, exact(639), [false, false, true, true]),
+        // A total of 640 is just enough for the 1.25 km ring (640 / 64 = 10).
+        (1, exact(640), [false, true, true, true]),
+        // A deeper page needs more: page 10 ends at 100 matches.
+        (10, exact(370), [false; 4]),
+        (10, exact(400), [false, false, false, true]),
+        // Where the next ring would hold a thousand or more, a ring that needs its
+        // centre denser is tried: page 50 ends at 500, the 1.25 km ring holds 312 of
+        // 20,000 where they are spread evenly and the 2.5 km one 1,250; of 12,000, 750.
+        (50, exact(20_000), [false, true, true, true]),
+        (50, exact(12_000), [false, false, true, true]),
+        // A total cut short at the count's limit says there are more, not how many:
+        // every ring is tried, where the same number exact skips two for page 100.
+        (100, exact(10_001), [false, false, true, true]),
+        (100, cut_short, [true; 4]),
+        // No matches at all skips every ring.
+        (1, exact(0), [false; 4]),
+    ];
+    for (page, kept, expected) in table {
+        assert_eq!(tried(page, kept), expected, "page {page}, {kept:?}");
+    }
     // A walk has no part of an area: the totals chose it already.
     let walk = crate::content::walk::test_walk_in(
         &query(vec![ContentFilter::Active(true)], ContentOrder::Default),
