@@ -36,7 +36,7 @@
 //! `content::prefixes` does).
 
 use super::bookmarks::{read_revision, revision, MAX_SCOPE_BYTES};
-use super::rawfilter_sql::{compile_rawsort, compile_rawsort_columns};
+use super::rawfilter_sql::{compile_rawsort, compile_rawsort_columns, descending_along_columns};
 use super::walk::answered_by_an_index;
 use super::{next_begin, seed_order_key, ContentOrder, ContentQuery};
 use crate::sql::{Dialect, SqlBuilder, SqlValue};
@@ -182,6 +182,17 @@ impl PrefixedPage {
                 q.sql("c.id_key AS k FROM content c");
                 self.query
                     .where_clause_as(&mut q, self.query.every_match_form(dialect));
+                if self.query.filters.is_empty() && descending_along_columns(keys) {
+                    // The prefix keeps the best `depth` keys as it reads the matches.
+                    // Rows in the index's ascending order would each beat the worst
+                    // key kept and replace it (the bounded sort's most costly case);
+                    // read backwards, most lose to it at once. Page 50 of `rawsort=
+                    // -Shortname` over 70,000 POIs after a write: 184 → 66 ms of
+                    // statement on PostgreSQL, 194 → 55 ms on SQLite. Only where the
+                    // rows come from the entity's index alone: a filter's own index, or
+                    // a term read from the documents, costs more read this way.
+                    q.sql(" ORDER BY c.sort_key DESC, c.id_key DESC");
+                }
                 if dialect == Dialect::Postgres {
                     q.sql(" OFFSET 0");
                 }
@@ -381,6 +392,31 @@ mod tests {
             sql.as_sql()
         );
         assert!(sql.params().contains(&SqlValue::Int(PREFIX as i64)));
+    }
+
+    #[test]
+    fn a_whole_list_by_name_descending_is_read_along_its_index_backwards() {
+        let whole = |order| ContentQuery {
+            filters: Vec::new(),
+            ..page(2, 10, order)
+        };
+        // (query, whether its prefix reads the entity's rows in descending order)
+        let cases = [
+            (whole(rawsort("-Shortname")), true),
+            (whole(rawsort("Shortname")), false),
+            // A filter's own index may hand out the matches.
+            (page(2, 10, rawsort("-Shortname")), false),
+            // Terms read from the documents.
+            (whole(rawsort("-Shortname,Id")), false),
+            (whole(rawsort("-Detail.de.Title")), false),
+        ];
+        for (query, backwards) in cases {
+            for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+                let sql = PrefixedPage::of(&query).unwrap().prefix(dialect);
+                let read = sql.as_sql().contains(" ORDER BY c.sort_key DESC, c.id_key DESC");
+                assert_eq!(read, backwards, "{dialect:?} {query:?}: {}", sql.as_sql());
+            }
+        }
     }
 
     #[test]

@@ -110,6 +110,15 @@ fn rawsort_terms(q: &mut SqlBuilder, keys: &[SortKey], end: &mut dyn FnMut(&mut 
     }
 }
 
+/// Whether the order of `keys` reads only columns of text (`rawsort=-Shortname`) and
+/// starts descending. The name column's bytes sort nearly as the folded names of
+/// `c.sort_key`, the order the entity's index hands out its rows in, so such an order
+/// takes the rows of a whole list nearly in reverse.
+pub(super) fn descending_along_columns(keys: &[SortKey]) -> bool {
+    keys.first().is_some_and(|key| key.descending)
+        && keys.iter().all(|key| text_column(&key.path).is_some())
+}
+
 /// The column of `content` holding the value at `path` wherever that value is text
 /// (NULL where it is anything else or missing): `Shortname`, the name lists are most
 /// often sorted by, is `c.shortname`. Reading it spares reading each document.
