@@ -213,6 +213,12 @@ impl Store {
         }
     }
 
+    /// How many list totals were counted by a statement: a total kept since its
+    /// entity's last write is counted by none.
+    pub fn list_counts(&self) -> u64 {
+        self.counts.counted()
+    }
+
     /// Which backend this is, for logs and messages (`sqlite` or `postgres`).
     pub fn backend_name(&self) -> &'static str {
         match &*self.backend {

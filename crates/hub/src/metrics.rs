@@ -281,6 +281,13 @@ pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
          hub_store_revision_reads_total {}\n",
         source.store.revision_reads()
     );
+    let _ = write!(
+        text,
+        "# HELP hub_store_list_counts_total Count statements run for list totals (a total kept since its entity's last write runs none).\n\
+         # TYPE hub_store_list_counts_total counter\n\
+         hub_store_list_counts_total {}\n",
+        source.store.list_counts()
+    );
     if let Some(replica) = source.store.replica_status() {
         text.push_str(&render_replica(&replica));
     }

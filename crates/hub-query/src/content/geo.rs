@@ -357,6 +357,7 @@ pub(crate) fn compile_nearest(
         })
         .collect();
     CompiledList {
+        entity: query.entity,
         page,
         count: query.compile_count(dialect),
         page_has_total: false,

@@ -178,6 +178,8 @@ fn reads_documents_in_order(query: &ContentQuery) -> bool {
 
 /// The SQL for the page of documents and for the total count.
 pub struct CompiledList {
+    /// The entity listed: its write revision stamps the kept totals of `count`.
+    pub entity: &'static str,
     pub page: SqlBuilder,
     pub count: SqlBuilder,
     /// When true, every page row carries the total as its second column, so `count`
@@ -228,6 +230,7 @@ impl ContentQuery {
         if let Some((page, checks)) = self.compile_keys_first(dialect) {
             let page_has_total = !self.filters.is_empty();
             return CompiledList {
+                entity: self.entity,
                 page,
                 count: self.compile_count(dialect),
                 page_has_total,
@@ -292,6 +295,7 @@ impl ContentQuery {
             .param(SqlValue::Int(self.page.offset() as i64));
 
         CompiledList {
+            entity: self.entity,
             page,
             count: self.compile_count(dialect),
             page_has_total: false,

@@ -413,7 +413,9 @@ mod tests {
         for (query, backwards) in cases {
             for dialect in [Dialect::Sqlite, Dialect::Postgres] {
                 let sql = PrefixedPage::of(&query).unwrap().prefix(dialect);
-                let read = sql.as_sql().contains(" ORDER BY c.sort_key DESC, c.id_key DESC");
+                let read = sql
+                    .as_sql()
+                    .contains(" ORDER BY c.sort_key DESC, c.id_key DESC");
                 assert_eq!(read, backwards, "{dialect:?} {query:?}: {}", sql.as_sql());
             }
         }

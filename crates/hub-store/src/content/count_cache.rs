@@ -1,40 +1,47 @@
-//! Totals of list queries, kept until the next write to any content.
+//! Totals of list queries, kept until the next write to their entity.
 //!
 //! A filtered list counts its matches (up to the count limit) on every page: paging
 //! through a search counts the same matches again for page 2, 3, …, and at a few
 //! hundred thousand documents that count is most of a page's cost. The count depends
-//! only on the count statement (the caller's filters and visibility are in its text and
-//! parameters) and on the documents, so it is kept with the store's *content stamp* —
-//! the sum of every entity's write revision, which grows with every committed write by
-//! any process sharing the database — and used while the stamp is unchanged.
+//! only on the count statement (the entity, the caller's filters and visibility are in
+//! its text and parameters) and on that entity's documents and the rows written with
+//! them, so it is kept with the entity's write revision (its *stamp*), which grows with
+//! every committed write to the entity by any process sharing the database, and used
+//! while the stamp is unchanged. A write to another entity leaves it: a live deployment
+//! imports events all day while its visitors page through points of interest.
 //!
 //! The stamp is read before the count, in the same read: a write that lands between the
 //! two leaves an entry stamped older than what it counted, which the next read finds
 //! out of date; never an old count under a new stamp.
 //!
-//! Owns: the cache and its key. Must not: run statements (the backends read the stamp
-//! and count, and hand both here).
+//! Owns: the cache, its key and the stamp's statement. Must not: run statements (the
+//! backends read the stamp and count, and hand both here).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use hub_query::content::Total;
-use hub_query::SqlBuilder;
+use hub_query::content::bookmarks::read_revision;
+use hub_query::content::{CompiledList, Total};
+use hub_query::{Dialect, SqlBuilder};
 
 /// Entries kept; beyond this the least recently stored half is dropped.
 const MAX_ENTRIES: usize = 4_096;
 /// Statements longer than this (long id lists, large polygons) are not kept.
 const MAX_KEY_BYTES: usize = 8 * 1024;
 
-/// The statement both backends run for the content stamp.
-/// (`CAST`: PostgreSQL sums `bigint` as `numeric`.)
-pub(crate) const STAMP_SQL: &str =
-    "SELECT CAST(COALESCE(SUM(revision), 0) AS BIGINT) FROM content_revision";
+/// The statement both backends run for the stamp of `compiled`'s totals: its entity's
+/// write revision, one row.
+pub(crate) fn stamp_statement(compiled: &CompiledList, dialect: Dialect) -> SqlBuilder {
+    read_revision(compiled.entity, dialect)
+}
 
-/// Counts by statement, valid for one content stamp.
+/// Counts by statement, each valid for one stamp of its entity.
 #[derive(Default)]
 pub(crate) struct CountCache {
     inner: Mutex<Inner>,
+    /// Totals counted and handed here, kept or not (for `/metrics`).
+    counted: AtomicU64,
 }
 
 #[derive(Default)]
@@ -70,8 +77,14 @@ impl CountCache {
         inner.entries.get(&key).map(|e| e.total)
     }
 
+    /// How many totals were counted: each one a count statement run.
+    pub(crate) fn counted(&self) -> u64 {
+        self.counted.load(Ordering::Relaxed)
+    }
+
     /// Keeps `total`, counted by `count` at `stamp`.
     pub(crate) fn put(&self, count: &SqlBuilder, stamp: i64, total: Total) {
+        self.counted.fetch_add(1, Ordering::Relaxed);
         let Some(key) = key(count) else { return };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner.tick += 1;
@@ -107,7 +120,7 @@ fn key(count: &SqlBuilder) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hub_query::{Dialect, SqlValue};
+    use hub_query::SqlValue;
 
     fn count(entity: &str) -> SqlBuilder {
         let mut q = SqlBuilder::new(Dialect::Sqlite);

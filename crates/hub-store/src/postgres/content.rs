@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries};
-use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::count_cache::{stamp_statement, CountCache};
 use crate::content::put::revisions_to_bump;
 use crate::content::KeptOrders;
 use crate::content::{
@@ -328,7 +328,7 @@ async fn list_page(
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let counts = caches.counts;
-    // The content stamp travels with the first statement, pipelined on the one
+    // The stamp of the totals travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
     // A filtered list keeps a prefix only where a walk did not answer: it is read first
@@ -366,12 +366,12 @@ async fn list_page(
                             &caches.orders.bookmarks,
                             &compiled.checks,
                         );
-                        let found = with_stamp(&conn, &mut stamp, seek).await?;
+                        let found = with_stamp(&conn, &compiled, &mut stamp, seek).await?;
                         count(&conn, &all_compiled, &all, &counts, stamp).await?;
                         found
                     }
                     None => {
-                        stamp = Some(content_stamp(&conn).await?);
+                        stamp = Some(content_stamp(&conn, &compiled).await?);
                         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
                         let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
                         deep = deep.counted(total, documents.value);
@@ -383,7 +383,7 @@ async fn list_page(
             _ => {
                 let found =
                     bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks);
-                with_stamp(&conn, &mut stamp, found).await?
+                with_stamp(&conn, &compiled, &mut stamp, found).await?
             }
         };
         if let Some(docs) = found {
@@ -393,7 +393,7 @@ async fn list_page(
     }
     for attempt in crate::content::attempts_worth_trying(&counts, &compiled) {
         let page = async { page_docs(&conn, &attempt.page, false).await.map_err(fail) };
-        let (docs, _) = with_stamp(&conn, &mut stamp, page).await?;
+        let (docs, _) = with_stamp(&conn, &compiled, &mut stamp, page).await?;
         if docs.len() as u64 >= attempt.size {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
             return Ok(ContentPage::of(total, docs));
@@ -403,7 +403,7 @@ async fn list_page(
         // Both totals are kept under the same stamp, read once (the page statement
         // after a short walk reuses it too).
         if stamp.is_none() {
-            stamp = Some(content_stamp(&conn).await?);
+            stamp = Some(content_stamp(&conn, &compiled).await?);
         }
         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
         if walk.past_the_end(total) {
@@ -436,7 +436,7 @@ async fn list_page(
     let (docs, total) = if compiled.page_has_total {
         page.await?
     } else {
-        with_stamp(&conn, &mut stamp, page).await?
+        with_stamp(&conn, &compiled, &mut stamp, page).await?
     };
     let total = match total {
         Some(n) => Total::exact(n),
@@ -478,7 +478,7 @@ async fn count(
     let fail = |e| list_error(&compiled.checks, e);
     let stamp = match stamp {
         Some(stamp) => stamp,
-        None => content_stamp(conn).await?,
+        None => content_stamp(conn, compiled).await?,
     };
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
@@ -502,23 +502,26 @@ async fn count(
     Ok(total)
 }
 
-/// The content stamp (see `count_cache`).
-async fn content_stamp(conn: &Conn) -> Result<i64> {
-    let stmt = super::prepare_bounded(conn, STAMP_SQL).await?;
-    Ok(conn.query_one(&stmt, &[]).await?.try_get(0)?)
+/// The stamp of `compiled`'s totals (see `count_cache`).
+async fn content_stamp(conn: &Conn, compiled: &CompiledList) -> Result<i64> {
+    let statement = stamp_statement(compiled, Dialect::Postgres);
+    let params = bind(statement.params());
+    let stmt = super::prepare_bounded(conn, statement.as_sql()).await?;
+    Ok(conn.query_one(&stmt, &refs(&params)).await?.try_get(0)?)
 }
 
-/// Runs `work`, and, pipelined with it on the connection, reads the content stamp when
-/// `stamp` does not hold it yet.
+/// Runs `work`, and, pipelined with it on the connection, reads the stamp of
+/// `compiled`'s totals when `stamp` does not hold it yet.
 async fn with_stamp<T>(
     conn: &Conn,
+    compiled: &CompiledList,
     stamp: &mut Option<i64>,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
     if stamp.is_some() {
         return work.await;
     }
-    let (value, read) = futures::try_join!(work, content_stamp(conn))?;
+    let (value, read) = futures::try_join!(work, content_stamp(conn, compiled))?;
     *stamp = Some(read);
     Ok(value)
 }

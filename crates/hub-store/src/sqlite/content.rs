@@ -19,7 +19,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{bind, SqliteBackend};
-use crate::content::count_cache::{CountCache, STAMP_SQL};
+use crate::content::count_cache::{stamp_statement, CountCache};
 use crate::content::prefixes::in_key_order;
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
@@ -473,9 +473,10 @@ fn count(
     compiled: &hub_query::content::CompiledList,
     counts: &CountCache,
 ) -> Result<Total> {
+    let stamp_sql = stamp_statement(compiled, Dialect::Sqlite);
     let stamp: i64 = conn
-        .prepare_cached(STAMP_SQL)?
-        .query_row([], |r| r.get(0))?;
+        .prepare_cached(stamp_sql.as_sql())?
+        .query_row(bind(stamp_sql.params()).as_slice(), |r| r.get(0))?;
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
     }

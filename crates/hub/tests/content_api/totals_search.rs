@@ -248,3 +248,70 @@ async fn totals_above_the_limit_are_estimated_and_marked() {
     assert_eq!(body["TotalResults"], all);
     assert!(body.get("TotalResultsEstimated").is_none(), "{body}");
 }
+
+/// `hub_store_list_counts_total` from `/metrics`: count statements run for totals.
+async fn list_counts(app: &TestApp) -> u64 {
+    let body = support::body_bytes(request(app, "/metrics").await).await;
+    let text = String::from_utf8(body).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("hub_store_list_counts_total "))
+        .expect("/metrics has hub_store_list_counts_total")
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_total_is_counted_again_after_a_write_to_its_own_entity_only() {
+    // Without the response cache every request reaches the store.
+    let app = app(&Config {
+        response_cache_bytes: 0,
+        ..support::test_config()
+    });
+    // The whole list: its page never carries the total, which comes from the count.
+    let uri = "/v1/HubActivityPoi?pagesize=2";
+    let total = |body: &Value| body["TotalResults"].as_u64().expect("TotalResults");
+
+    let (status, first) = get(&app, uri).await;
+    assert_eq!(status, 200, "{first}");
+    let counted = list_counts(&app).await;
+    assert!(counted > 0, "the first page counts the list");
+    let (_, again) = get(&app, uri).await;
+    assert_eq!(
+        (total(&again), list_counts(&app).await),
+        (total(&first), counted)
+    );
+
+    // Another entity written: the POIs' total stays kept.
+    let content = app.store.content();
+    let event = json!({
+        "Id": "e-1", "Shortname": "Hüttenfest", "Active": true,
+        "_Meta": {"Id": "e-1", "Type": "event", "Source": "idm", "Reduced": false},
+    });
+    content
+        .put("Event", event, "2024-02-01T00:00:00".into(), false)
+        .await
+        .expect("an event written");
+    let (_, after_event) = get(&app, uri).await;
+    assert_eq!(
+        (total(&after_event), list_counts(&app).await),
+        (total(&first), counted),
+        "a write to another entity leaves the total kept"
+    );
+
+    // A POI written: counted again at once, with the new document.
+    content
+        .put(
+            "HubActivityPoi",
+            doc("s-new", &[("de", "Neu")]),
+            "2024-02-01T00:00:00".into(),
+            false,
+        )
+        .await
+        .expect("a POI written");
+    let (_, after_poi) = get(&app, uri).await;
+    assert_eq!(total(&after_poi), total(&first) + 1, "{after_poi}");
+    assert!(
+        list_counts(&app).await > counted,
+        "the POIs' total is counted again"
+    );
+}

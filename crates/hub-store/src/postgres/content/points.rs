@@ -46,7 +46,7 @@ pub(super) async fn read(
                     KeptPoints::Matches => {
                         let points = map_points(&conn, &compiled).await?;
                         if (points.len() as u64) >= limit {
-                            let stamp = Some(content_stamp(&conn).await?);
+                            let stamp = Some(content_stamp(&conn, &listed).await?);
                             count(&conn, &listed, &query, &counts, stamp).await?;
                             count(&conn, &all_compiled, &all, &counts, stamp).await?;
                         }
@@ -54,7 +54,7 @@ pub(super) async fn read(
                     }
                     KeptPoints::Count => {}
                 }
-                let stamp = Some(content_stamp(&conn).await?);
+                let stamp = Some(content_stamp(&conn, &listed).await?);
                 let total = count(&conn, &listed, &query, &counts, stamp).await?;
                 if total.value < limit {
                     return map_points(&conn, &compiled).await;
