@@ -84,6 +84,11 @@ const SQLITE_CHANGES: &[Change] = &[
         name: "content: the order with each document's point",
         parts: schema::content::SQLITE_ORDER_POINTS,
     },
+    Change {
+        version: 16,
+        name: "content: revisions count the documents written",
+        parts: schema::content::CONTENT_REVISION_WRITTEN,
+    },
 ];
 
 /// A migration as the SQLite runner applies it: its batch rendered once per process.

@@ -273,11 +273,11 @@ fn a_sqlite_store_at_version_7_opens_and_applies_only_the_newer_migrations() {
     // written from Rust; 9: the titles' trigram index; 10: the provenances' revision;
     // 11: the position index with the keys; 12: documents by language; 13: the flag
     // fields' values as tags; 14: the Shortname beside the position; 15: the order
-    // with each document's point) is, once.
+    // with each document's point; 16: the documents written per revision) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![8, 9, 10, 11, 12, 13, 14, 15],
+        vec![8, 9, 10, 11, 12, 13, 14, 15, 16],
         "only the migrations newer than version 7 are applied"
     );
     let fresh = tempfile::tempdir().unwrap();
@@ -504,11 +504,12 @@ async fn a_postgres_store_at_version_4_opens_and_applies_only_the_newer_migratio
     // flag fields' values as tags; 13: the Shortname beside the position; 14: the
     // source in the order index; 15: the configured paths' values beside each
     // document; 16: the ids and positions in the order's index; 17: the keys in
-    // the position index, no index of positions as geography) is, once.
+    // the position index, no index of positions as geography; 18: the documents
+    // written per revision) is, once.
     let newer: Vec<i64> = after[before.len()..].iter().map(|r| r.0).collect();
     assert_eq!(
         newer,
-        vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
+        vec![5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18],
         "only the migrations newer than version 4 are applied"
     );
     let fresh_db =

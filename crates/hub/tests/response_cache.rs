@@ -2,7 +2,8 @@
 //! repeated answers are the same bytes with a strong `ETag` (304 to `If-None-Match`), a
 //! write — through this server or through another server on the same database — is
 //! seen at once, closed data never crosses between callers through the cache, and the
-//! byte budget holds. Runs on SQLite, or PostgreSQL with `HUB_TEST_DATABASE`.
+//! byte budget holds. The list totals each server keeps follow the same writes. Runs on
+//! SQLite, or PostgreSQL with `HUB_TEST_DATABASE`.
 
 mod support;
 
@@ -288,6 +289,62 @@ async fn a_write_changes_the_answer_and_its_etag_in_this_and_another_server() {
         cache_metric(&app.first, "hub_response_cache_hits_total").await,
         hits + 1
     );
+}
+
+/// A capped total one server counted still holds after another server writes fewer
+/// documents of its entity than the count read past its limit (each written document
+/// changes whether at most itself matches): it answers without counting, the same
+/// total as a server counting afresh. One document more and it is counted again.
+#[tokio::test]
+async fn a_capped_total_outlives_fewer_written_documents_than_its_slack() {
+    // Without the response cache every request reaches the store; past one match a
+    // total is estimated.
+    let config = Config {
+        response_cache_bytes: 0,
+        exact_count_limit: 3,
+        ..test_config()
+    };
+    let app = pair_with(&config).await;
+    for n in 1..=10 {
+        let mut near = poi(&format!("poi-a{n:02}"), "A");
+        near["GpsInfo"] = json!([{"Gpstype": "position", "Latitude": 46.6, "Longitude": 11.5 + n as f64 / 100.0}]);
+        put(&app.first_store, "HubActivityPoi", near).await;
+    }
+    // Eleven POIs within 100 km, nearest first: the page takes its total from the count,
+    // which reads all eleven, seven past the limit's next match.
+    let list = "/v1/HubActivityPoi?latitude=46.6&longitude=11.5&radius=100000&pagesize=2";
+    let total = |body: &[u8]| {
+        let body: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(body["TotalResultsEstimated"], true, "{body}");
+        body["TotalResults"].as_u64().expect("TotalResults")
+    };
+    let counts = |router| cache_metric(router, "hub_store_list_counts_total");
+
+    let kept = total(&fetch(&app.first, list, &[]).await.3);
+    let counted = counts(&app.first).await;
+    for n in 1..=7 {
+        put(
+            &app.second_store,
+            "HubActivityPoi",
+            poi(&format!("poi-w{n}"), "W"),
+        )
+        .await;
+        let now = total(&fetch(&app.first, list, &[]).await.3);
+        let fresh = total(&fetch(&app.second, list, &[]).await.3);
+        assert_eq!(
+            (now, counts(&app.first).await),
+            (kept, counted),
+            "{n} written"
+        );
+        assert_eq!(now, fresh, "{n} written: as counted afresh");
+    }
+    put(&app.second_store, "HubActivityPoi", poi("poi-w8", "W")).await;
+    let now = total(&fetch(&app.first, list, &[]).await.3);
+    assert!(
+        counts(&app.first).await > counted,
+        "eight written: counted again"
+    );
+    assert_eq!(now, total(&fetch(&app.second, list, &[]).await.3));
 }
 
 /// Many hits at once share their revision reads (PostgreSQL coalesces them), yet every

@@ -193,7 +193,9 @@ fn capped_counts_stop_after_the_limit() {
             count.as_sql()
         );
         assert!(count.as_sql().ends_with(") capped"), "{}", count.as_sql());
-        assert_eq!(count.params().last(), Some(&SqlValue::Int(101)));
+        // The limit's next match, then the slack that lets a kept total outlive writes.
+        let read = 101 + COUNT_SLACK as i64;
+        assert_eq!(count.params().last(), Some(&SqlValue::Int(read)));
     }
 }
 
@@ -296,6 +298,30 @@ fn totals_are_exact_up_to_the_limit_and_estimated_above() {
     assert!(Total::needs_estimate(101, Some(100)));
     assert!(!Total::needs_estimate(100, Some(100)));
     assert!(!Total::needs_estimate(u64::MAX, None));
+}
+
+/// A count reads past `limit + 1` only for its slack: the total is what a count stopping
+/// at `limit + 1` gives, and the matches read past it are the documents it outlives.
+#[test]
+fn matches_read_past_the_cap_are_slack_not_total() {
+    // (counted, limit, estimate, total, estimated, slack)
+    let cases = [
+        (357, Some(100), None, 101, true, 256),
+        (200, Some(100), None, 101, true, 99),
+        (101, Some(100), None, 101, true, 0),
+        (357, Some(100), Some(3), 101, true, 256),
+        (357, Some(100), Some(40_000), 40_000, true, 256),
+        (100, Some(100), None, 100, false, 0),
+        (7, Some(100), None, 7, false, 0),
+        (5_000, None, None, 5_000, false, 0),
+        (u64::MAX, Some(u64::MAX), None, u64::MAX, false, 0),
+    ];
+    for (counted, limit, estimate, value, estimated, slack) in cases {
+        let case = (counted, limit, estimate);
+        let total = Total::settle(counted, limit, estimate);
+        assert_eq!(total, Total { value, estimated }, "{case:?}");
+        assert_eq!(Total::slack(counted, limit), slack, "{case:?}");
+    }
 }
 
 #[test]

@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use hub_query::content::bookmarks::read_revision;
 use hub_query::content::{CompiledList, Total};
 use hub_query::{Dialect, SqlBuilder};
 
@@ -30,10 +29,41 @@ const MAX_ENTRIES: usize = 4_096;
 /// Statements longer than this (long id lists, large polygons) are not kept.
 const MAX_KEY_BYTES: usize = 8 * 1024;
 
+/// Where an entity's writes stood when a total was counted: its write revision, and
+/// how many documents its writes have written in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub revision: i64,
+    pub written: i64,
+}
+
+impl Stamp {
+    /// Whether a total counted at `self`, with `slack` matches read past its limit,
+    /// holds at `now`: nothing was written since, or no more documents than its slack
+    /// (each written document changes whether at most itself matches). Every write
+    /// counts at least one document; one that counted none (a process from before
+    /// migration 16/18 writing to the same database) leaves fewer documents than
+    /// writes, and then nothing holds.
+    fn holds_at(self, now: Stamp, slack: u64) -> bool {
+        let writes = now.revision.wrapping_sub(self.revision);
+        let written = now.written.wrapping_sub(self.written);
+        writes == 0 || ((1..=written).contains(&writes) && written <= slack as i64)
+    }
+}
+
 /// The statement both backends run for the stamp of `compiled`'s totals: its entity's
-/// write revision, one row.
+/// write revision and documents written, one row of two columns.
 pub(crate) fn stamp_statement(compiled: &CompiledList, dialect: Dialect) -> SqlBuilder {
-    read_revision(compiled.entity, dialect)
+    let mut q = SqlBuilder::new(dialect);
+    for (i, column) in ["revision", "written"].into_iter().enumerate() {
+        q.sql(if i == 0 { "SELECT " } else { ", " })
+            .sql("COALESCE((SELECT r.")
+            .sql(column)
+            .sql(" FROM content_revision r WHERE r.entity = ")
+            .text(compiled.entity)
+            .sql("), 0)");
+    }
+    q
 }
 
 /// Counts by statement, each valid for one stamp of its entity.
@@ -52,20 +82,22 @@ struct Inner {
 }
 
 struct Entry {
-    stamp: i64,
+    stamp: Stamp,
     total: Total,
+    /// Matches the count read past its limit (see [`Total::slack`]).
+    slack: u64,
     stored: u64,
 }
 
 impl CountCache {
-    /// The kept total of `count` when it was counted at `stamp`.
-    pub(crate) fn get(&self, count: &SqlBuilder, stamp: i64) -> Option<Total> {
+    /// The kept total of `count` when it still holds at `stamp` ([`Stamp::holds_at`]).
+    pub(crate) fn get(&self, count: &SqlBuilder, stamp: Stamp) -> Option<Total> {
         let key = key(count)?;
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner
             .entries
             .get(&key)
-            .filter(|e| e.stamp == stamp)
+            .filter(|e| e.stamp.holds_at(stamp, e.slack))
             .map(|e| e.total)
     }
 
@@ -82,8 +114,9 @@ impl CountCache {
         self.counted.load(Ordering::Relaxed)
     }
 
-    /// Keeps `total`, counted by `count` at `stamp`.
-    pub(crate) fn put(&self, count: &SqlBuilder, stamp: i64, total: Total) {
+    /// Keeps `total`, counted by `count` at `stamp` with `slack` matches read past its
+    /// limit.
+    pub(crate) fn put(&self, count: &SqlBuilder, stamp: Stamp, total: Total, slack: u64) {
         self.counted.fetch_add(1, Ordering::Relaxed);
         let Some(key) = key(count) else { return };
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -101,6 +134,7 @@ impl CountCache {
             Entry {
                 stamp,
                 total,
+                slack,
                 stored,
             },
         );
@@ -129,24 +163,55 @@ mod tests {
         q
     }
 
+    fn at(revision: i64, written: i64) -> Stamp {
+        Stamp { revision, written }
+    }
+
     #[test]
-    fn a_total_is_used_only_under_the_stamp_it_was_counted_at() {
+    fn a_total_holds_at_its_stamp_and_while_fewer_documents_than_its_slack_were_written() {
+        let capped = Total {
+            value: 101,
+            estimated: true,
+        };
+        // (slack, the stamp now, whether the total counted at (7, 30) holds)
+        let cases = [
+            (0, at(7, 30), true),
+            (0, at(8, 31), false),
+            (3, at(7, 30), true),
+            (3, at(8, 31), true),
+            (3, at(9, 33), true),
+            (3, at(10, 34), false),
+            (3, at(8, 36), false),
+            // Writes that counted no document: a process from before the column.
+            (3, at(8, 30), false),
+            (3, at(9, 31), false),
+            (3, at(6, 29), false),
+        ];
+        for (slack, now, holds) in cases {
+            let cache = CountCache::default();
+            cache.put(&count("Poi"), at(7, 30), capped, slack);
+            let kept = cache.get(&count("Poi"), now);
+            assert_eq!(kept, holds.then_some(capped), "slack {slack}, {now:?}");
+            assert_eq!(
+                cache.get(&count("Event"), at(7, 30)),
+                None,
+                "other parameters"
+            );
+        }
         let cache = CountCache::default();
-        cache.put(&count("Poi"), 7, Total::exact(40));
-        assert_eq!(cache.get(&count("Poi"), 7), Some(Total::exact(40)));
-        assert_eq!(cache.get(&count("Poi"), 8), None, "a write since");
-        assert_eq!(cache.get(&count("Event"), 7), None, "other parameters");
-        cache.put(&count("Poi"), 8, Total::exact(41));
-        assert_eq!(cache.get(&count("Poi"), 8), Some(Total::exact(41)));
+        cache.put(&count("Poi"), at(7, 30), Total::exact(40), 0);
+        cache.put(&count("Poi"), at(8, 31), Total::exact(41), 0);
+        assert_eq!(cache.get(&count("Poi"), at(8, 31)), Some(Total::exact(41)));
+        assert_eq!(cache.counted(), 2);
     }
 
     #[test]
     fn the_last_total_is_a_hint_at_any_stamp() {
         let cache = CountCache::default();
         assert_eq!(cache.last(&count("Poi")), None, "never counted");
-        cache.put(&count("Poi"), 7, Total::exact(40));
+        cache.put(&count("Poi"), at(7, 30), Total::exact(40), 0);
         assert_eq!(cache.last(&count("Poi")), Some(Total::exact(40)));
-        cache.put(&count("Poi"), 9, Total::exact(38));
+        cache.put(&count("Poi"), at(9, 32), Total::exact(38), 0);
         assert_eq!(cache.last(&count("Poi")), Some(Total::exact(38)));
         assert_eq!(cache.last(&count("Event")), None, "other parameters");
     }
@@ -155,18 +220,23 @@ mod tests {
     fn it_stays_bounded_and_skips_long_statements() {
         let cache = CountCache::default();
         for i in 0..(MAX_ENTRIES * 2) {
-            cache.put(&count(&format!("E{i}")), 1, Total::exact(i as u64));
+            cache.put(
+                &count(&format!("E{i}")),
+                at(1, 1),
+                Total::exact(i as u64),
+                0,
+            );
         }
         let kept = cache.inner.lock().unwrap().entries.len();
         assert!(kept <= MAX_ENTRIES, "{kept}");
         // The most recent survive.
         let last = MAX_ENTRIES * 2 - 1;
         assert_eq!(
-            cache.get(&count(&format!("E{last}")), 1),
+            cache.get(&count(&format!("E{last}")), at(1, 1)),
             Some(Total::exact(last as u64))
         );
         let long = count(&"x".repeat(MAX_KEY_BYTES));
-        cache.put(&long, 1, Total::exact(1));
-        assert_eq!(cache.get(&long, 1), None);
+        cache.put(&long, at(1, 1), Total::exact(1), 0);
+        assert_eq!(cache.get(&long, at(1, 1)), None);
     }
 }

@@ -358,10 +358,26 @@ mod tests {
         let choice = |total: Option<u64>, documents: Option<u64>, limit: u64| {
             let counts = count_cache::CountCache::default();
             if let Some(n) = total {
-                counts.put(&listed.count, 1, Total::exact(n));
+                counts.put(
+                    &listed.count,
+                    count_cache::Stamp {
+                        revision: 1,
+                        written: 1,
+                    },
+                    Total::exact(n),
+                    0,
+                );
             }
             if let Some(n) = documents {
-                counts.put(&all.count, 1, Total::exact(n));
+                counts.put(
+                    &all.count,
+                    count_cache::Stamp {
+                        revision: 1,
+                        written: 1,
+                    },
+                    Total::exact(n),
+                    0,
+                );
             }
             match kept_points(&counts, &listed, &all, limit) {
                 KeptPoints::Walk(_) => "walk",

@@ -110,16 +110,26 @@ fn stamp_meta(doc: &mut Value, old: Option<&Value>, now: &str) -> Result<bool> {
 }
 
 /// The entity types whose revision a write bumps, once each, in a stable order (so
-/// concurrent writers lock the revision rows alike).
-pub(crate) fn revisions_to_bump<'a>(entities: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+/// concurrent writers lock the revision rows alike), each with how many of its
+/// documents the write wrote: what a kept total's slack is measured in
+/// (`count_cache`).
+pub(crate) fn revisions_to_bump<'a>(
+    entities: impl Iterator<Item = &'a str>,
+) -> Vec<(&'a str, u64)> {
     let mut touched: Vec<&str> = entities.collect();
     touched.sort_unstable();
-    touched.dedup();
-    touched
+    let mut bumps: Vec<(&str, u64)> = Vec::new();
+    for entity in touched {
+        match bumps.last_mut() {
+            Some((last, documents)) if *last == entity => *documents += 1,
+            _ => bumps.push((entity, 1)),
+        }
+    }
+    bumps
 }
 
 /// The entity types a tracked save wrote (create-only saves of taken ids wrote nothing).
-pub(crate) fn written_entities(plans: &[PutOutcome]) -> Vec<&'static str> {
+pub(crate) fn written_entities(plans: &[PutOutcome]) -> Vec<(&'static str, u64)> {
     revisions_to_bump(plans.iter().filter(|o| !o.existed).map(|o| o.entity))
 }
 
@@ -208,11 +218,15 @@ mod tests {
     }
 
     #[test]
-    fn revisions_are_bumped_once_per_entity_in_order() {
-        let cases: [(&[&str], &[&str]); 3] = [
+    fn revisions_are_bumped_once_per_entity_in_order_with_the_documents_written() {
+        type Bumps<'a> = &'a [(&'a str, u64)];
+        let cases: [(&[&str], Bumps); 3] = [
             (&[], &[]),
-            (&["Event", "Article", "Event"], &["Article", "Event"]),
-            (&["Poi"], &["Poi"]),
+            (
+                &["Event", "Article", "Event"],
+                &[("Article", 1), ("Event", 2)],
+            ),
+            (&["Poi"], &[("Poi", 1)]),
         ];
         for (input, expected) in cases {
             assert_eq!(revisions_to_bump(input.iter().copied()), expected);
@@ -225,8 +239,12 @@ mod tests {
             existed,
         };
         assert_eq!(
-            written_entities(&[outcome("Event", true), outcome("Poi", false)]),
-            vec!["Poi"]
+            written_entities(&[
+                outcome("Event", true),
+                outcome("Poi", false),
+                outcome("Poi", false)
+            ]),
+            vec![("Poi", 2)]
         );
     }
 }

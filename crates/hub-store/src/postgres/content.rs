@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::rawfilter::list_error;
 use super::{bind, refs, Conn, PgBackend, Queries};
-use crate::content::count_cache::{stamp_statement, CountCache};
+use crate::content::count_cache::{stamp_statement, CountCache, Stamp};
 use crate::content::put::revisions_to_bump;
 use crate::content::KeptOrders;
 use crate::content::{
@@ -252,7 +252,7 @@ impl ContentRepo for PgContent {
                     )
                     .await?;
                 if n > 0 {
-                    bump_revisions(&tx, &[entity]).await?;
+                    bump_revisions(&tx, &[(entity, 1)]).await?;
                 }
                 tx.commit().await?;
                 Ok(n > 0)
@@ -467,13 +467,13 @@ async fn page_docs(
 }
 
 /// The list's total from its count statement (and the planner's estimate past the
-/// limit), kept in `counts` until the next write.
+/// limit), kept in `counts` while it holds (`count_cache`).
 async fn count(
     conn: &Conn,
     compiled: &CompiledList,
     query: &ContentQuery,
     counts: &CountCache,
-    stamp: Option<i64>,
+    stamp: Option<Stamp>,
 ) -> Result<Total> {
     let fail = |e| list_error(&compiled.checks, e);
     let stamp = match stamp {
@@ -498,16 +498,21 @@ async fn count(
         None
     };
     let total = Total::settle(counted, compiled.count_limit, estimate);
-    counts.put(&compiled.count, stamp, total);
+    let slack = Total::slack(counted, compiled.count_limit);
+    counts.put(&compiled.count, stamp, total, slack);
     Ok(total)
 }
 
 /// The stamp of `compiled`'s totals (see `count_cache`).
-async fn content_stamp(conn: &Conn, compiled: &CompiledList) -> Result<i64> {
+async fn content_stamp(conn: &Conn, compiled: &CompiledList) -> Result<Stamp> {
     let statement = stamp_statement(compiled, Dialect::Postgres);
     let params = bind(statement.params());
     let stmt = super::prepare_bounded(conn, statement.as_sql()).await?;
-    Ok(conn.query_one(&stmt, &refs(&params)).await?.try_get(0)?)
+    let row = conn.query_one(&stmt, &refs(&params)).await?;
+    Ok(Stamp {
+        revision: row.try_get(0)?,
+        written: row.try_get(1)?,
+    })
 }
 
 /// Runs `work`, and, pipelined with it on the connection, reads the stamp of
@@ -515,7 +520,7 @@ async fn content_stamp(conn: &Conn, compiled: &CompiledList) -> Result<i64> {
 async fn with_stamp<T>(
     conn: &Conn,
     compiled: &CompiledList,
-    stamp: &mut Option<i64>,
+    stamp: &mut Option<Stamp>,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
     if stamp.is_some() {

@@ -110,6 +110,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: a radius reads content_position, which carries the key; no index of positions as geography",
         parts: schema::content::POSTGRES_RADIUS_FROM_POSITIONS,
     },
+    Change {
+        version: 18,
+        name: "content: revisions count the documents written",
+        parts: schema::content::CONTENT_REVISION_WRITTEN,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

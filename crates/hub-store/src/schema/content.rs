@@ -589,6 +589,22 @@ pub(crate) const SQLITE_ORDER_POINTS: &[Part] = &[
     Part::Only(Dialect::Sqlite, "ANALYZE content_order_points;\n"),
 ];
 
+/// SQLite migration 16 and PostgreSQL migration 18: each entity's revision row also
+/// counts the documents its writes wrote, so a kept total knows how many of them have
+/// been written since it was counted (`count_cache`). A capped count reads a few
+/// hundred matches past its limit; while fewer documents than that were written, the
+/// total it settled on still holds and no count runs.
+pub(crate) const CONTENT_REVISION_WRITTEN: &[Part] = &[
+    Part::Only(
+        Dialect::Sqlite,
+        "ALTER TABLE content_revision ADD COLUMN written INTEGER NOT NULL DEFAULT 0;\n",
+    ),
+    Part::Only(
+        Dialect::Postgres,
+        "ALTER TABLE content_revision ADD COLUMN written bigint NOT NULL DEFAULT 0;\n",
+    ),
+];
+
 /// The documents of an entity in a language, for `langfilter`: the table's key leads
 /// with the document, which answers "the languages of this document" but not "the
 /// documents in this language".

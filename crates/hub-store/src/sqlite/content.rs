@@ -19,7 +19,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{bind, SqliteBackend};
-use crate::content::count_cache::{stamp_statement, CountCache};
+use crate::content::count_cache::{stamp_statement, CountCache, Stamp};
 use crate::content::prefixes::in_key_order;
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
@@ -249,7 +249,7 @@ impl ContentRepo for SqliteContent {
                     params![entity, id_key],
                 )?;
                 if n > 0 {
-                    bump_revisions(&tx, &[entity])?;
+                    bump_revisions(&tx, &[(entity, 1)])?;
                 }
                 tx.commit()?;
                 Ok(n > 0)
@@ -474,9 +474,15 @@ fn count(
     counts: &CountCache,
 ) -> Result<Total> {
     let stamp_sql = stamp_statement(compiled, Dialect::Sqlite);
-    let stamp: i64 = conn
-        .prepare_cached(stamp_sql.as_sql())?
-        .query_row(bind(stamp_sql.params()).as_slice(), |r| r.get(0))?;
+    let stamp = conn.prepare_cached(stamp_sql.as_sql())?.query_row(
+        bind(stamp_sql.params()).as_slice(),
+        |r| {
+            Ok(Stamp {
+                revision: r.get(0)?,
+                written: r.get(1)?,
+            })
+        },
+    )?;
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
     }
@@ -485,8 +491,9 @@ fn count(
         .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
     // SQLite keeps no statistics that estimate a filtered count cheaply: past the limit
     // the total is the lower bound the capped count reached.
-    let total = Total::settle(counted as u64, compiled.count_limit, None);
-    counts.put(&compiled.count, stamp, total);
+    let (counted, limit) = (counted as u64, compiled.count_limit);
+    let total = Total::settle(counted, limit, None);
+    counts.put(&compiled.count, stamp, total, Total::slack(counted, limit));
     Ok(total)
 }
 
@@ -549,14 +556,15 @@ fn put_batch(
     Ok(())
 }
 
-/// Counts writes per entity type, in the writing transaction, so caches of derived
-/// views (the traffic feed) can tell cheaply whether anything changed.
-fn bump_revisions(tx: &Connection, entities: &[&str]) -> Result<()> {
+/// Counts writes per entity type, and the documents each wrote, in the writing
+/// transaction, so caches of derived views (the traffic feed, kept totals) can tell
+/// cheaply whether, and how much, anything changed.
+fn bump_revisions(tx: &Connection, entities: &[(&str, u64)]) -> Result<()> {
     let mut stmt = tx.prepare_cached(
-        "INSERT INTO content_revision (entity, revision) VALUES (?1, 1) ON CONFLICT (entity) DO UPDATE SET revision = revision + 1",
+        "INSERT INTO content_revision (entity, revision, written) VALUES (?1, 1, ?2) ON CONFLICT (entity) DO UPDATE SET revision = revision + 1, written = written + excluded.written",
     )?;
-    for entity in entities {
-        stmt.execute([entity])?;
+    for (entity, documents) in entities {
+        stmt.execute(params![entity, *documents as i64])?;
     }
     Ok(())
 }

@@ -214,15 +214,16 @@ pub(super) async fn delete_side(tx: &Tx<'_>, entities: &[&str], keys: &[&str]) -
     Ok(())
 }
 
-/// Counts writes per entity type in the writing transaction (see the SQLite twin).
-pub(super) async fn bump_revisions(tx: &Tx<'_>, entities: &[&str]) -> Result<()> {
+/// Counts writes per entity type, and the documents each wrote, in the writing
+/// transaction (see the SQLite twin).
+pub(super) async fn bump_revisions(tx: &Tx<'_>, entities: &[(&str, u64)]) -> Result<()> {
     let stmt = tx
         .prepare_cached(
-            "INSERT INTO content_revision (entity, revision) VALUES ($1, 1) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1",
+            "INSERT INTO content_revision (entity, revision, written) VALUES ($1, 1, $2) ON CONFLICT (entity) DO UPDATE SET revision = content_revision.revision + 1, written = content_revision.written + EXCLUDED.written",
         )
         .await?;
-    for entity in entities {
-        tx.execute(&stmt, &[entity]).await?;
+    for (entity, documents) in entities {
+        tx.execute(&stmt, &[entity, &(*documents as i64)]).await?;
     }
     Ok(())
 }
