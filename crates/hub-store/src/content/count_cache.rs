@@ -8,11 +8,15 @@
 //! them, so it is kept with the entity's write revision (its *stamp*), which grows with
 //! every committed write to the entity by any process sharing the database, and used
 //! while the stamp is unchanged. A write to another entity leaves it: a live deployment
-//! imports events all day while its visitors page through points of interest.
+//! imports events all day while its visitors page through points of interest. A total
+//! estimated past the count limit also outlives as many written documents as its count
+//! read matches past the limit (see [`Stamp::holds_at`]): a busy entity's large lists
+//! are not counted again after every edit.
 //!
 //! The stamp is read before the count, in the same read: a write that lands between the
 //! two leaves an entry stamped older than what it counted, which the next read finds
-//! out of date; never an old count under a new stamp.
+//! out of date (or counts its documents among those written since); never an old count
+//! under a new stamp.
 //!
 //! Owns: the cache, its key and the stamp's statement. Must not: run statements (the
 //! backends read the stamp and count, and hand both here).
