@@ -367,13 +367,14 @@ async fn list_page(
                             &compiled.checks,
                         );
                         let found = with_stamp(&conn, &compiled, &mut stamp, seek).await?;
-                        count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                        documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
                         found
                     }
                     None => {
                         stamp = Some(content_stamp(&conn, &compiled).await?);
                         let total = count(&conn, &compiled, &query, &counts, stamp).await?;
-                        let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                        let documents =
+                            documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
                         deep = deep.counted(total, documents.value);
                         bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks)
                             .await?
@@ -410,7 +411,8 @@ async fn list_page(
             return Ok(ContentPage::of(total, Vec::new()));
         }
         let all = walk.documents();
-        let documents = count(&conn, &all.compile(Dialect::Postgres), &all, &counts, stamp).await?;
+        let all_compiled = all.compile(Dialect::Postgres);
+        let documents = documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
             if docs.len() as u64 >= attempt.size {
@@ -501,6 +503,25 @@ async fn count(
     let slack = Total::slack(counted, compiled.count_limit);
     counts.put(&compiled.count, stamp, total, slack);
     Ok(total)
+}
+
+/// The entity's documents (`compiled`, a walk's unfiltered list), for choosing a plan
+/// only: the total kept while it is near enough (`CountCache::hint`), else counted.
+pub(super) async fn documents_for_plan(
+    conn: &Conn,
+    compiled: &CompiledList,
+    query: &ContentQuery,
+    counts: &CountCache,
+    stamp: Option<Stamp>,
+) -> Result<Total> {
+    let stamp = match stamp {
+        Some(stamp) => stamp,
+        None => content_stamp(conn, compiled).await?,
+    };
+    match counts.hint(&compiled.count, stamp) {
+        Some(total) => Ok(total),
+        None => count(conn, compiled, query, counts, Some(stamp)).await,
+    }
 }
 
 /// The stamp of `compiled`'s totals (see `count_cache`).

@@ -305,7 +305,8 @@ fn list_page(
         // A filtered list's statements test its filters as its density pays for.
         let deep = match &compiled.walk {
             Some(walk) if deep.is_filtered() => {
-                let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
+                let all = walk.documents().compile(Dialect::Sqlite);
+                let documents = documents_for_plan(conn, &all, counts)?;
                 deep.clone().counted(total, documents.value)
             }
             _ => deep.clone(),
@@ -326,7 +327,8 @@ fn list_page(
         if walk.past_the_end(total) {
             return Ok(ContentPage::of(total, Vec::new()));
         }
-        let documents = count(conn, &walk.documents().compile(Dialect::Sqlite), counts)?;
+        let all = walk.documents().compile(Dialect::Sqlite);
+        let documents = documents_for_plan(conn, &all, counts)?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
             let docs = page_docs(conn, &attempt.page, false)?.0;
             if docs.len() as u64 >= attempt.size {
@@ -380,7 +382,7 @@ fn dense_points(
             let points = map_points(conn, statement)?;
             if (points.len() as u64) >= limit {
                 count(conn, listed, counts)?;
-                count(conn, &all, counts)?;
+                documents_for_plan(conn, &all, counts)?;
             }
             return Ok(Some(points));
         }
@@ -391,7 +393,7 @@ fn dense_points(
     if total.value < limit {
         return Ok(None);
     }
-    let documents = count(conn, &all, counts)?;
+    let documents = documents_for_plan(conn, &all, counts)?;
     match walk.points(total, documents.value, limit) {
         Some(walked) if !matches!(kept, KeptPoints::Walk(_)) => walked_points(conn, &walked, limit),
         _ => Ok(None),
@@ -473,19 +475,47 @@ fn count(
     compiled: &hub_query::content::CompiledList,
     counts: &CountCache,
 ) -> Result<Total> {
-    let stamp_sql = stamp_statement(compiled, Dialect::Sqlite);
-    let stamp = conn.prepare_cached(stamp_sql.as_sql())?.query_row(
-        bind(stamp_sql.params()).as_slice(),
-        |r| {
-            Ok(Stamp {
-                revision: r.get(0)?,
-                written: r.get(1)?,
-            })
-        },
-    )?;
+    let stamp = read_stamp(conn, compiled)?;
     if let Some(total) = counts.get(&compiled.count, stamp) {
         return Ok(total);
     }
+    counted(conn, compiled, counts, stamp)
+}
+
+/// The entity's documents (`all`, a walk's unfiltered list), for choosing a plan only:
+/// the total kept while it is near enough ([`CountCache::hint`]), else counted.
+fn documents_for_plan(
+    conn: &Connection,
+    all: &hub_query::content::CompiledList,
+    counts: &CountCache,
+) -> Result<Total> {
+    let stamp = read_stamp(conn, all)?;
+    match counts.hint(&all.count, stamp) {
+        Some(total) => Ok(total),
+        None => counted(conn, all, counts, stamp),
+    }
+}
+
+/// The stamp of `compiled`'s totals (see `count_cache`).
+fn read_stamp(conn: &Connection, compiled: &hub_query::content::CompiledList) -> Result<Stamp> {
+    let stamp_sql = stamp_statement(compiled, Dialect::Sqlite);
+    let mut statement = conn.prepare_cached(stamp_sql.as_sql())?;
+    let stamp = statement.query_row(bind(stamp_sql.params()).as_slice(), |r| {
+        Ok(Stamp {
+            revision: r.get(0)?,
+            written: r.get(1)?,
+        })
+    })?;
+    Ok(stamp)
+}
+
+/// Runs `compiled`'s count statement and keeps its total at `stamp`.
+fn counted(
+    conn: &Connection,
+    compiled: &hub_query::content::CompiledList,
+    counts: &CountCache,
+    stamp: Stamp,
+) -> Result<Total> {
     let counted: i64 = conn
         .prepare_cached(compiled.count.as_sql())?
         .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;

@@ -315,3 +315,52 @@ async fn a_total_is_counted_again_after_a_write_to_its_own_entity_only() {
         "the POIs' total is counted again"
     );
 }
+
+#[tokio::test]
+async fn a_walked_page_after_a_small_write_counts_nothing_again() {
+    // Thirty-two active POIs and a limit of 16: pages of two are dense enough to walk
+    // the order, weighing the capped total against the entity's documents.
+    let app = app(&Config {
+        response_cache_bytes: 0,
+        exact_count_limit: 16,
+        ..support::test_config()
+    });
+    let content = app.store.content();
+    let more: Vec<(&'static str, Value)> = (0..24)
+        .map(|n| {
+            (
+                "HubActivityPoi",
+                doc(&format!("w-{n:02}"), &[("en", "Walk")]),
+            )
+        })
+        .collect();
+    content
+        .put_batch_blocking(&more, &mut |_| {})
+        .expect("more POIs");
+    let uri = "/v1/HubActivityPoi?pagesize=2&pagenumber=3&active=true";
+    let (status, first) = get(&app, uri).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["TotalResultsEstimated"], true, "{first}");
+    let counted = list_counts(&app).await;
+
+    // One POI written: the capped total outlives it (its count read 15 matches past
+    // the limit's next one), and the entity's 32 documents still choose the plan.
+    content
+        .put(
+            "HubActivityPoi",
+            doc("w-new", &[("en", "Walk")]),
+            "2024-02-01T00:00:00".into(),
+            false,
+        )
+        .await
+        .expect("a POI written");
+    let (_, after) = get(&app, uri).await;
+    assert_eq!(after["TotalResults"], first["TotalResults"], "{after}");
+    assert_eq!(after["Items"], first["Items"]);
+    assert_eq!(list_counts(&app).await, counted, "nothing counted again");
+
+    // The whole list's own total is exact, so it is counted again.
+    let (_, whole) = get(&app, "/v1/HubActivityPoi?pagesize=2").await;
+    assert_eq!(whole["TotalResults"], 33);
+    assert!(list_counts(&app).await > counted);
+}

@@ -11,7 +11,7 @@ use hub_query::content::ContentQuery;
 use hub_query::Dialect;
 
 use super::kept::rows;
-use super::{content_stamp, count, Conn, PgContent};
+use super::{content_stamp, count, documents_for_plan, Conn, PgContent};
 use crate::content::{kept_points, KeptPoints, MapPoint};
 use crate::Result;
 
@@ -48,7 +48,7 @@ pub(super) async fn read(
                         if (points.len() as u64) >= limit {
                             let stamp = Some(content_stamp(&conn, &listed).await?);
                             count(&conn, &listed, &query, &counts, stamp).await?;
-                            count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                            documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
                         }
                         return Ok(points);
                     }
@@ -59,7 +59,8 @@ pub(super) async fn read(
                 if total.value < limit {
                     return map_points(&conn, &compiled).await;
                 }
-                let documents = count(&conn, &all_compiled, &all, &counts, stamp).await?;
+                let documents =
+                    documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
                 let walked = walk.points(total, documents.value, limit);
                 let walked_before = matches!(kept, KeptPoints::Walk(_));
                 if let Some(walked) = walked.filter(|_| !walked_before) {
