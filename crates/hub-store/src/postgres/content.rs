@@ -477,12 +477,37 @@ async fn count(
     counts: &CountCache,
     stamp: Option<Stamp>,
 ) -> Result<Total> {
+    kept_or_counted(conn, compiled, query, counts, stamp, CountCache::get).await
+}
+
+/// The entity's documents (`compiled`, a walk's unfiltered list), for choosing a plan
+/// only: the total kept while it is near enough (`CountCache::hint`), else counted.
+pub(super) async fn documents_for_plan(
+    conn: &Conn,
+    compiled: &CompiledList,
+    query: &ContentQuery,
+    counts: &CountCache,
+    stamp: Option<Stamp>,
+) -> Result<Total> {
+    kept_or_counted(conn, compiled, query, counts, stamp, CountCache::hint).await
+}
+
+/// The total `kept` finds in `counts` at the stamp (read here when `stamp` is `None`),
+/// else the count statement's, kept.
+async fn kept_or_counted(
+    conn: &Conn,
+    compiled: &CompiledList,
+    query: &ContentQuery,
+    counts: &CountCache,
+    stamp: Option<Stamp>,
+    kept: fn(&CountCache, &hub_query::SqlBuilder, Stamp) -> Option<Total>,
+) -> Result<Total> {
     let fail = |e| list_error(&compiled.checks, e);
     let stamp = match stamp {
         Some(stamp) => stamp,
         None => content_stamp(conn, compiled).await?,
     };
-    if let Some(total) = counts.get(&compiled.count, stamp) {
+    if let Some(total) = kept(counts, &compiled.count, stamp) {
         return Ok(total);
     }
     let params = bind(compiled.count.params());
@@ -503,25 +528,6 @@ async fn count(
     let slack = Total::slack(counted, compiled.count_limit);
     counts.put(&compiled.count, stamp, total, slack);
     Ok(total)
-}
-
-/// The entity's documents (`compiled`, a walk's unfiltered list), for choosing a plan
-/// only: the total kept while it is near enough (`CountCache::hint`), else counted.
-pub(super) async fn documents_for_plan(
-    conn: &Conn,
-    compiled: &CompiledList,
-    query: &ContentQuery,
-    counts: &CountCache,
-    stamp: Option<Stamp>,
-) -> Result<Total> {
-    let stamp = match stamp {
-        Some(stamp) => stamp,
-        None => content_stamp(conn, compiled).await?,
-    };
-    match counts.hint(&compiled.count, stamp) {
-        Some(total) => Ok(total),
-        None => count(conn, compiled, query, counts, Some(stamp)).await,
-    }
 }
 
 /// The stamp of `compiled`'s totals (see `count_cache`).

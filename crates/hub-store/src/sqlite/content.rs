@@ -5,6 +5,7 @@
 //!
 //! Must not: touch the connection pool (`sqlite/mod.rs`) or other domains' tables.
 
+mod counts;
 mod kept;
 
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{bind, SqliteBackend};
-use crate::content::count_cache::{stamp_statement, CountCache, Stamp};
+use crate::content::count_cache::CountCache;
 use crate::content::prefixes::in_key_order;
 use crate::content::put::{document_key, plan_put, revisions_to_bump, written_entities, PutPlan};
 use crate::content::{
@@ -29,6 +30,7 @@ use crate::content::{
 use crate::content::{kept_points, KeptOrders, KeptPoints};
 use crate::rawfilter_functions::take_failed_check;
 use crate::{IndexedDocument, Result};
+use counts::{count, documents_for_plan};
 use kept::{bookmarked_page, prefixed_page, rows};
 
 /// The content repository of a SQLite store.
@@ -467,64 +469,6 @@ fn page_docs(
         r.get::<_, String>(0)
     })?;
     Ok((docs, total))
-}
-
-/// The list's total from its count statement, kept in `counts` until the next write.
-fn count(
-    conn: &Connection,
-    compiled: &hub_query::content::CompiledList,
-    counts: &CountCache,
-) -> Result<Total> {
-    let stamp = read_stamp(conn, compiled)?;
-    if let Some(total) = counts.get(&compiled.count, stamp) {
-        return Ok(total);
-    }
-    counted(conn, compiled, counts, stamp)
-}
-
-/// The entity's documents (`all`, a walk's unfiltered list), for choosing a plan only:
-/// the total kept while it is near enough ([`CountCache::hint`]), else counted.
-fn documents_for_plan(
-    conn: &Connection,
-    all: &hub_query::content::CompiledList,
-    counts: &CountCache,
-) -> Result<Total> {
-    let stamp = read_stamp(conn, all)?;
-    match counts.hint(&all.count, stamp) {
-        Some(total) => Ok(total),
-        None => counted(conn, all, counts, stamp),
-    }
-}
-
-/// The stamp of `compiled`'s totals (see `count_cache`).
-fn read_stamp(conn: &Connection, compiled: &hub_query::content::CompiledList) -> Result<Stamp> {
-    let stamp_sql = stamp_statement(compiled, Dialect::Sqlite);
-    let mut statement = conn.prepare_cached(stamp_sql.as_sql())?;
-    let stamp = statement.query_row(bind(stamp_sql.params()).as_slice(), |r| {
-        Ok(Stamp {
-            revision: r.get(0)?,
-            written: r.get(1)?,
-        })
-    })?;
-    Ok(stamp)
-}
-
-/// Runs `compiled`'s count statement and keeps its total at `stamp`.
-fn counted(
-    conn: &Connection,
-    compiled: &hub_query::content::CompiledList,
-    counts: &CountCache,
-    stamp: Stamp,
-) -> Result<Total> {
-    let counted: i64 = conn
-        .prepare_cached(compiled.count.as_sql())?
-        .query_row(bind(compiled.count.params()).as_slice(), |r| r.get(0))?;
-    // SQLite keeps no statistics that estimate a filtered count cheaply: past the limit
-    // the total is the lower bound the capped count reached.
-    let (counted, limit) = (counted as u64, compiled.count_limit);
-    let total = Total::settle(counted, limit, None);
-    counts.put(&compiled.count, stamp, total, Total::slack(counted, limit));
-    Ok(total)
 }
 
 /// Upserts `docs` in one transaction as `plan_put` decides. An error leaves the store
