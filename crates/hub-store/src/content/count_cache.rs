@@ -59,17 +59,12 @@ impl Stamp {
 }
 
 /// The statement both backends run for the stamp of `compiled`'s totals: its entity's
-/// write revision and documents written, one row of two columns.
+/// write revision and documents written, one row of two columns (zeros before the
+/// entity's first write), from one probe of the table's key.
 pub(crate) fn stamp_statement(compiled: &CompiledList, dialect: Dialect) -> SqlBuilder {
     let mut q = SqlBuilder::new(dialect);
-    for (i, column) in ["revision", "written"].into_iter().enumerate() {
-        q.sql(if i == 0 { "SELECT " } else { ", " })
-            .sql("COALESCE((SELECT r.")
-            .sql(column)
-            .sql(" FROM content_revision r WHERE r.entity = ")
-            .text(compiled.entity)
-            .sql("), 0)");
-    }
+    q.sql("SELECT COALESCE(MAX(r.revision), 0), COALESCE(MAX(r.written), 0) FROM content_revision r WHERE r.entity = ")
+        .text(compiled.entity);
     q
 }
 
@@ -99,13 +94,7 @@ struct Entry {
 impl CountCache {
     /// The kept total of `count` when it still holds at `stamp` ([`Stamp::holds_at`]).
     pub(crate) fn get(&self, count: &SqlBuilder, stamp: Stamp) -> Option<Total> {
-        let key = key(count)?;
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner
-            .entries
-            .get(&key)
-            .filter(|e| e.stamp.holds_at(stamp, e.slack))
-            .map(|e| e.total)
+        self.kept(count, |e| e.stamp.holds_at(stamp, e.slack))
     }
 
     /// The kept total of `count` for choosing a plan, never for an answer: it holds as
@@ -114,24 +103,27 @@ impl CountCache {
     /// documents; after a write to a large entity, counting them all again (3–4 ms for
     /// 70,000) was most of a walked page.
     pub(crate) fn hint(&self, count: &SqlBuilder, stamp: Stamp) -> Option<Total> {
-        let key = key(count)?;
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner
-            .entries
-            .get(&key)
-            .filter(|e| {
-                let near = e.slack.max(e.total.value / HINT_SHARE);
-                e.stamp.holds_at(stamp, near)
-            })
-            .map(|e| e.total)
+        self.kept(count, |e| {
+            let near = e.slack.max(e.total.value / HINT_SHARE);
+            e.stamp.holds_at(stamp, near)
+        })
     }
 
     /// The total last kept for `count`, at whatever stamp: a hint for choosing how to
     /// run a statement whose answer does not depend on it, never a total to answer with.
     pub(crate) fn last(&self, count: &SqlBuilder) -> Option<Total> {
+        self.kept(count, |_| true)
+    }
+
+    /// The total kept for `count` when its entry passes `holds`.
+    fn kept(&self, count: &SqlBuilder, holds: impl Fn(&Entry) -> bool) -> Option<Total> {
         let key = key(count)?;
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.entries.get(&key).map(|e| e.total)
+        inner
+            .entries
+            .get(&key)
+            .filter(|e| holds(e))
+            .map(|e| e.total)
     }
 
     /// How many totals were counted: each one a count statement run.
