@@ -127,8 +127,10 @@ impl Store {
 
     /// The store an API test suite runs on: with `HUB_TEST_DATABASE` set to a PostgreSQL
     /// server URL, a fresh database there (`hub_test_<pid>_<n>`, replacing a leftover of
-    /// that name, and dropped with the store's last handle, repositories included);
-    /// otherwise SQLite in `dir`. One set of tests, two backends. With
+    /// that name, and dropped with the store's last handle, repositories included; the
+    /// first in a process drops those left by processes gone, see
+    /// [`postgres::sweep_test_databases`]); otherwise SQLite in `dir`. One set of tests,
+    /// two backends. With
     /// `HUB_TEST_DATABASE_POOLER=transaction` the URL leads through a transaction-mode
     /// pooler (PgBouncer) and the store runs in its mode (see [`PgSettings`]).
     pub fn open_for_tests(dir: &Path) -> Result<Store> {
@@ -136,6 +138,12 @@ impl Store {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         match std::env::var("HUB_TEST_DATABASE") {
             Ok(admin) if !admin.trim().is_empty() => {
+                static SWEPT: std::sync::Once = std::sync::Once::new();
+                SWEPT.call_once(|| {
+                    if let Err(e) = postgres::sweep_test_databases(admin.trim()) {
+                        eprintln!("could not drop earlier runs' test databases: {e}");
+                    }
+                });
                 let name = format!(
                     "hub_test_{}_{}",
                     std::process::id(),

@@ -1,6 +1,7 @@
 //! A test store's PostgreSQL database lives exactly as long as the store: a CI run makes
-//! hundreds, and kept until its end they filled the machine's disk. The only test in its
-//! binary, so no other test's databases come and go while it counts.
+//! hundreds, and kept until its end they filled the machine's disk; those a process could
+//! not drop, the next run's first test store does. The only test in its binary, so no
+//! other test's databases come and go while it counts.
 
 use hub_store::postgres::ThrowawayDatabase;
 use hub_store::Store;
@@ -46,6 +47,33 @@ fn databases(admin: &str, pattern: &str) -> Vec<String> {
     .unwrap()
 }
 
+/// A connection to `url`, open until the returned sender is dropped.
+fn connected(url: &str) -> std::sync::mpsc::Sender<()> {
+    let url = url.to_string();
+    let (open, opened) = std::sync::mpsc::channel();
+    let (close, closing) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connecting to the database in use");
+            let driver = tokio::spawn(connection);
+            open.send(()).unwrap();
+            tokio::task::spawn_blocking(move || closing.recv())
+                .await
+                .ok();
+            drop(client);
+            let _ = driver.await;
+        })
+    });
+    opened.recv().unwrap();
+    close
+}
+
 #[test]
 fn a_test_database_is_dropped_with_its_last_handle() {
     let Some(admin) = admin_url() else { return };
@@ -64,10 +92,43 @@ fn a_test_database_is_dropped_with_its_last_handle() {
     );
     drop(store);
 
+    // What suites of earlier runs left: the first test store of a process drops the
+    // databases of test stores whose process is gone and that nobody uses, only those.
+    let gone = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        child.id()
+    };
+    let alive = std::os::unix::process::parent_id();
+    let left = format!("hub_test_{gone}_0");
+    let in_use = format!("hub_test_{gone}_1");
+    let of_a_running_process = format!("hub_test_{alive}_0");
+    let not_a_store = format!("hub_test_guard_{gone}");
+    let kept = [&in_use, &of_a_running_process, &not_a_store];
+    for name in [&left].into_iter().chain(kept) {
+        hub_store::postgres::create_database(&admin, name, true).unwrap();
+    }
+    let user = connected(&hub_store::postgres::url_with_database(&admin, &in_use));
+
     // A suite's store: its repositories keep the database after the store itself is gone.
     let mine = format!("hub_test_{pid}_%");
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_for_tests(dir.path()).unwrap();
+    assert!(
+        databases(&admin, &left).is_empty(),
+        "{left} was left behind"
+    );
+    for name in kept {
+        assert_eq!(
+            databases(&admin, name),
+            vec![name.clone()],
+            "{name} was swept"
+        );
+    }
+    drop(user);
+    for name in kept {
+        hub_store::postgres::drop_database(&admin, name).unwrap();
+    }
     let made = databases(&admin, &mine);
     assert_eq!(made.len(), 1, "one database per test store: {made:?}");
     let content = store.content();

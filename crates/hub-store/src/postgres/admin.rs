@@ -81,18 +81,76 @@ fn plain_name(name: &str) -> Result<&str> {
     Ok(name)
 }
 
+/// Drops the databases that test stores of processes gone from this machine left at
+/// `admin_url`, and returns their names. A suite's shared test app lives in a static,
+/// which is never dropped, so its database (`hub_test_<pid>_<n>`, see
+/// [`crate::Store::open_for_tests`]) outlives the process: about 90 per run, 4 GB, until
+/// a developer's disk filled. A database is a leftover when its process is not running
+/// here and nobody is connected to it; so this assumes no other machine runs tests
+/// against the same server at the same time. Without `/proc` nothing is dropped.
+pub fn sweep_test_databases(admin_url: &str) -> Result<Vec<String>> {
+    if !std::path::Path::new("/proc/self").exists() {
+        return Ok(Vec::new());
+    }
+    let unused = with_admin(admin_url, |client| async move {
+        let rows = client
+            .query(
+                "SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'hub\\_test\\_%' \
+                 AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)",
+                &[],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>())
+    })?;
+    let own = std::process::id();
+    let gone = |pid: u32| pid != own && !std::path::Path::new(&format!("/proc/{pid}")).exists();
+    // Several test processes sweep at once: a database another one dropped first is
+    // not an error, and one that could not be dropped is left for the next sweep.
+    Ok(unused
+        .into_iter()
+        .filter(|name| test_database_process(name).is_some_and(gone))
+        .filter(|name| drop_database(admin_url, name).is_ok())
+        .collect())
+}
+
+/// The process that named a test store's database `hub_test_<pid>_<n>`.
+fn test_database_process(name: &str) -> Option<u32> {
+    let (pid, n) = name.strip_prefix("hub_test_")?.split_once('_')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(n) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
 /// Runs `statements` one after the other on a connection of their own to `admin_url`.
 fn run_admin(admin_url: &str, statements: &[String]) -> Result<()> {
+    with_admin(admin_url, |client| async move {
+        for statement in statements {
+            client.batch_execute(statement).await?;
+        }
+        Ok(())
+    })
+}
+
+/// Runs `work` on a connection of its own to `admin_url`.
+fn with_admin<T, F, Fut>(admin_url: &str, work: F) -> Result<T>
+where
+    T: Send,
+    F: FnOnce(tokio_postgres::Client) -> Fut + Send,
+    Fut: std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>> + Send,
+{
     let (admin, connector) = connection_config(admin_url)?;
     let run = async {
         let (client, connection) = admin.connect(connector).await?;
         let driver = tokio::spawn(connection);
-        for statement in statements {
-            client.batch_execute(statement).await?;
-        }
-        drop(client);
+        // `work` owns the client: the connection ends once it is done with it.
+        let result = work(client).await;
         let _ = driver.await;
-        Ok::<_, tokio_postgres::Error>(())
+        result
     };
     // On a thread of its own: the caller may be inside another runtime, which must
     // neither block on nor drop a runtime.
@@ -123,5 +181,29 @@ pub fn url_with_database(url: &str, name: &str) -> String {
     match query {
         Some(q) => format!("{base}/{name}?{q}"),
         None => format!("{base}/{name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_database_process;
+
+    #[test]
+    fn only_a_test_stores_database_names_its_process() {
+        let table: &[(&str, Option<u32>)] = &[
+            ("hub_test_4242_0", Some(4242)),
+            ("hub_test_4242_17", Some(4242)),
+            ("hub_test_guard_4242", None),
+            ("hub_test_race_4242", None),
+            ("hub_test_4242_", None),
+            ("hub_test__3", None),
+            ("hub_test_4242_3_x", None),
+            ("hub_test_99999999999_1", None),
+            ("hub_bench", None),
+            ("s10", None),
+        ];
+        for (name, pid) in table {
+            assert_eq!(test_database_process(name), *pid, "{name}");
+        }
     }
 }

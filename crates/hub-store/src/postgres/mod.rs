@@ -42,7 +42,9 @@ use crate::{Result, StoreError};
 pub(crate) use session::{Conn, Queries, Tx};
 use session::{StatementMode, TypeCache};
 
-pub use admin::{create_database, drop_database, url_with_database, ThrowawayDatabase};
+pub use admin::{
+    create_database, drop_database, sweep_test_databases, url_with_database, ThrowawayDatabase,
+};
 pub use replica::ReplicaStatus;
 pub use revision_watch::LISTENER_NAME as REVISION_LISTENER_NAME;
 
