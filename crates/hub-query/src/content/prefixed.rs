@@ -177,7 +177,9 @@ impl PrefixedPage {
                 // without `OFFSET 0`. The keys are ordered at the top, beside the
                 // revision (computed once, it is uncorrelated).
                 columns(&mut q, "p.k");
-                q.sql(", COUNT(*) OVER () FROM (SELECT ");
+                q.sql(", ");
+                self.total(&mut q);
+                q.sql(" FROM (SELECT ");
                 let descending = compile_rawsort_columns(&mut q, keys);
                 q.sql("c.id_key AS k FROM content c");
                 self.query
@@ -192,6 +194,12 @@ impl PrefixedPage {
                     // rows come from the entity's index alone: a filter's own index, or
                     // a term read from the documents, costs more read this way.
                     q.sql(" ORDER BY c.sort_key DESC, c.id_key DESC");
+                    if dialect == Dialect::Sqlite {
+                        // Kept as a subquery, read in this order: SQLite would
+                        // otherwise merge it into the outer statement and drop its
+                        // order (a window kept it apart before).
+                        q.sql(" LIMIT -1");
+                    }
                 }
                 if dialect == Dialect::Postgres {
                     q.sql(" OFFSET 0");
@@ -206,7 +214,9 @@ impl PrefixedPage {
             }
             order => {
                 columns(&mut q, "p.k");
-                q.sql(", p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, ");
+                q.sql(", p.n FROM (SELECT c.id_key AS k, ");
+                self.total(&mut q);
+                q.sql(" AS n, ");
                 let mut nulls_last = "";
                 match order {
                     ContentOrder::Seed(seed) => seed_order_key(&mut q, seed),
@@ -244,6 +254,21 @@ impl PrefixedPage {
             }
         }
         q
+    }
+
+    /// The total of the prefix's list, with each of its rows. A filtered list counts
+    /// its matches as the prefix reads them (a window), which costs less than finding
+    /// them again. A whole list is counted from the entity's index on its own, once:
+    /// buffering 70,000 rows for the window and reading them back cost more, 20 ms of a
+    /// 67 ms prefix by `-Shortname` on PostgreSQL at scale 10.
+    fn total(&self, q: &mut SqlBuilder) {
+        if self.query.filters.is_empty() {
+            q.sql("(SELECT COUNT(*) FROM content c");
+            self.query.where_clause(q);
+            q.sql(")");
+        } else {
+            q.sql("COUNT(*) OVER ()");
+        }
     }
 
     /// The span of times the next-begin order read at `now` holds for: after the last
@@ -417,6 +442,41 @@ mod tests {
                     .as_sql()
                     .contains(" ORDER BY c.sort_key DESC, c.id_key DESC");
                 assert_eq!(read, backwards, "{dialect:?} {query:?}: {}", sql.as_sql());
+                // Kept apart from the outer statement, which would drop its order.
+                let fenced = sql.as_sql().contains(match dialect {
+                    Dialect::Sqlite => " DESC LIMIT -1) p ",
+                    Dialect::Postgres => " DESC OFFSET 0) p ",
+                });
+                assert_eq!(fenced, backwards, "{dialect:?} {query:?}: {}", sql.as_sql());
+            }
+        }
+    }
+
+    #[test]
+    fn a_whole_list_is_counted_on_its_own_and_a_filtered_one_as_its_prefix_is_read() {
+        let whole = |order| ContentQuery {
+            filters: Vec::new(),
+            ..page(2, 10, order)
+        };
+        // (query, whether the prefix counts its matches with a window over its rows)
+        let cases = [
+            (whole(rawsort("-Shortname")), false),
+            (whole(rawsort("Shortname,Id")), false),
+            (whole(ContentOrder::Seed("7".into())), false),
+            (page(2, 10, rawsort("-Shortname")), true),
+            (page(2, 10, ContentOrder::Seed("7".into())), true),
+        ];
+        for (query, window) in cases {
+            for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+                let sql = PrefixedPage::of(&query).unwrap().prefix(dialect);
+                let sql = sql.as_sql();
+                assert_eq!(
+                    sql.contains("COUNT(*) OVER ()"),
+                    window,
+                    "{dialect:?}: {sql}"
+                );
+                let counted = sql.contains("(SELECT COUNT(*) FROM content c WHERE c.entity = ");
+                assert_eq!(counted, !window, "{dialect:?}: {sql}");
             }
         }
     }
