@@ -16,42 +16,16 @@ fn admin_url() -> Option<String> {
     }
 }
 
-/// The names of the databases matching `pattern` (a `LIKE` pattern).
-fn databases(admin: &str, pattern: &str) -> Vec<String> {
-    let admin = admin.to_string();
-    let pattern = pattern.to_string();
-    // A runtime on a thread of its own: the stores under test block on theirs.
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-                .await
-                .expect("connecting to the admin URL");
-            let driver = tokio::spawn(connection);
-            let rows = client
-                .query(
-                    "SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1",
-                    &[&pattern],
-                )
-                .await
-                .unwrap();
-            drop(client);
-            let _ = driver.await;
-            rows.iter().map(|r| r.get(0)).collect()
-        })
-    })
-    .join()
-    .unwrap()
-}
-
-/// A connection to `url`, open until the returned sender is dropped.
-fn connected(url: &str) -> std::sync::mpsc::Sender<()> {
+/// Runs `work` with a connection to `url` of its own, on a thread and runtime of its
+/// own: the stores under test block on theirs. The connection closes when `work` is done
+/// with its client.
+fn on_a_connection<T, F, Fut>(url: &str, work: F) -> std::thread::JoinHandle<T>
+where
+    T: Send + 'static,
+    F: FnOnce(tokio_postgres::Client) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+{
     let url = url.to_string();
-    let (open, opened) = std::sync::mpsc::channel();
-    let (close, closing) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -60,15 +34,40 @@ fn connected(url: &str) -> std::sync::mpsc::Sender<()> {
         rt.block_on(async {
             let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
                 .await
-                .expect("connecting to the database in use");
+                .expect("connecting to the test server");
             let driver = tokio::spawn(connection);
-            open.send(()).unwrap();
-            tokio::task::spawn_blocking(move || closing.recv())
-                .await
-                .ok();
-            drop(client);
+            let done = work(client).await;
             let _ = driver.await;
+            done
         })
+    })
+}
+
+/// The names of the databases matching `pattern` (a `LIKE` pattern).
+fn databases(admin: &str, pattern: &str) -> Vec<String> {
+    let pattern = pattern.to_string();
+    on_a_connection(admin, move |client| async move {
+        let rows = client
+            .query(
+                "SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1",
+                &[&pattern],
+            )
+            .await
+            .unwrap();
+        rows.iter().map(|r| r.get(0)).collect()
+    })
+    .join()
+    .unwrap()
+}
+
+/// A connection to `url`, open until the returned sender is dropped.
+fn connected(url: &str) -> std::sync::mpsc::Sender<()> {
+    let (open, opened) = std::sync::mpsc::channel();
+    let (close, closing) = std::sync::mpsc::channel::<()>();
+    on_a_connection(url, move |client| async move {
+        open.send(()).unwrap();
+        let _ = tokio::task::spawn_blocking(move || closing.recv()).await;
+        drop(client);
     });
     opened.recv().unwrap();
     close

@@ -419,12 +419,16 @@ mod tests {
         assert!(sql.params().contains(&SqlValue::Int(PREFIX as i64)));
     }
 
-    #[test]
-    fn a_whole_list_by_name_descending_is_read_along_its_index_backwards() {
-        let whole = |order| ContentQuery {
+    /// Page 2 of the whole list, unfiltered, in `order`.
+    fn whole(order: ContentOrder) -> ContentQuery {
+        ContentQuery {
             filters: Vec::new(),
             ..page(2, 10, order)
-        };
+        }
+    }
+
+    #[test]
+    fn a_whole_list_by_name_descending_is_read_along_its_index_backwards() {
         // (query, whether its prefix reads the entity's rows in descending order)
         let cases = [
             (whole(rawsort("-Shortname")), true),
@@ -454,10 +458,6 @@ mod tests {
 
     #[test]
     fn a_whole_list_is_counted_on_its_own_and_a_filtered_one_as_its_prefix_is_read() {
-        let whole = |order| ContentQuery {
-            filters: Vec::new(),
-            ..page(2, 10, order)
-        };
         // (query, whether the prefix counts its matches with a window over its rows)
         let cases = [
             (whole(rawsort("-Shortname")), false),
