@@ -22,6 +22,8 @@ pub mod cql2;
 pub mod datetime;
 pub mod filter;
 mod narrow;
+#[cfg(test)]
+mod order_tests;
 pub mod parser;
 pub mod query;
 pub mod regex_check;

@@ -16,7 +16,8 @@ use super::access::access;
 use super::filter;
 use super::parser::{Node, Where};
 use super::query::{
-    in_list, join_provenance, select_target, station_joins, time_param, yes, AccessRule, TsQuery,
+    in_list, join_provenance, select_target, station_joins, time_param, yes, AccessRule,
+    ParentJoin, TsQuery,
 };
 use super::schema::{field, Field, Kind};
 use super::select::Target;
@@ -267,7 +268,8 @@ pub(super) fn narrow_history(
 
     // The series: the compiled query's joins and conditions without the measurement.
     s.sql(" FROM ts_series ts JOIN ts_station s ON s.id = ts.station_id JOIN ts_type t ON t.id = ts.type_id");
-    station_joins(&mut s, (p.uses)("m"), p.needs_parent, (p.uses)("pm"));
+    let parents = p.needs_parent.then_some(ParentJoin::Hashed);
+    station_joins(&mut s, (p.uses)("m"), parents, (p.uses)("pm"));
     if (p.uses)("tm") {
         s.sql(" LEFT JOIN ts_type_metadata tm ON tm.id = t.meta_data_id");
     }

@@ -584,6 +584,10 @@ pub fn redact(url: &str) -> String {
 mod session_sql_tests;
 
 #[cfg(test)]
+#[path = "never_null_tests.rs"]
+mod never_null_tests;
+
+#[cfg(test)]
 #[path = "pool_tests.rs"]
 mod pool_tests;
 
