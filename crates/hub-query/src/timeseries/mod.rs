@@ -22,6 +22,7 @@ pub mod cql2;
 pub mod datetime;
 pub mod filter;
 mod narrow;
+mod order;
 #[cfg(test)]
 mod order_tests;
 pub mod parser;

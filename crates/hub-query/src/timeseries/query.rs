@@ -7,9 +7,10 @@ use super::access::{access, reachable_rules};
 use super::filter;
 use super::narrow::{narrow_history, NarrowParts};
 pub use super::narrow::{NarrowHistory, ProvenanceRead, MAX_NARROW_SERIES};
+use super::order::{deterministic_order, order_by_terms};
 use super::parser::Where;
 use super::regex_check;
-use super::schema::{never_null, DefList, Kind};
+use super::schema::{DefList, Kind};
 use super::select::{expand_select, Target};
 use super::unordered::catalog_read;
 pub use super::unordered::{
@@ -284,48 +285,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
     let select_end = b.as_sql().len();
     let select_has_params = !b.params().is_empty();
 
-    // Deterministic order: preferred keys first, then every output column.
-    let preferred: &[&str] = match (&q.route, q.tree) {
-        (Route::Latest | Route::History { .. }, false) => {
-            &["_timestamp", "stype", "scode", "tname", "mperiod"]
-        }
-        (Route::Edges, true) => &["_edgetype", "_edgecode"],
-        (Route::Events(_), true) => &["_eventorigin", "_eventseriesuuid", "_eventuuid"],
-        (Route::Edges, false) => &["etype", "ecode"],
-        (Route::Events(_), false) => &["evorigin", "evseriesuuid", "evstart", "evuuid"],
-        (_, true) => &[
-            "_stationtype",
-            "_stationcode",
-            "_datatypename",
-            "_timestamp",
-            "mperiod",
-        ],
-        (Route::MetadataHistory { .. }, false) => &["stype", "scode", "mhtransactiontime"],
-        (_, false) => &["stype", "scode", "tname"],
-    };
-    let mut ordinals: Vec<usize> = Vec::new();
-    let mut pos = Vec::new(); // first ordinal of each column
-    let mut n = 1;
-    for c in &columns {
-        pos.push(n);
-        n += c.kind.width();
-    }
-    for key in preferred {
-        if let Some(k) = columns.iter().position(|c| c.key == *key) {
-            ordinals.push(pos[k]);
-        }
-    }
-    // Value kind breaks ties between series that differ only in it.
-    if unique {
-        if let Some(k) = columns.iter().position(|c| c.key == "mvalue") {
-            ordinals.extend([pos[k], pos[k] + 1, pos[k] + 2]);
-        }
-    }
-    for o in 1..n {
-        if !unique && !ordinals.contains(&o) {
-            ordinals.push(o);
-        }
-    }
+    let ordinals = deterministic_order(q, &columns, unique);
     // A page in station order (trees, station lists) can walk the station index and
     // stop after its limit when PostgreSQL finds parents by key (see `station_joins`).
     let parents = match ordinals.first().and_then(|o| plain_exprs[o - 1].as_deref()) {
@@ -503,21 +463,8 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         }),
         _ => None,
     };
-    b.sql(" ORDER BY ");
-    b.sql(
-        &ordinals
-            .iter()
-            .map(|&o| match dialect {
-                // SQLite's order: NULLs first. Said only where a NULL can occur, so
-                // that an index (whose NULLs come last) can give the order.
-                Dialect::Postgres if !plain_exprs[o - 1].as_deref().is_some_and(never_null) => {
-                    format!("{o} NULLS FIRST")
-                }
-                _ => o.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
+    b.sql(" ORDER BY ")
+        .sql(&order_by_terms(&ordinals, &plain_exprs, dialect));
     if q.limit > 0 {
         b.sql(" LIMIT ").param(SqlValue::Int(q.limit));
     } else if q.offset > 0 && dialect == Dialect::Sqlite {
