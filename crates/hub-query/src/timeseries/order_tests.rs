@@ -150,8 +150,7 @@ fn a_page_in_station_order_finds_parents_by_key_and_other_reads_from_a_table_of_
         );
     }
     // SQLite looks parents up by key in every statement.
-    let q = page(Route::Latest, false, 200);
-    let mut q = q;
+    let mut q = page(Route::Latest, false, 200);
     q.select = Some("pname".into());
     let sql = compile_query(&q, Dialect::Sqlite)
         .unwrap()

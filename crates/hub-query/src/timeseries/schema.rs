@@ -234,13 +234,13 @@ pub fn fields() -> &'static [Field] {
 }
 
 /// Whether a column expression of a compiled query is never NULL: a `NOT NULL` column
-/// (PostgreSQL's `ts_*` schema, `hub-store`) of a table every route that names its alias joins inner or reads
-/// from (`s`, `t`, `ts`, `me`, `mh`, `e`, `ev`; never `p`, `o`, `d` or the metadata,
-/// provenance and location tables, which are joined `LEFT`). An edge's own station
-/// (`i`) is left out on purpose: told its order needs no NULLs first, PostgreSQL walks
-/// every station in order to find the few that are edges (99 of 1,549 at demo scale
-/// 10), about 0.3 ms slower than sorting the edges.
-pub fn never_null(expr: &str) -> bool {
+/// (PostgreSQL's `ts_*` schema in `hub-store`) of a table that every route naming its
+/// alias reads from or joins inner (`s`, `t`, `ts`, `me`, `mh`, `e`, `ev`; never `p`,
+/// `o`, `d` or the metadata, provenance and location tables, which are joined `LEFT`).
+/// An edge's own station (`i`) is left out on purpose: told its order needs no NULLs
+/// first, PostgreSQL walks every station in order to find the few that are edges (99 of
+/// 1,549 at demo scale 10), about 0.3 ms slower than sorting the edges.
+pub(crate) fn never_null(expr: &str) -> bool {
     NEVER_NULL.contains(&expr)
 }
 
