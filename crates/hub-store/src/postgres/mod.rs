@@ -121,6 +121,8 @@ pub(crate) struct PgBackend {
     ts_catalog: crate::timeseries::Catalog,
     /// The provenances of history answers read narrow, by their revision.
     ts_provenances: crate::timeseries::ProvenanceCache,
+    /// The series reads found too wide for a history answer read narrow.
+    ts_wide_series: crate::timeseries::WideSeriesReads,
     /// A test's database, dropped with the backend (see `Store::open_for_tests`). Last:
     /// the runtime and pools above are dropped before it.
     throwaway: Option<ThrowawayDatabase>,
@@ -377,6 +379,7 @@ impl PgBackend {
             revision_watch: None,
             ts_catalog: Default::default(),
             ts_provenances: Default::default(),
+            ts_wide_series: Default::default(),
             throwaway: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;

@@ -334,8 +334,13 @@ impl TimeSeriesRepo for PgTimeSeries {
             .db()
             .read(move |conn| async move {
                 let mut compiled = compiled;
-                let conn = match narrow_rows(conn, compiled.narrow.take(), &backend.ts_provenances)
-                    .await?
+                let conn = match narrow_rows(
+                    conn,
+                    compiled.narrow.take(),
+                    &backend.ts_provenances,
+                    &backend.ts_wide_series,
+                )
+                .await?
                 {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
@@ -363,8 +368,14 @@ impl TimeSeriesRepo for PgTimeSeries {
             let log = QueryLog::start(&compiled);
             let (conn, mut tx) = match conn {
                 Ok(conn) => {
-                    match narrow_stream(conn, compiled.narrow.take(), tx, &backend.ts_provenances)
-                        .await
+                    match narrow_stream(
+                        conn,
+                        compiled.narrow.take(),
+                        tx,
+                        &backend.ts_provenances,
+                        &backend.ts_wide_series,
+                    )
+                    .await
                     {
                         Some(compiled_answers) => compiled_answers,
                         None => {

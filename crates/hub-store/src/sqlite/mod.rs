@@ -56,6 +56,8 @@ struct Inner {
     revisions: wal_index::RevisionMemory,
     /// The provenances of history answers read narrow, by their revision.
     ts_provenances: crate::timeseries::ProvenanceCache,
+    /// The series reads found too wide for a history answer read narrow.
+    ts_wide_series: crate::timeseries::WideSeriesReads,
     /// Moved on by every `ANALYZE` Hub runs; readers opened at an older one are replaced.
     statistics: AtomicU64,
     /// The statistics (`statistics_digest`) the last optimization found, to tell when
@@ -219,6 +221,7 @@ impl SqliteBackend {
                 waiting_writers: AtomicUsize::new(0),
                 revisions,
                 ts_provenances: Default::default(),
+                ts_wide_series: Default::default(),
                 statistics: AtomicU64::new(0),
                 statistics_seen,
                 file,
@@ -267,6 +270,11 @@ impl SqliteBackend {
     /// The provenances of history answers read narrow, kept between reads.
     pub(crate) fn ts_provenances(&self) -> &crate::timeseries::ProvenanceCache {
         &self.inner.ts_provenances
+    }
+
+    /// The series reads found too wide for a history answer read narrow, kept a while.
+    pub(crate) fn ts_wide_series(&self) -> &crate::timeseries::WideSeriesReads {
+        &self.inner.ts_wide_series
     }
 
     /// Every entity's content revision: kept in memory while the database is unchanged

@@ -173,10 +173,16 @@ impl TimeSeriesRepo for SqliteTimeSeries {
             .read(move |conn| {
                 let mut out = Vec::new();
                 if let Some(plan) = &compiled.narrow {
-                    if read_narrow(conn, plan, backend.ts_provenances(), |row, _| {
-                        out.push(row);
-                        true
-                    })? {
+                    if read_narrow(
+                        conn,
+                        plan,
+                        backend.ts_provenances(),
+                        backend.ts_wide_series(),
+                        |row, _| {
+                            out.push(row);
+                            true
+                        },
+                    )? {
                         return Ok(out);
                     }
                 }
@@ -206,7 +212,13 @@ impl TimeSeriesRepo for SqliteTimeSeries {
                         tx.take_spare_rows(spare);
                         taken
                     };
-                    if read_narrow(conn, plan, backend.ts_provenances(), emit)? {
+                    if read_narrow(
+                        conn,
+                        plan,
+                        backend.ts_provenances(),
+                        backend.ts_wide_series(),
+                        emit,
+                    )? {
                         return Ok(());
                     }
                 }

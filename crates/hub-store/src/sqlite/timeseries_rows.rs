@@ -6,6 +6,7 @@
 //! and `HistoryWindows` do) or order rows itself.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use hub_query::timeseries::{NarrowHistory, UnorderedRead};
 use hub_query::SqlValue;
@@ -13,7 +14,7 @@ use rusqlite::types::ValueRef;
 
 use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
 use crate::timeseries::unordered::Unordered;
-use crate::timeseries::{narrow, Cell, SharedText};
+use crate::timeseries::{narrow, Cell, SharedText, WideSeriesReads};
 use crate::Result;
 
 /// One result row as cells; texts repeating the cursor's previous row are shared.
@@ -103,8 +104,12 @@ pub(super) fn read_narrow(
     conn: &rusqlite::Connection,
     plan: &NarrowHistory,
     cache: &ProvenanceCache,
+    wide: &WideSeriesReads,
     emit: impl FnMut(Vec<Cell>, &mut Vec<Vec<Cell>>) -> bool,
 ) -> Result<bool> {
+    if wide.is_wide(plan, Instant::now()) {
+        return Ok(false);
+    }
     // One snapshot for every read (ended by dropping it: nothing was written).
     let _snapshot = conn.unchecked_transaction()?;
     let mut stmt = conn.prepare_cached(plan.series.as_sql())?;
@@ -120,6 +125,7 @@ pub(super) fn read_narrow(
     }
     drop(rows);
     if !plan.merges(ids.len()) {
+        wide.remember(plan, Instant::now());
         return Ok(false);
     }
     let mut statements = Vec::with_capacity(ids.len());

@@ -12,7 +12,8 @@
 //! [`history`] for the history's months and retention, `narrow` for merging a history
 //! answer read narrow, `unordered` for sorting latest values read in any order,
 //! `catalog` for their station, type and provenance columns kept between reads,
-//! `provenance` for the provenances of history answers kept between reads), and
+//! `provenance` for the provenances of history answers kept between reads,
+//! `wide_series` for the series reads found too wide for a narrow read), and
 //! the SQL functions SQLite needs for the compiled queries. The implementations only
 //! move rows: `sqlite/timeseries.rs` and `postgres/timeseries.rs`.
 //! Must not: build SQL from client text, shape HTTP responses or know route syntax.
@@ -27,6 +28,7 @@ pub(crate) mod narrow;
 pub mod plan;
 pub(crate) mod provenance;
 pub(crate) mod unordered;
+mod wide_series;
 
 use hub_query::timeseries::CompiledTs;
 
@@ -43,6 +45,7 @@ pub(crate) use cells::SharedText;
 pub(crate) use functions::register as register_functions;
 pub(crate) use geometry::{edge_line, geometry_bbox};
 pub(crate) use provenance::ProvenanceCache;
+pub(crate) use wide_series::WideSeriesReads;
 
 /// The Time Series API's storage: reads of compiled queries and level-1 lists, and the
 /// writer's operations (every write call is one transaction).

@@ -299,4 +299,4 @@ pub(crate) fn merge_history(
 
 #[cfg(test)]
 #[path = "narrow_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -38,7 +38,11 @@ fn cells_order_as_sql_orders_them() {
 }
 
 /// A history query of [0, 10) by an admin.
-fn history(select: Option<&str>, filter: Option<&str>, distinct: bool) -> TsQuery {
+pub(in crate::timeseries) fn history(
+    select: Option<&str>,
+    filter: Option<&str>,
+    distinct: bool,
+) -> TsQuery {
     TsQuery {
         route: Route::History { from: 0, to: 10 },
         tree: false,

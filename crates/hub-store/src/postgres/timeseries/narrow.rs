@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures::future::try_join_all;
 use futures::{FutureExt, StreamExt};
@@ -31,13 +32,18 @@ use crate::postgres::{bind, bound_statement_cache, refs, Queries};
 use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
-use crate::timeseries::{Cell, SharedText};
+use crate::timeseries::{Cell, SharedText, WideSeriesReads};
 use crate::Result;
 
 /// The plan when this connection can read it narrow: portals need named statements,
-/// which a transaction-mode pooler rules out (the compiled query answers there).
-fn usable(conn: &Conn, plan: Option<NarrowHistory>) -> Option<NarrowHistory> {
-    plan.filter(|_| conn.prepares_statements())
+/// which a transaction-mode pooler rules out (the compiled query answers there), and
+/// its series read was not found too wide a moment ago.
+fn usable(
+    conn: &Conn,
+    plan: Option<NarrowHistory>,
+    wide: &WideSeriesReads,
+) -> Option<NarrowHistory> {
+    plan.filter(|p| conn.prepares_statements() && !wide.is_wide(p, Instant::now()))
 }
 
 /// Rows buffered across all series' portals at most (about 13 MB of cells).
@@ -309,6 +315,7 @@ async fn read_narrow(
     conn: &mut Conn,
     plan: &NarrowHistory,
     provenances: &ProvenanceCache,
+    wide: &WideSeriesReads,
     mut sink: Sink<'_>,
 ) -> Result<bool> {
     bound_statement_cache(conn);
@@ -317,11 +324,13 @@ async fn read_narrow(
     if !one_window {
         let tx = conn.snapshot().await?;
         let Some(found) = read_series(&tx, plan, provenances).await? else {
+            wide.remember(plan, Instant::now());
             return Ok(false);
         };
         return read_histories(&tx, plan, found, whole, None, sink).await;
     }
     let Some(found) = read_series(&*conn, plan, provenances).await? else {
+        wide.remember(plan, Instant::now());
         return Ok(false);
     };
     // A row may have to be read again from its time on (see `one_series::read`).
@@ -563,13 +572,14 @@ pub(super) async fn narrow_rows(
     conn: Conn,
     plan: Option<NarrowHistory>,
     provenances: &ProvenanceCache,
+    wide: &WideSeriesReads,
 ) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
-    let Some(plan) = usable(&conn, plan) else {
+    let Some(plan) = usable(&conn, plan, wide) else {
         return Ok(Err(conn));
     };
     let mut conn = conn;
     let mut rows = Vec::new();
-    if !read_narrow(&mut conn, &plan, provenances, Sink::Rows(&mut rows)).await? {
+    if !read_narrow(&mut conn, &plan, provenances, wide, Sink::Rows(&mut rows)).await? {
         return Ok(Err(conn));
     }
     Ok(Ok(rows))
@@ -583,12 +593,13 @@ pub(super) async fn narrow_stream(
     plan: Option<NarrowHistory>,
     tx: BatchSender<Vec<Cell>>,
     provenances: &ProvenanceCache,
+    wide: &WideSeriesReads,
 ) -> Option<(Conn, BatchSender<Vec<Cell>>)> {
-    let Some(plan) = usable(&conn, plan) else {
+    let Some(plan) = usable(&conn, plan, wide) else {
         return Some((conn, tx));
     };
     let (mut conn, mut tx) = (conn, tx);
-    match read_narrow(&mut conn, &plan, provenances, Sink::Stream(&mut tx)).await {
+    match read_narrow(&mut conn, &plan, provenances, wide, Sink::Stream(&mut tx)).await {
         Ok(false) => Some((conn, tx)),
         Ok(true) => {
             tx.finish(Ok(())).await;

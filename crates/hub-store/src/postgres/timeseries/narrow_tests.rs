@@ -150,7 +150,14 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
         .block_on(b.read(move |mut conn| async move {
             let mut rows = Vec::new();
             assert!(
-                read_narrow(&mut conn, &plan, &Default::default(), Sink::Rows(&mut rows)).await?
+                read_narrow(
+                    &mut conn,
+                    &plan,
+                    &Default::default(),
+                    &Default::default(),
+                    Sink::Rows(&mut rows)
+                )
+                .await?
             );
             let named: String = conn
                 .query_one(
