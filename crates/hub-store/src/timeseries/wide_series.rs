@@ -43,11 +43,20 @@ pub(crate) struct WideSeriesReads {
     kept: Mutex<HashMap<u64, Kept>>,
 }
 
+/// Asked on every history request that may read narrow: hashed in place, no text made.
 fn key(plan: &NarrowHistory) -> u64 {
     let mut hasher = FxHasher::default();
     plan.series.as_sql().hash(&mut hasher);
-    // `SqlValue` holds floats, so it has no `Hash`; its text stands in.
-    format!("{:?}", plan.series.params()).hash(&mut hasher);
+    // `SqlValue` holds floats, so it has no `Hash` of its own.
+    for value in plan.series.params() {
+        match value {
+            SqlValue::Null => 0u8.hash(&mut hasher),
+            SqlValue::Bool(b) => (1u8, b).hash(&mut hasher),
+            SqlValue::Int(i) => (2u8, i).hash(&mut hasher),
+            SqlValue::Real(r) => (3u8, r.to_bits()).hash(&mut hasher),
+            SqlValue::Text(t) => (4u8, t).hash(&mut hasher),
+        }
+    }
     hasher.finish()
 }
 
