@@ -58,8 +58,9 @@ fn corpus() -> Vec<HostileRequest> {
         .collect()
 }
 
-async fn demo_app() -> support::TestApp {
-    support::demo_app("2025-06-15T12:00:00Z").await
+/// Both demo tests only read: they share one demo.
+fn demo_app() -> &'static support::TestApp {
+    support::shared_demo_app("2025-06-15T12:00:00Z")
 }
 
 #[test]
@@ -76,10 +77,10 @@ fn expansion_repeats_the_braced_text() {
 
 #[tokio::test]
 async fn hostile_requests_get_their_status_and_never_a_server_error() {
-    let app = demo_app().await;
+    let app = demo_app();
     let mut failures = Vec::new();
     for r in corpus() {
-        let (status, body) = support::get(&app, &r.uri).await;
+        let (status, body) = support::get(app, &r.uri).await;
         let parameter = body.get("parameter").and_then(Value::as_str);
         if status >= 500 || status != r.status {
             failures.push(format!("{} → {status}: {body}", r.line));
@@ -93,7 +94,7 @@ async fn hostile_requests_get_their_status_and_never_a_server_error() {
 /// A type named 500 times is one type: the same total as naming it once.
 #[tokio::test]
 async fn repeated_types_count_once() {
-    let app = demo_app().await;
+    let app = demo_app();
     for (endpoint, search) in [
         ("/v1/Filter", "expression=eq(Active,true)"),
         ("/v1/Find", "q=a"),
@@ -103,8 +104,8 @@ async fn repeated_types_count_once() {
             "{endpoint}?{search}&limitto=1&type={}Accommodation",
             "Accommodation,".repeat(499)
         );
-        let (s1, b1) = support::get(&app, &once).await;
-        let (s2, b2) = support::get(&app, &many).await;
+        let (s1, b1) = support::get(app, &once).await;
+        let (s2, b2) = support::get(app, &many).await;
         assert_eq!((s1, s2), (200, 200), "{endpoint}: {b1} / {b2}");
         assert_eq!(b1["totalResults"], b2["totalResults"], "{endpoint}");
         assert_eq!(b1["Items"], b2["Items"], "{endpoint}");

@@ -8,7 +8,7 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use support::{body_bytes, demo_app, password_token, request_with, TestApp};
+use support::{body_bytes, password_token, request_with, shared_demo_app, TestApp};
 
 const ANCHOR: &str = "2025-06-15T12:00:00Z";
 
@@ -58,15 +58,15 @@ fn link<'a>(body: &'a Value, rel: &str) -> Option<&'a str> {
 
 #[tokio::test]
 async fn station_collections_are_listed_after_the_datasets_and_described() {
-    let app = demo_app(ANCHOR).await;
-    let list = ok(&app, "/ogc/collections").await;
+    let app = shared_demo_app(ANCHOR);
+    let list = ok(app, "/ogc/collections").await;
     let ids: Vec<&str> = list["collections"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    let types = ok(&app, "/v2/flat").await;
+    let types = ok(app, "/v2/flat").await;
     let stations: Vec<String> = types
         .as_array()
         .unwrap()
@@ -79,17 +79,17 @@ async fn station_collections_are_listed_after_the_datasets_and_described() {
     assert!(!ids[0].starts_with("station-"));
 
     // Any case resolves; the id is lower case.
-    let one = ok(&app, "/ogc/collections/Station-ParkingStation").await;
+    let one = ok(app, "/ogc/collections/Station-ParkingStation").await;
     assert_eq!(one["id"], "station-parkingstation");
-    let q = ok(&app, "/ogc/collections/station-parkingstation/queryables").await;
+    let q = ok(app, "/ogc/collections/station-parkingstation/queryables").await;
     assert_eq!(q["properties"]["scode"]["type"], "string");
     assert_eq!(q["properties"]["sactive"]["type"], "boolean");
-    let (status, _, _) = get_as(&app, "/ogc/collections/station-nosuchtype", &[]).await;
+    let (status, _, _) = get_as(app, "/ogc/collections/station-nosuchtype", &[]).await;
     assert_eq!(status, 404);
-    let (status, _, _) = get_as(&app, "/ogc/collections/station-nosuchtype/items", &[]).await;
+    let (status, _, _) = get_as(app, "/ogc/collections/station-nosuchtype/items", &[]).await;
     assert_eq!(status, 404);
     // The API document names the station collections.
-    let api = ok(&app, "/ogc/api").await;
+    let api = ok(app, "/ogc/api").await;
     let ids = &api["paths"]["/collections/{collectionId}/items"]["get"]["parameters"][0]["schema"]
         ["enum"];
     assert!(ids
@@ -100,11 +100,11 @@ async fn station_collections_are_listed_after_the_datasets_and_described() {
 
 #[tokio::test]
 async fn items_page_filter_and_transform_like_the_flat_station_list() {
-    let app = demo_app(ANCHOR).await;
-    let flat = ok(&app, "/v2/flat/ParkingStation?limit=-1").await;
+    let app = shared_demo_app(ANCHOR);
+    let flat = ok(app, "/v2/flat/ParkingStation?limit=-1").await;
     let rows = flat["data"].as_array().unwrap();
     let all = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?limit=10000",
     )
     .await;
@@ -131,7 +131,7 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
 
     // Paging: limit, offset, next and prev.
     let page = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?limit=2&offset=1",
     )
     .await;
@@ -144,7 +144,7 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
     );
     assert!(link(&page, "prev").unwrap().contains("offset=0"));
     let last = ok(
-        &app,
+        app,
         &format!(
             "/ogc/collections/station-parkingstation/items?limit=2&offset={}",
             rows.len() - 1
@@ -156,13 +156,13 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
     // One feature by station code; an unknown code is a 404.
     let code = first["id"].as_str().unwrap();
     let one = ok(
-        &app,
+        app,
         &format!("/ogc/collections/station-parkingstation/items/{code}"),
     )
     .await;
     assert_eq!(one["properties"], first["properties"]);
     let (status, _, _) = get_as(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items/no-such-code",
         &[],
     )
@@ -172,39 +172,39 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
     // bbox around the first station only (the demo's stations are more than 0.0001° apart).
     let bbox = format!("{},{},{},{}", x - 1e-4, y - 1e-4, x + 1e-4, y + 1e-4);
     let boxed = ok(
-        &app,
+        app,
         &format!("/ogc/collections/station-parkingstation/items?bbox={bbox}"),
     )
     .await;
     assert!(codes(&boxed).contains(&code.to_string()));
     let everything = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?bbox=0,0,1,1",
     )
     .await;
     assert_eq!(everything["numberMatched"], 0);
     // Latitude-first EPSG:4326 box.
     let lat_first = format!("{},{},{},{}", y - 1e-4, x - 1e-4, y + 1e-4, x + 1e-4);
-    let boxed4326 = ok(&app, &format!("/ogc/collections/station-parkingstation/items?bbox={lat_first}&bbox-crs=http://www.opengis.net/def/crs/EPSG/0/4326")).await;
+    let boxed4326 = ok(app, &format!("/ogc/collections/station-parkingstation/items?bbox={lat_first}&bbox-crs=http://www.opengis.net/def/crs/EPSG/0/4326")).await;
     assert_eq!(codes(&boxed4326), codes(&boxed));
 
     // Property filters: equality.
     let by_code = ok(
-        &app,
+        app,
         &format!("/ogc/collections/station-parkingstation/items?scode={code}"),
     )
     .await;
     assert_eq!(codes(&by_code), [code.to_string()]);
     let active = rows.iter().filter(|r| r["sactive"] == true).count();
     let actives = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?sactive=true&limit=10000",
     )
     .await;
     assert_eq!(actives["numberMatched"], active);
 
     // crs=3857: metres, in the range of South Tyrol.
-    let metres = ok(&app, &format!("/ogc/collections/station-parkingstation/items/{code}?crs=http://www.opengis.net/def/crs/EPSG/0/3857")).await;
+    let metres = ok(app, &format!("/ogc/collections/station-parkingstation/items/{code}?crs=http://www.opengis.net/def/crs/EPSG/0/3857")).await;
     let mx = metres["geometry"]["coordinates"][0].as_f64().unwrap();
     let my = metres["geometry"]["coordinates"][1].as_f64().unwrap();
     assert!((mx - x * 20_037_508.34 / 180.0).abs() < 1.0, "{mx}");
@@ -212,27 +212,27 @@ async fn items_page_filter_and_transform_like_the_flat_station_list() {
 
     // Mistakes name their parameter.
     let items = "/ogc/collections/station-parkingstation/items";
-    bad(&app, &format!("{items}?limit=10001"), "limit").await;
-    bad(&app, &format!("{items}?limit=0"), "limit").await;
-    bad(&app, &format!("{items}?offset=-1"), "offset").await;
-    bad(&app, &format!("{items}?bbox=1,2,3"), "bbox").await;
+    bad(app, &format!("{items}?limit=10001"), "limit").await;
+    bad(app, &format!("{items}?limit=0"), "limit").await;
+    bad(app, &format!("{items}?offset=-1"), "offset").await;
+    bad(app, &format!("{items}?bbox=1,2,3"), "bbox").await;
     bad(
-        &app,
+        app,
         &format!("{items}?bbox=1,2,3,4&bbox-crs=EPSG:2056"),
         "bbox-crs",
     )
     .await;
-    bad(&app, &format!("{items}?crs=EPSG:1"), "crs").await;
-    bad(&app, &format!("{items}?datetime=yesterday"), "datetime").await;
-    bad(&app, &format!("{items}?sactive=maybe"), "sactive").await;
-    bad(&app, &format!("{items}?filter-lang=cql2-text"), "filter").await;
+    bad(app, &format!("{items}?crs=EPSG:1"), "crs").await;
+    bad(app, &format!("{items}?datetime=yesterday"), "datetime").await;
+    bad(app, &format!("{items}?sactive=maybe"), "sactive").await;
+    bad(app, &format!("{items}?filter-lang=cql2-text"), "filter").await;
 }
 
 /// CQL2 on a station collection selects exactly the stations the same condition selects
 /// as a `where` on `/v2/flat/{type}`, in the same order.
 #[tokio::test]
 async fn cql2_filters_select_what_the_same_where_selects() {
-    let app = demo_app(ANCHOR).await;
+    let app = shared_demo_app(ANCHOR);
     let items = "/ogc/collections/station-parkingstation/items?limit=10000";
     let flat_codes = |body: &Value| -> Vec<String> {
         body["data"]
@@ -242,7 +242,7 @@ async fn cql2_filters_select_what_the_same_where_selects() {
             .map(|r| r["scode"].as_str().unwrap().to_string())
             .collect()
     };
-    let all = ok(&app, "/v2/flat/ParkingStation?limit=-1").await;
+    let all = ok(app, "/v2/flat/ParkingStation?limit=-1").await;
     let total = flat_codes(&all).len();
     let some: Vec<String> = flat_codes(&all).into_iter().step_by(3).take(4).collect();
     let quoted = |codes: &[String], q: &str| -> Vec<String> {
@@ -269,7 +269,7 @@ async fn cql2_filters_select_what_the_same_where_selects() {
     ] {
         let expected = flat_codes(
             &ok(
-                &app,
+                app,
                 &format!(
                     "/v2/flat/ParkingStation?limit=-1&where={}",
                     support::encode(&where_)
@@ -281,13 +281,13 @@ async fn cql2_filters_select_what_the_same_where_selects() {
             !expected.is_empty() && expected.len() < total,
             "{where_} selects a part"
         );
-        let got = ok(&app, &format!("{items}&filter={}", support::encode(&cql2))).await;
+        let got = ok(app, &format!("{items}&filter={}", support::encode(&cql2))).await;
         assert_eq!(codes(&got), expected, "{cql2}");
     }
     // The areas of S_INTERSECTS are tested on the position, like bbox.
-    let boxed = ok(&app, &format!("{items}&bbox=11.3,46.4,11.4,46.55")).await;
+    let boxed = ok(app, &format!("{items}&bbox=11.3,46.4,11.4,46.55")).await;
     let intersecting = ok(
-        &app,
+        app,
         &format!(
             "{items}&filter={}",
             support::encode("S_INTERSECTS(geometry, BBOX(11.3,46.4,11.4,46.55)) AND (sactive = TRUE OR sactive = FALSE)")
@@ -306,7 +306,7 @@ async fn cql2_filters_select_what_the_same_where_selects() {
         "scode = 5",
     ] {
         bad(
-            &app,
+            app,
             &format!("{base}?filter={}", support::encode(wrong)),
             "filter",
         )
@@ -366,21 +366,21 @@ async fn ogc_latest_types(
 
 #[tokio::test]
 async fn closed_measurements_are_shown_exactly_as_the_time_series_api_shows_them() {
-    let app = demo_app(ANCHOR).await;
-    let token = password_token(&app, "demo", "demo").await;
+    let app = shared_demo_app(ANCHOR);
+    let token = password_token(app, "demo", "demo").await;
     let bearer = format!("Bearer {token}");
     let with_token = [("authorization", bearer.as_str())];
     let mut differs = false;
     for stype in ["MeteoStation", "TrafficSensor", "ParkingStation"] {
-        let anonymous = latest_types(&app, stype, &[]).await;
-        let authorised = latest_types(&app, stype, &with_token).await;
+        let anonymous = latest_types(app, stype, &[]).await;
+        let authorised = latest_types(app, stype, &with_token).await;
         assert_eq!(
-            ogc_latest_types(&app, stype, &[]).await,
+            ogc_latest_types(app, stype, &[]).await,
             anonymous,
             "{stype}"
         );
         assert_eq!(
-            ogc_latest_types(&app, stype, &with_token).await,
+            ogc_latest_types(app, stype, &with_token).await,
             authorised,
             "{stype}"
         );
@@ -394,9 +394,9 @@ async fn closed_measurements_are_shown_exactly_as_the_time_series_api_shows_them
 
 #[tokio::test]
 async fn datetime_matches_the_latest_measurement_times() {
-    let app = demo_app(ANCHOR).await;
+    let app = shared_demo_app(ANCHOR);
     let all = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?limit=10000",
     )
     .await;
@@ -419,19 +419,19 @@ async fn datetime_matches_the_latest_measurement_times() {
         .to_string();
     let instant = format!("{}Z", &time[..19].replacen(' ', "T", 1));
     let at = ok(
-        &app,
+        app,
         &format!("/ogc/collections/station-parkingstation/items?datetime={instant}&limit=10000"),
     )
     .await;
     assert!(codes(&at).contains(&with_values[0]["id"].as_str().unwrap().to_string()));
     let open = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?datetime=2000-01-01T00:00:00Z/..&limit=10000",
     )
     .await;
     assert_eq!(open["numberMatched"], with_values.len());
     let before = ok(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/items?datetime=../2000-01-01T00:00:00Z",
     )
     .await;
@@ -440,19 +440,19 @@ async fn datetime_matches_the_latest_measurement_times() {
 
 #[tokio::test]
 async fn flat_time_series_answers_as_geojson() {
-    let app = demo_app(ANCHOR).await;
+    let app = shared_demo_app(ANCHOR);
     for (uri, geometry) in [
         ("/v2/flat/ParkingStation?limit=5", "Point"),
         ("/v2/flat/MeteoStation/*/latest", "Point"),
         ("/v2/flat,edge/LinkStation?limit=3", "LineString"),
     ] {
-        let json = ok(&app, uri).await;
+        let json = ok(app, uri).await;
         let separator = if uri.contains('?') { '&' } else { '?' };
         for (geo_uri, headers) in [
             (format!("{uri}{separator}format=geojson"), vec![]),
             (uri.to_string(), vec![("accept", "application/geo+json")]),
         ] {
-            let (status, content_type, body) = get_as(&app, &geo_uri, &headers).await;
+            let (status, content_type, body) = get_as(app, &geo_uri, &headers).await;
             assert_eq!(
                 (status, content_type.as_str()),
                 (200, "application/geo+json"),
@@ -470,14 +470,14 @@ async fn flat_time_series_answers_as_geojson() {
         }
     }
     // The first parking station's point is its scoordinate.
-    let json = ok(&app, "/v2/flat/ParkingStation?limit=1").await;
-    let geo = ok(&app, "/v2/flat/ParkingStation?limit=1&format=geojson").await;
+    let json = ok(app, "/v2/flat/ParkingStation?limit=1").await;
+    let geo = ok(app, "/v2/flat/ParkingStation?limit=1&format=geojson").await;
     assert_eq!(
         geo["features"][0]["geometry"]["coordinates"][0],
         json["data"][0]["scoordinate"]["x"]
     );
     // JSON stays the default, also when asked for by name.
-    let (_, content_type, _) = get_as(&app, "/v2/flat/ParkingStation?format=json", &[]).await;
+    let (_, content_type, _) = get_as(app, "/v2/flat/ParkingStation?format=json", &[]).await;
     assert!(content_type.starts_with("application/json"));
     // Not offered: trees and other routes; unknown formats.
     for uri in [
@@ -485,7 +485,7 @@ async fn flat_time_series_answers_as_geojson() {
         "/v2/flat/ParkingStation/*?format=geojson",
         "/v2/flat/ParkingStation?format=xml",
     ] {
-        let (status, _, body) = get_as(&app, uri, &[]).await;
+        let (status, _, body) = get_as(app, uri, &[]).await;
         assert_eq!(status, 400, "{uri}");
         assert!(
             body["message"].as_str().unwrap().contains("'format'"),
@@ -493,7 +493,7 @@ async fn flat_time_series_answers_as_geojson() {
         );
     }
     // The API description says so.
-    let spec = ok(&app, "/v2/apispec").await;
+    let spec = ok(app, "/v2/apispec").await;
     let stations = &spec["paths"]["/v2/flat/{stationTypes}"]["get"];
     assert!(stations["parameters"]
         .as_array()
@@ -503,7 +503,7 @@ async fn flat_time_series_answers_as_geojson() {
     assert!(stations["responses"]["200"]["content"]["application/geo+json"].is_object());
     // A tree asked for GeoJSON by Accept only stays JSON.
     let (status, content_type, _) = get_as(
-        &app,
+        app,
         "/v2/tree/ParkingStation",
         &[("accept", "application/geo+json")],
     )

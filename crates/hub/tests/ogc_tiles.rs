@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use geozero::mvt::{Message, Tile};
 use serde_json::Value;
-use support::{body_bytes, demo_app, get, password_token, request_with, TestApp};
+use support::{body_bytes, demo_app, get, password_token, request_with, shared_demo_app, TestApp};
 
 const ANCHOR: &str = "2025-06-15T12:00:00Z";
 const EXTENT: i64 = 4096;
@@ -404,10 +404,10 @@ async fn a_full_tile_holds_the_first_points_in_order_and_says_it_is_capped() {
 
 #[tokio::test]
 async fn station_tiles_hold_the_stations_the_caller_may_see() {
-    let app = demo_app(ANCHOR).await;
-    let token = password_token(&app, "demo", "demo").await;
+    let app = shared_demo_app(ANCHOR);
+    let token = password_token(app, "demo", "demo").await;
     let bearer = format!("Bearer {token}");
-    let (_, types) = get(&app, "/v2/flat").await;
+    let (_, types) = get(app, "/v2/flat").await;
     let types: Vec<String> = types
         .as_array()
         .unwrap()
@@ -419,16 +419,16 @@ async fn station_tiles_hold_the_stations_the_caller_may_see() {
     for stype in &types {
         let collection = format!("station-{stype}");
         let uri = format!("/ogc/collections/{collection}/tiles/WebMercatorQuad/0/0/0");
-        let anonymous = tile(&app, &uri, &collection).await;
+        let anonymous = tile(app, &uri, &collection).await;
         assert_eq!(
             property_set(&anonymous, "scode"),
-            located_ids(&app, &collection, "", &[]).await,
+            located_ids(app, &collection, "", &[]).await,
             "{uri}"
         );
         let (status, _, signed_in) =
-            tile_as(&app, &uri, &[("authorization", &bearer)], &collection).await;
+            tile_as(app, &uri, &[("authorization", &bearer)], &collection).await;
         assert_eq!(status, 200);
-        let visible = located_ids(&app, &collection, "", &[("authorization", &bearer)]).await;
+        let visible = located_ids(app, &collection, "", &[("authorization", &bearer)]).await;
         assert_eq!(property_set(&signed_in, "scode"), visible, "{uri}");
         differ |= anonymous.len() != signed_in.len();
         assert!(anonymous
@@ -438,17 +438,13 @@ async fn station_tiles_hold_the_stations_the_caller_may_see() {
     println!("closed stations change a tile: {differ}");
 
     // A z=14 tile around one parking station holds it, and exactly its box's stations.
-    let (_, items) = get(
-        &app,
-        "/ogc/collections/station-parkingstation/items?limit=1",
-    )
-    .await;
+    let (_, items) = get(app, "/ogc/collections/station-parkingstation/items?limit=1").await;
     let first = &items["features"][0];
     let code = first["id"].as_str().unwrap();
     let [lon, lat] = [0, 1].map(|i| first["geometry"]["coordinates"][i].as_f64().unwrap());
     let (x, y) = tile_of(14, lon, lat);
     let near = tile(
-        &app,
+        app,
         &format!("/ogc/collections/station-parkingstation/tiles/WebMercatorQuad/14/{x}/{y}"),
         "station-parkingstation",
     )
@@ -458,7 +454,7 @@ async fn station_tiles_hold_the_stations_the_caller_may_see() {
     assert_eq!(
         codes,
         located_ids(
-            &app,
+            app,
             "station-parkingstation",
             &bbox_query(tile_bbox(14, x, y, BUFFER)),
             &[]
@@ -469,7 +465,7 @@ async fn station_tiles_hold_the_stations_the_caller_may_see() {
 
 #[tokio::test]
 async fn tile_addresses_are_checked_and_tilesets_described() {
-    let app = demo_app(ANCHOR).await;
+    let app = shared_demo_app(ANCHOR);
     let base = "/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad";
     for (path, parameter) in [
         ("23/0/0", "tileMatrix"),
@@ -481,14 +477,14 @@ async fn tile_addresses_are_checked_and_tilesets_described() {
         ("1/0/-1", "tileRow"),
         ("22/4194304/0", "tileCol"),
     ] {
-        let (status, problem) = get(&app, &format!("{base}/{path}")).await;
+        let (status, problem) = get(app, &format!("{base}/{path}")).await;
         assert_eq!(
             (status, problem["parameter"].as_str()),
             (400, Some(parameter)),
             "{path}: {problem}"
         );
     }
-    let response = request_with(&app, &format!("{base}/22/4194303/0"), &[]).await;
+    let response = request_with(app, &format!("{base}/22/4194303/0"), &[]).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers()["cache-control"]
         .to_str()
@@ -501,11 +497,11 @@ async fn tile_addresses_are_checked_and_tilesets_described() {
         "/ogc/collections/nothing/tiles",
         "/ogc/tileMatrixSets/WorldCRS84Quad",
     ] {
-        let (status, problem) = get(&app, uri).await;
+        let (status, problem) = get(app, uri).await;
         assert_eq!(status, 404, "{uri}: {problem}");
     }
 
-    let (status, list) = get(&app, "/ogc/collections/HubActivityPoi/tiles").await;
+    let (status, list) = get(app, "/ogc/collections/HubActivityPoi/tiles").await;
     assert_eq!(status, 200);
     let tilesets = list["tilesets"].as_array().unwrap();
     assert_eq!(tilesets.len(), 1);
@@ -521,17 +517,17 @@ async fn tile_addresses_are_checked_and_tilesets_described() {
         "/ogc/collections/hubactivitypoi/tiles/WebMercatorQuad/{tileMatrix}/{tileCol}/{tileRow}"
     ));
     let (status, one) = get(
-        &app,
+        app,
         "/ogc/collections/station-parkingstation/tiles/WebMercatorQuad",
     )
     .await;
     assert_eq!((status, &one["dataType"]), (200, &Value::from("vector")));
-    let (status, tms) = get(&app, "/ogc/tileMatrixSets/WebMercatorQuad").await;
+    let (status, tms) = get(app, "/ogc/tileMatrixSets/WebMercatorQuad").await;
     assert_eq!(status, 200);
     let matrices = tms["tileMatrices"].as_array().unwrap();
     assert_eq!(matrices.len(), 23);
     assert_eq!(matrices[12]["matrixWidth"], 4096);
-    let (_, api) = get(&app, "/ogc/api").await;
+    let (_, api) = get(app, "/ogc/api").await;
     let op = &api["paths"]
         ["/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileCol}/{tileRow}"]
         ["get"];
@@ -539,7 +535,7 @@ async fn tile_addresses_are_checked_and_tilesets_described() {
     assert_eq!(op["parameters"][2]["schema"]["maximum"], 22);
     assert!(op["responses"]["200"]["content"]["application/vnd.mapbox-vector-tile"].is_object());
     assert!(api["paths"]["/tileMatrixSets/{tileMatrixSetId}"]["get"].is_object());
-    let (_, collection) = get(&app, "/ogc/collections/hubactivitypoi").await;
+    let (_, collection) = get(app, "/ogc/collections/hubactivitypoi").await;
     assert!(collection["links"]
         .as_array()
         .unwrap()

@@ -72,6 +72,38 @@ fn run(schema_url: &str, base: &str, args: &[&str]) -> (bool, String) {
     (output.status.success(), text)
 }
 
+/// Runs the passes on two threads, each taking the next pass in the list when it is free;
+/// the outcomes (name, success, output) come back in the list's order.
+fn run_two_at_a_time(
+    passes: &[(String, String, Vec<String>)],
+    base: &str,
+) -> Vec<(String, bool, String)> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((name, schema, args)) = passes.get(index) else {
+                    break;
+                };
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let (ok, text) = run(schema, base, &args);
+                outcomes
+                    .lock()
+                    .unwrap()
+                    .push((index, name.clone(), ok, text));
+            });
+        }
+    });
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort_by_key(|(index, ..)| *index);
+    outcomes
+        .into_iter()
+        .map(|(_, name, ok, text)| (name, ok, text))
+        .collect()
+}
+
 /// The summary lines a reader needs (operations, cases, failures), from the output.
 fn summary(text: &str) -> String {
     text.lines()
@@ -217,23 +249,28 @@ async fn schemathesis_finds_the_server_as_documented() {
     // changes; on PostgreSQL (a slower store for thousands of requests) the fuzzing passes
     // check the backend for server errors and undocumented answers.
     let on_postgres = std::env::var("HUB_TEST_DATABASE").is_ok_and(|url| !url.is_empty());
-    let mut failed = Vec::new();
-    for (name, schema, args) in passes {
-        if on_postgres && name.contains("coverage") {
-            println!("== {name}: run on SQLite only");
-            continue;
-        }
-        let (schema, base, args) = (
-            schema.to_string(),
-            base.clone(),
-            args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-        );
-        let (ok, text) = tokio::task::spawn_blocking(move || {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            run(&schema, &base, &args)
+    let passes: Vec<(String, String, Vec<String>)> = passes
+        .into_iter()
+        .filter(|(name, _, _)| {
+            let skipped = on_postgres && name.contains("coverage");
+            if skipped {
+                println!("== {name}: run on SQLite only");
+            }
+            !skipped
         })
+        .map(|(name, schema, args)| {
+            let args = args.iter().map(|a| a.to_string()).collect();
+            (name.to_string(), schema.to_string(), args)
+        })
+        .collect();
+    // Each schemathesis process keeps about one core busy between itself and the server,
+    // so two run at once, longest first: the passes are independent (each has its own
+    // working directory and seed), and CI's two cores finish them in about half the time.
+    let outcomes = tokio::task::spawn_blocking(move || run_two_at_a_time(&passes, &base))
         .await
         .unwrap();
+    let mut failed = Vec::new();
+    for (name, ok, text) in outcomes {
         println!("== {name}\n{}", summary(&text));
         if !ok {
             failed.push(format!("== {name}\n{text}"));

@@ -9,10 +9,8 @@ use serde_json::Value;
 
 use super::support::{self, body_bytes, get, request, request_with, TestApp};
 
-async fn demo() -> &'static TestApp {
-    static APP: tokio::sync::OnceCell<TestApp> = tokio::sync::OnceCell::const_new();
-    APP.get_or_init(|| support::demo_app("2025-06-15T12:00:00Z"))
-        .await
+fn demo() -> &'static TestApp {
+    support::shared_demo_app("2025-06-15T12:00:00Z")
 }
 
 /// Every page of `query` (pagesize 1000) concatenated: the items and the total.
@@ -49,7 +47,7 @@ async fn whole(app: &TestApp, path: &str, query: &str) -> Value {
 
 #[tokio::test]
 async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them() {
-    let app = demo().await;
+    let app = demo();
     for (path, query) in [
         // More documents than a store batch and than a page; closed parts reduced.
         ("/v1/Accommodation", "language=de"),
@@ -106,7 +104,7 @@ async fn pagesize_minus_one_streams_every_document_once_as_the_pages_hold_them()
 
 #[tokio::test]
 async fn distinct_folds_every_document_in_batches() {
-    let app = demo().await;
+    let app = demo();
     let (_, docs) = paged(
         app,
         "/v1/Accommodation",
@@ -164,7 +162,7 @@ async fn distinct_folds_every_document_in_batches() {
 /// panicked there and the browser got a broken connection).
 #[tokio::test]
 async fn streamed_answers_arrive_whole_when_compressed() {
-    let app = demo().await;
+    let app = demo();
     for uri in [
         "/v1/Accommodation?pagesize=-1&fields=Id,Shortname",
         "/v2/flat/ParkingStation/occupied/2025-06-14T00:00:00Z/2025-06-15T12:00:00Z?limit=-1",
@@ -242,7 +240,7 @@ async fn csv_text(app: &TestApp, uri: &str, headers: &[(&str, &str)]) -> (bool, 
 
 #[tokio::test]
 async fn csv_of_the_whole_dataset_is_streamed_with_the_bytes_of_one_page() {
-    let app = demo().await;
+    let app = demo();
     // 600 short events: more rows than a store batch (500), fewer than a page (1,000),
     // so the page's CSV is today's answer for the same rows, byte for byte.
     for (query, headers) in [
@@ -272,7 +270,7 @@ async fn csv_of_the_whole_dataset_is_streamed_with_the_bytes_of_one_page() {
 
 #[tokio::test]
 async fn csv_of_more_rows_than_a_page_has_every_row_once_in_order_under_the_union_header() {
-    let app = demo().await;
+    let app = demo();
     let query = "language=de";
     let (streamed, whole) = csv_text(
         app,

@@ -76,6 +76,31 @@ pub async fn demo_app_with(anchor: &str, config: &Config) -> TestApp {
     }
 }
 
+/// One [`demo_app`] for every test of a binary that only reads it: loading the demo takes
+/// a debug build several seconds per test, most of a read-only suite's time. The demo is
+/// loaded on a runtime of its own, kept for the binary's life, so tasks the store or the
+/// router start outlive the test that happened to ask first. Every caller in a binary must
+/// name the same anchor.
+pub fn shared_demo_app(anchor: &'static str) -> &'static TestApp {
+    static DEMO: OnceLock<(&'static str, tokio::runtime::Runtime, TestApp)> = OnceLock::new();
+    let (loaded_at, _runtime, app) = DEMO.get_or_init(|| {
+        // A test's own runtime cannot block on another one: the load runs on a thread.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime for the shared demo");
+            let app = runtime.block_on(demo_app(anchor));
+            (anchor, runtime, app)
+        })
+        .join()
+        .expect("loading the shared demo")
+    });
+    assert_eq!(*loaded_at, anchor, "one anchor per binary's shared demo");
+    app
+}
+
 /// A store with the demo loaded (content, GeoShapes, principals, time series) at `anchor`.
 pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
     let (store, dir) = backend();
