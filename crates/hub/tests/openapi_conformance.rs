@@ -74,10 +74,10 @@ fn run(schema_url: &str, base: &str, args: &[&str]) -> (bool, String) {
 
 /// Runs the passes on two threads, each taking the next pass in the list when it is free;
 /// the outcomes (name, success, output) come back in the list's order.
-fn run_two_at_a_time(
-    passes: &[(String, String, Vec<String>)],
+fn run_two_at_a_time<'a>(
+    passes: &[(&'a str, &str, Vec<&str>)],
     base: &str,
-) -> Vec<(String, bool, String)> {
+) -> Vec<(&'a str, bool, String)> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let outcomes = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -87,12 +87,8 @@ fn run_two_at_a_time(
                 let Some((name, schema, args)) = passes.get(index) else {
                     break;
                 };
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                let (ok, text) = run(schema, base, &args);
-                outcomes
-                    .lock()
-                    .unwrap()
-                    .push((index, name.clone(), ok, text));
+                let (ok, text) = run(schema, base, args);
+                outcomes.lock().unwrap().push((index, *name, ok, text));
             });
         }
     });
@@ -249,7 +245,7 @@ async fn schemathesis_finds_the_server_as_documented() {
     // changes; on PostgreSQL (a slower store for thousands of requests) the fuzzing passes
     // check the backend for server errors and undocumented answers.
     let on_postgres = std::env::var("HUB_TEST_DATABASE").is_ok_and(|url| !url.is_empty());
-    let passes: Vec<(String, String, Vec<String>)> = passes
+    let passes: Vec<_> = passes
         .into_iter()
         .filter(|(name, _, _)| {
             let skipped = on_postgres && name.contains("coverage");
@@ -258,17 +254,11 @@ async fn schemathesis_finds_the_server_as_documented() {
             }
             !skipped
         })
-        .map(|(name, schema, args)| {
-            let args = args.iter().map(|a| a.to_string()).collect();
-            (name.to_string(), schema.to_string(), args)
-        })
         .collect();
     // Each schemathesis process keeps about one core busy between itself and the server,
     // so two run at once, longest first: the passes are independent (each has its own
     // working directory and seed), and CI's two cores finish them in about half the time.
-    let outcomes = tokio::task::spawn_blocking(move || run_two_at_a_time(&passes, &base))
-        .await
-        .unwrap();
+    let outcomes = tokio::task::block_in_place(|| run_two_at_a_time(&passes, &base));
     let mut failed = Vec::new();
     for (name, ok, text) in outcomes {
         println!("== {name}\n{}", summary(&text));
