@@ -16,7 +16,10 @@ cd "$(dirname "$0")/.."
 # Each pass gets a temporary directory of its own, removed when it ends: a store a test
 # binary keeps in a static for all its tests (the demo, ~360 MB on SQLite) is never
 # dropped, so its directory outlives the binary. Open to every user as /tmp is: tests
-# start PostgreSQL clusters there as the `postgres` user.
+# start PostgreSQL clusters there as the `postgres` user. The SQLite and PostgreSQL
+# passes keep the first demo a test loads there (HUB_TEST_DEMO_CACHE, see
+# crates/hub/tests/support): every later test store of the pass is a copy of it, made by
+# the same build.
 passes=$(mktemp -d "${TMPDIR:-/tmp}/hub-test-passes.XXXXXX")
 chmod 755 "$passes"
 trap 'rm -rf "$passes"' EXIT
@@ -28,7 +31,7 @@ pass() {
 }
 
 echo "== tests on the embedded SQLite store"
-pass env -u HUB_TEST_DATABASE cargo test --workspace --locked
+pass env -u HUB_TEST_DATABASE HUB_TEST_DEMO_CACHE="$passes/tmp/demo" cargo test --workspace --locked
 
 skip() {
   if [ "${HUB_REQUIRE_POSTGRES:-0}" = 1 ]; then
@@ -56,7 +59,8 @@ if [ -z "$url" ]; then
 fi
 
 echo "== API test suites again on PostgreSQL ($(echo "$url" | sed -E 's#://([^:@/]*):[^@]*@#://\1@#'))"
-HUB_TEST_DATABASE=$url pass cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
+HUB_TEST_DATABASE=$url HUB_TEST_DEMO_CACHE="$passes/tmp/demo" \
+  pass cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
 # The throwaway cluster's disk goes back before the next pass starts a cluster of its own.
 if [ -n "${cluster:-}" ]; then
   scripts/pg-throwaway.sh stop "$cluster" 2>/dev/null || true

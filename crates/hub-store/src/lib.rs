@@ -32,6 +32,7 @@ mod rawfilter_functions;
 mod rawfilter_indexes;
 mod schema;
 mod sqlite;
+pub mod test_snapshot;
 pub mod timeseries;
 
 use std::path::Path;
@@ -74,6 +75,25 @@ pub struct Store {
 enum Backend {
     Sqlite(Arc<sqlite::SqliteBackend>),
     Postgres(Arc<postgres::PgBackend>),
+}
+
+/// The name of this process's next test database on the server at `admin`,
+/// `hub_test_<pid>_<n>`. The first call drops those left by processes gone (see
+/// [`postgres::sweep_test_databases`]).
+fn next_test_database_name(admin: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        if let Err(e) = postgres::sweep_test_databases(admin) {
+            eprintln!("could not drop earlier runs' test databases: {e}");
+        }
+    });
+    format!(
+        "hub_test_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 impl Store {
@@ -134,32 +154,24 @@ impl Store {
     /// `HUB_TEST_DATABASE_POOLER=transaction` the URL leads through a transaction-mode
     /// pooler (PgBouncer) and the store runs in its mode (see [`PgSettings`]).
     pub fn open_for_tests(dir: &Path) -> Result<Store> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
         match std::env::var("HUB_TEST_DATABASE") {
             Ok(admin) if !admin.trim().is_empty() => {
-                static SWEPT: std::sync::Once = std::sync::Once::new();
-                SWEPT.call_once(|| {
-                    if let Err(e) = postgres::sweep_test_databases(admin.trim()) {
-                        eprintln!("could not drop earlier runs' test databases: {e}");
-                    }
-                });
-                let name = format!(
-                    "hub_test_{}_{}",
-                    std::process::id(),
-                    NEXT.fetch_add(1, Ordering::Relaxed)
-                );
-                let database = postgres::ThrowawayDatabase::create(admin.trim(), &name)?;
-                let backend =
-                    postgres::PgBackend::open_throwaway(database, &PgSettings::for_tests())?;
-                Ok(Store {
-                    backend: Arc::new(Backend::Postgres(Arc::new(backend))),
-                    counts: Arc::default(),
-                    orders: Arc::default(),
-                })
+                let admin = admin.trim();
+                let name = next_test_database_name(admin);
+                Store::open_throwaway(postgres::ThrowawayDatabase::create(admin, &name)?)
             }
             _ => Store::open_sqlite(dir),
         }
+    }
+
+    /// A store on a test's database, dropped with the store's last handle.
+    fn open_throwaway(database: postgres::ThrowawayDatabase) -> Result<Store> {
+        let backend = postgres::PgBackend::open_throwaway(database, &PgSettings::for_tests())?;
+        Ok(Store {
+            backend: Arc::new(Backend::Postgres(Arc::new(backend))),
+            counts: Arc::default(),
+            orders: Arc::default(),
+        })
     }
 
     /// The token service's tables (users, clients, refresh tokens, signing keys).

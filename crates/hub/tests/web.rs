@@ -205,8 +205,9 @@ async fn the_explorer_works_in_headless_chromium() {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    // Anchored now: the explorer's "last 24 hours" must find the demo's measurements.
-    let (store, _dir) = support::demo_store(chrono::Utc::now()).await;
+    // Anchored now: the explorer's "last 24 hours" must find the demo's measurements
+    // (and no other test shares the anchor, so no snapshot is kept for it).
+    let (store, _dir) = support::own_demo_store(chrono::Utc::now()).await;
     let config = hub::Config {
         content_base_url: Some(base.clone()),
         mobility_base_url: Some(base.clone()),

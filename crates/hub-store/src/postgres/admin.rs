@@ -52,6 +52,50 @@ impl ThrowawayDatabase {
         })
     }
 
+    /// Creates database `name` at `admin_url` as a copy of database `template`, replacing
+    /// a leftover of that name. PostgreSQL copies only a database nobody is connected to:
+    /// connections still open to `template` (a dropped pool's, or a pooler's idle ones)
+    /// are closed first, and the copy is tried again while they go away.
+    pub fn create_from(admin_url: &str, name: &str, template: &str) -> Result<ThrowawayDatabase> {
+        let name = plain_name(name)?;
+        let template = plain_name(template)?;
+        let mut attempts = 0;
+        loop {
+            let copied = with_admin(admin_url, |client| async move {
+                client
+                    .execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                         WHERE datname = $1 AND pid <> pg_backend_pid()",
+                        &[&template],
+                    )
+                    .await?;
+                // One statement per query: neither runs inside a transaction block.
+                client
+                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .await?;
+                client
+                    .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
+                    .await
+            });
+            match copied {
+                Ok(()) => break,
+                Err(StoreError::Postgres(e))
+                    if e.code() == Some(&tokio_postgres::error::SqlState::OBJECT_IN_USE)
+                        && attempts < 50 =>
+                {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ThrowawayDatabase {
+            admin_url: admin_url.to_string(),
+            name: name.to_string(),
+            url: url_with_database(admin_url, name),
+        })
+    }
+
     /// The database's URL (the admin URL with its database name replaced).
     pub fn url(&self) -> &str {
         &self.url

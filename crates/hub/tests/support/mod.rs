@@ -12,6 +12,7 @@ use axum::Router;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hub::Config;
+use hub_store::test_snapshot::Snapshot;
 use hub_store::Store;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -102,8 +103,41 @@ pub fn shared_demo_app(anchor: &'static str) -> &'static TestApp {
 }
 
 /// A store with the demo loaded (content, GeoShapes, principals, time series) at `anchor`.
+/// With `HUB_TEST_DEMO_CACHE` naming a directory (`scripts/test.sh` gives each pass one),
+/// the first load of a pass is kept there and every later store is a copy of it (see
+/// `hub_store::test_snapshot`).
 pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
+    let Some(cache) = std::env::var_os("HUB_TEST_DEMO_CACHE").filter(|dir| !dir.is_empty()) else {
+        return own_demo_store(anchor).await;
+    };
+    // One load per process at a time: a binary's tests that ask together wait for one.
+    static FILLING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let snapshot = Snapshot::new(std::path::Path::new(&cache), anchor.timestamp() as u64);
+    {
+        let _one = FILLING.lock().await;
+        if !snapshot.exists() {
+            let store = snapshot
+                .open_for_filling()
+                .expect("a store for the demo snapshot");
+            load_demo(&store, anchor).await;
+            snapshot.save(store).expect("saving the demo snapshot");
+        }
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = snapshot
+        .open_copy(dir.path())
+        .expect("a copy of the demo snapshot");
+    (store, dir)
+}
+
+/// A store that loads the demo itself, never a copy: for an anchor no other test shares.
+pub async fn own_demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
     let (store, dir) = backend();
+    load_demo(&store, anchor).await;
+    (store, dir)
+}
+
+async fn load_demo(store: &Store, anchor: chrono::DateTime<chrono::Utc>) {
     let loader = store.clone();
     tokio::task::spawn_blocking(move || {
         hub::demo::load_demo_at(&loader, 1, anchor).expect("demo content")
@@ -113,7 +147,6 @@ pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfi
     hub_timeseries::load_demo(&*store.timeseries(), 1, anchor)
         .await
         .expect("demo time series");
-    (store, dir)
 }
 
 /// An access token from the token service's password grant (the generic client).
