@@ -6,23 +6,20 @@
 //! concurrent writers do not deadlock.
 
 use std::collections::{HashMap, HashSet};
-use std::error::Error;
 use std::sync::Arc;
 
-use hub_query::timeseries::{CompiledTs, UnorderedRead};
-use tokio_postgres::types::{FromSql, Type};
+use hub_query::timeseries::CompiledTs;
 
 mod history_copy;
 mod narrow;
 pub(crate) mod partitions;
 mod push;
+mod rows;
 mod windows;
 
-use super::{bind, refs, PgBackend, Queries, Tx};
+use super::{PgBackend, Queries, Tx};
 use crate::timeseries::history::{HistoryMaintenance, HistoryPolicy};
 use crate::timeseries::plan::{self, SyncFlags};
-use crate::timeseries::unordered::Unordered;
-use crate::timeseries::Catalog;
 use crate::timeseries::{
     edge_line, geometry_bbox, now_ms, value_columns, Cell, DataTypeInput, EdgeInput, EventInput,
     ProvenanceInput, PushSummary, QueryLog, RecordInput, SharedText, StationInput, SyncSummary,
@@ -30,6 +27,7 @@ use crate::timeseries::{
 };
 use crate::{Result, StoreError};
 use narrow::{narrow_rows, narrow_stream};
+use rows::{query_error, row_cells, row_stream, unordered_rows};
 use windows::{all_rows, windowed_rows};
 
 /// The PostgreSQL Time Series repository; shares the store's pools.
@@ -49,153 +47,6 @@ impl PgTimeSeries {
 
 /// Rows per array statement of a record push.
 const RECORD_CHUNK: usize = 50_000;
-
-/// A result cell of any column type the Time Series queries produce, its text still in
-/// the row's buffer (made a [`Cell`] by [`row_cells`]).
-enum AnyCell<'a> {
-    Cell(Cell),
-    Text(&'a [u8]),
-}
-
-impl<'a> FromSql<'a> for AnyCell<'a> {
-    fn from_sql(
-        ty: &Type,
-        raw: &'a [u8],
-    ) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(match *ty {
-            Type::INT8 => AnyCell::Cell(Cell::Int(i64::from_sql(ty, raw)?)),
-            Type::INT4 => AnyCell::Cell(Cell::Int(i32::from_sql(ty, raw)? as i64)),
-            Type::INT2 => AnyCell::Cell(Cell::Int(i16::from_sql(ty, raw)? as i64)),
-            Type::BOOL => AnyCell::Cell(Cell::Int(bool::from_sql(ty, raw)? as i64)),
-            Type::FLOAT8 => AnyCell::Cell(Cell::Real(f64::from_sql(ty, raw)?)),
-            Type::FLOAT4 => AnyCell::Cell(Cell::Real(f32::from_sql(ty, raw)? as f64)),
-            Type::JSONB => AnyCell::Text(raw.get(1..).unwrap_or_default()),
-            // A row version (`xmin`): four bytes, network order.
-            Type::XID => {
-                let bytes: [u8; 4] = raw.try_into().map_err(|_| "an xid of other than 4 bytes")?;
-                AnyCell::Cell(Cell::Int(u32::from_be_bytes(bytes) as i64))
-            }
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
-                AnyCell::Text(raw)
-            }
-            ref other => {
-                return Err(format!("time series query returned a column of type {other}").into())
-            }
-        })
-    }
-
-    fn from_sql_null(_: &Type) -> std::result::Result<Self, Box<dyn Error + Sync + Send>> {
-        Ok(AnyCell::Cell(Cell::Null))
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-}
-
-/// One result row as cells; texts repeating the cursor's previous row are shared.
-pub(super) fn row_cells(row: &tokio_postgres::Row, shared: &mut SharedText) -> Result<Vec<Cell>> {
-    let mut cells = Vec::with_capacity(row.len());
-    for i in 0..row.len() {
-        cells.push(match row.try_get::<_, AnyCell<'_>>(i)? {
-            AnyCell::Cell(c) => c,
-            AnyCell::Text(t) => shared.cell(i, t),
-        });
-    }
-    Ok(cells)
-}
-
-/// Latest values read in any order and sorted here, their station, type and provenance
-/// columns from the catalog when the plan has a catalog read; `None` when there is no
-/// such plan, the rows are more than it sorts in memory or an entity changed between
-/// the reads (the compiled query answers then).
-async fn unordered_rows(
-    conn: &super::Conn,
-    plan: Option<UnorderedRead>,
-    catalog: &Catalog,
-) -> Result<Option<Vec<Vec<Cell>>>> {
-    let Some(plan) = plan else {
-        return Ok(None);
-    };
-    let sql = plan.catalog.as_ref().map_or(&plan.sql, |read| &read.sql);
-    let Some(mut rows) = rows_up_to(conn, sql, plan.max_rows).await? else {
-        return Ok(None);
-    };
-    if let Some(read) = &plan.catalog {
-        let (mut answer, missing) = catalog.lookup(read, &rows);
-        for (kind, ids) in missing {
-            let stmt = super::prepare_bounded(conn, kind.sql())
-                .await
-                .map_err(query_error)?;
-            let found = conn.query(&stmt, &[&ids]).await.map_err(query_error)?;
-            let mut shared = SharedText::default();
-            let found = found
-                .iter()
-                .map(|row| row_cells(row, &mut shared))
-                .collect::<Result<Vec<_>>>()?;
-            catalog.keep(&mut answer, kind, found);
-        }
-        let Some(made) = rows.into_iter().map(|row| answer.row(row)).collect() else {
-            return Ok(None);
-        };
-        rows = made;
-    }
-    let mut unordered = Unordered::new(&plan);
-    for row in rows {
-        // `rows_up_to` kept to the plan's bound.
-        _ = unordered.take(row);
-    }
-    Ok(Some(unordered.finish()))
-}
-
-/// The rows of a compiled read as they arrive (its statement prepared once per
-/// connection).
-async fn row_stream(
-    conn: &super::Conn,
-    sql: hub_query::SqlBuilder,
-) -> Result<tokio_postgres::RowStream> {
-    let (text, params) = sql.into_parts();
-    let bound = bind(&params);
-    let stmt = super::prepare_bounded(conn, &text)
-        .await
-        .map_err(query_error)?;
-    conn.query_raw(&stmt, refs(&bound))
-        .await
-        .map_err(query_error)
-}
-
-/// The rows of `sql`, or `None` when they are more than `max`.
-async fn rows_up_to(
-    conn: &super::Conn,
-    sql: &hub_query::SqlBuilder,
-    max: usize,
-) -> Result<Option<Vec<Vec<Cell>>>> {
-    let rows = row_stream(conn, sql.clone()).await?;
-    futures::pin_mut!(rows);
-    let mut shared = SharedText::default();
-    let mut out = Vec::new();
-    while let Some(row) = futures::StreamExt::next(&mut rows).await {
-        if out.len() == max {
-            return Ok(None);
-        }
-        out.push(row_cells(&row.map_err(query_error)?, &mut shared)?);
-    }
-    Ok(Some(out))
-}
-
-/// A regular expression PostgreSQL refuses (its dialect differs from the regex crate's,
-/// which validated it) is the client's fault, not a server error.
-pub(super) fn query_error(e: tokio_postgres::Error) -> StoreError {
-    match e.code() {
-        Some(c) if *c == tokio_postgres::error::SqlState::INVALID_REGULAR_EXPRESSION => {
-            StoreError::Invalid(format!(
-                "Invalid regular expression in a re/ire/nre/nire filter value: {}",
-                super::describe(&e)
-            ))
-        }
-        _ => StoreError::Postgres(e),
-    }
-}
 
 async fn station_id(tx: &Tx<'_>, stype: &str, code: &str) -> Result<Option<i64>> {
     let stmt = tx
