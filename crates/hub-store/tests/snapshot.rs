@@ -8,6 +8,15 @@ use serde_json::json;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
+async fn put(store: &hub_store::Store, id: &str, shortname: &str) {
+    let doc = json!({"Id": id, "Shortname": shortname});
+    store
+        .content()
+        .put("Accommodation", doc, NOW.into(), false)
+        .await
+        .unwrap();
+}
+
 async fn title(store: &hub_store::Store, id: &str) -> Option<String> {
     let doc = store.content().get("Accommodation", id).await.unwrap()?;
     let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
@@ -21,24 +30,14 @@ async fn copies_hold_the_filling_and_keep_their_writes_to_themselves() {
     assert!(!snapshot.exists(), "nothing filled yet");
 
     let filling = snapshot.open_for_filling().unwrap();
-    let doc = json!({"Id": "A1", "Shortname": "filled once"});
-    filling
-        .content()
-        .put("Accommodation", doc, NOW.into(), false)
-        .await
-        .unwrap();
+    put(&filling, "A1", "filled once").await;
     snapshot.save(filling).unwrap();
     assert!(snapshot.exists(), "saved for the pass's later tests");
 
     let (first_dir, second_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let first = snapshot.open_copy(first_dir.path()).unwrap();
     assert_eq!(title(&first, "A1").await.as_deref(), Some("filled once"));
-    let doc = json!({"Id": "A2", "Shortname": "the first copy's own"});
-    first
-        .content()
-        .put("Accommodation", doc, NOW.into(), false)
-        .await
-        .unwrap();
+    put(&first, "A2", "the first copy's own").await;
     assert!(first.content().delete("Accommodation", "A1").await.unwrap());
 
     let second = snapshot.open_copy(second_dir.path()).unwrap();
