@@ -16,10 +16,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::postgres::{create_database, PgSettings, ThrowawayDatabase};
+use crate::sqlite::DATABASE_FILE;
 use crate::{Backend, Result, Store, StoreError};
-
-/// The SQLite store's file in its directory.
-const SQLITE_FILE: &str = "hub.sqlite3";
 
 /// A snapshot named by a number (`key`) in a pass's directory, on the backend the tests
 /// run on (`HUB_TEST_DATABASE`, as [`Store::open_for_tests`]).
@@ -111,7 +109,7 @@ impl Snapshot {
                 Store::open_throwaway(database)
             }
             None => {
-                std::fs::copy(self.sqlite_file(), dir.join(SQLITE_FILE))
+                std::fs::copy(self.sqlite_file(), dir.join(DATABASE_FILE))
                     .map_err(|source| self.dir_error(source))?;
                 Store::open_sqlite(dir)
             }

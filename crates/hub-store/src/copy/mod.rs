@@ -29,12 +29,10 @@ use bytes::Bytes;
 use futures::SinkExt;
 
 use crate::postgres::{PgBackend, Queries};
-use crate::sqlite::SqliteBackend;
+use crate::sqlite::{SqliteBackend, DATABASE_FILE};
 use crate::{Backend, Result, Store, StoreError};
 use plan::TablePlan;
 
-/// The SQLite backend's database file in its directory (see `sqlite.rs`).
-const SQLITE_FILE: &str = "hub.sqlite3";
 /// Rows per chunk (one PostgreSQL transaction each).
 pub const CHUNK_ROWS: usize = 2_000;
 /// Test-only: with this variable set to N, the copy fails (rolling back the chunk in
@@ -160,12 +158,12 @@ pub fn copy_sqlite_to_postgres(
 
 /// The source's identity in the bookkeeping: its file's canonical path.
 fn source_id(sqlite_dir: &Path) -> Result<String> {
-    let file = sqlite_dir.join(SQLITE_FILE);
+    let file = sqlite_dir.join(DATABASE_FILE);
     if !file.is_file() {
         return Err(config(format!(
             "{} holds no Hub SQLite store ({} is missing)",
             sqlite_dir.display(),
-            SQLITE_FILE
+            DATABASE_FILE
         )));
     }
     Ok(std::fs::canonicalize(&file)

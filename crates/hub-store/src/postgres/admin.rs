@@ -59,25 +59,18 @@ impl ThrowawayDatabase {
     pub fn create_from(admin_url: &str, name: &str, template: &str) -> Result<ThrowawayDatabase> {
         let name = plain_name(name)?;
         let template = plain_name(template)?;
+        // Both names are plain (letters, digits, `_`), so they can stand in the text.
+        let statements = [
+            format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = '{template}' AND pid <> pg_backend_pid()"
+            ),
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name} TEMPLATE {template}"),
+        ];
         let mut attempts = 0;
         loop {
-            let copied = with_admin(admin_url, |client| async move {
-                client
-                    .execute(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                         WHERE datname = $1 AND pid <> pg_backend_pid()",
-                        &[&template],
-                    )
-                    .await?;
-                // One statement per query: neither runs inside a transaction block.
-                client
-                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await?;
-                client
-                    .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
-                    .await
-            });
-            match copied {
+            match run_admin(admin_url, &statements) {
                 Ok(()) => break,
                 Err(StoreError::Postgres(e))
                     if e.code() == Some(&tokio_postgres::error::SqlState::OBJECT_IN_USE)

@@ -33,7 +33,8 @@ mod wal_index;
 
 pub(crate) use content::SqliteContent;
 
-const DATABASE_FILE: &str = "hub.sqlite3";
+/// The store's database file in its directory.
+pub(crate) const DATABASE_FILE: &str = "hub.sqlite3";
 
 pub(crate) struct SqliteBackend {
     inner: Arc<Inner>,
