@@ -17,9 +17,9 @@ cd "$(dirname "$0")/.."
 # binary keeps in a static for all its tests (the demo, ~360 MB on SQLite) is never
 # dropped, so its directory outlives the binary. Open to every user as /tmp is: tests
 # start PostgreSQL clusters there as the `postgres` user. The SQLite and PostgreSQL
-# passes keep the first demo a test loads there (HUB_TEST_DEMO_CACHE, see
-# crates/hub/tests/support): every later test store of the pass is a copy of it, made by
-# the same build.
+# passes keep snapshots there (HUB_TEST_SNAPSHOTS, see hub_store::test_snapshot): the
+# first demo a test loads, and on PostgreSQL an empty migrated database. Every later test
+# store of the pass is a copy of one, made by the same build.
 passes=$(mktemp -d "${TMPDIR:-/tmp}/hub-test-passes.XXXXXX")
 chmod 755 "$passes"
 trap 'rm -rf "$passes"' EXIT
@@ -31,7 +31,7 @@ pass() {
 }
 
 echo "== tests on the embedded SQLite store"
-pass env -u HUB_TEST_DATABASE HUB_TEST_DEMO_CACHE="$passes/tmp/demo" cargo test --workspace --locked
+pass env -u HUB_TEST_DATABASE HUB_TEST_SNAPSHOTS="$passes/tmp/snapshots" cargo test --workspace --locked
 
 skip() {
   if [ "${HUB_REQUIRE_POSTGRES:-0}" = 1 ]; then
@@ -59,7 +59,7 @@ if [ -z "$url" ]; then
 fi
 
 echo "== API test suites again on PostgreSQL ($(echo "$url" | sed -E 's#://([^:@/]*):[^@]*@#://\1@#'))"
-HUB_TEST_DATABASE=$url HUB_TEST_DEMO_CACHE="$passes/tmp/demo" \
+HUB_TEST_DATABASE=$url HUB_TEST_SNAPSHOTS="$passes/tmp/snapshots" \
   pass cargo test --locked -p hub -p hub-timeseries -p hub-auth -p hub-store --tests
 # The throwaway cluster's disk goes back before the next pass starts a cluster of its own.
 if [ -n "${cluster:-}" ]; then

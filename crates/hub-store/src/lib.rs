@@ -150,13 +150,17 @@ impl Store {
     /// that name, and dropped with the store's last handle, repositories included; the
     /// first in a process drops those left by processes gone, see
     /// [`postgres::sweep_test_databases`]); otherwise SQLite in `dir`. One set of tests,
-    /// two backends. With
+    /// two backends. In a test pass with snapshots ([`test_snapshot::pass_dir`]) the
+    /// fresh PostgreSQL database is a copy of one migrated once per pass. With
     /// `HUB_TEST_DATABASE_POOLER=transaction` the URL leads through a transaction-mode
     /// pooler (PgBouncer) and the store runs in its mode (see [`PgSettings`]).
     pub fn open_for_tests(dir: &Path) -> Result<Store> {
         match std::env::var("HUB_TEST_DATABASE") {
             Ok(admin) if !admin.trim().is_empty() => {
                 let admin = admin.trim();
+                if let Some(pass) = test_snapshot::pass_dir() {
+                    return test_snapshot::migrated_copy(&pass, dir);
+                }
                 let name = next_test_database_name(admin);
                 Store::open_throwaway(postgres::ThrowawayDatabase::create(admin, &name)?)
             }

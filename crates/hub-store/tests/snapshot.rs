@@ -1,7 +1,8 @@
 //! A test pass fills a snapshot once (`hub_store::test_snapshot`) and every later test
 //! store is a copy of it: each copy holds what the filling wrote, and what a test writes
 //! to its copy reaches neither another copy nor the snapshot. On SQLite, and on
-//! PostgreSQL with `HUB_TEST_DATABASE` (copies are databases made from a template).
+//! PostgreSQL with `HUB_TEST_DATABASE` (copies are databases made from a template). An
+//! empty migrated store is copied the same way.
 
 use hub_store::test_snapshot::Snapshot;
 use serde_json::json;
@@ -26,7 +27,7 @@ async fn title(store: &hub_store::Store, id: &str) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copies_hold_the_filling_and_keep_their_writes_to_themselves() {
     let pass = tempfile::tempdir().unwrap();
-    let snapshot = Snapshot::new(pass.path(), 42);
+    let snapshot = Snapshot::new(pass.path(), "filled");
     assert!(!snapshot.exists(), "nothing filled yet");
 
     let filling = snapshot.open_for_filling().unwrap();
@@ -53,6 +54,27 @@ async fn copies_hold_the_filling_and_keep_their_writes_to_themselves() {
     );
     assert_eq!(
         title(&first, "A2").await.as_deref(),
+        Some("the first copy's own")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrated_copies_start_empty_and_apart() {
+    let pass = tempfile::tempdir().unwrap();
+    let (first_dir, second_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = hub_store::test_snapshot::migrated_copy(pass.path(), first_dir.path()).unwrap();
+    put(&first, "A1", "the first copy's own").await;
+
+    let second = hub_store::test_snapshot::migrated_copy(pass.path(), second_dir.path()).unwrap();
+    assert_eq!(
+        title(&second, "A1").await,
+        None,
+        "a later store holds nothing an earlier one wrote"
+    );
+    put(&second, "A2", "the second copy's own").await;
+    assert_eq!(title(&first, "A2").await, None);
+    assert_eq!(
+        title(&first, "A1").await.as_deref(),
         Some("the first copy's own")
     );
 }

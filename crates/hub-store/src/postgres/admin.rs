@@ -153,11 +153,17 @@ pub fn sweep_test_databases(admin_url: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The process that named a test store's database `hub_test_<pid>_<n>`.
+/// The process that named a test store's database `hub_test_<pid>_<n>`, or a test pass's
+/// snapshot `hub_test_<pid>_<label>` (see [`crate::test_snapshot`]).
 fn test_database_process(name: &str) -> Option<u32> {
     let (pid, n) = name.strip_prefix("hub_test_")?.split_once('_')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid) || !digits(n) {
+    let label = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    };
+    if !digits(pid) || !label(n) {
         return None;
     }
     pid.parse().ok()
@@ -230,6 +236,9 @@ mod tests {
         let table: &[(&str, Option<u32>)] = &[
             ("hub_test_4242_0", Some(4242)),
             ("hub_test_4242_17", Some(4242)),
+            ("hub_test_4242_schema", Some(4242)),
+            ("hub_test_4242_demo1750000000", Some(4242)),
+            ("hub_test_4242_Demo", None),
             ("hub_test_guard_4242", None),
             ("hub_test_race_4242", None),
             ("hub_test_4242_", None),

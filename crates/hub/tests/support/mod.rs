@@ -12,7 +12,7 @@ use axum::Router;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hub::Config;
-use hub_store::test_snapshot::Snapshot;
+use hub_store::test_snapshot::{self, Snapshot};
 use hub_store::Store;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -103,16 +103,16 @@ pub fn shared_demo_app(anchor: &'static str) -> &'static TestApp {
 }
 
 /// A store with the demo loaded (content, GeoShapes, principals, time series) at `anchor`.
-/// With `HUB_TEST_DEMO_CACHE` naming a directory (`scripts/test.sh` gives each pass one),
-/// the first load of a pass is kept there and every later store is a copy of it (see
-/// `hub_store::test_snapshot`).
+/// In a test pass with snapshots (`scripts/test.sh` gives each pass a directory, see
+/// `hub_store::test_snapshot`), the first load of a pass is kept there and every later
+/// store is a copy of it.
 pub async fn demo_store(anchor: chrono::DateTime<chrono::Utc>) -> (Store, tempfile::TempDir) {
-    let Some(cache) = std::env::var_os("HUB_TEST_DEMO_CACHE").filter(|dir| !dir.is_empty()) else {
+    let Some(pass) = test_snapshot::pass_dir() else {
         return own_demo_store(anchor).await;
     };
     // One load per process at a time: a binary's tests that ask together wait for one.
     static FILLING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    let snapshot = Snapshot::new(std::path::Path::new(&cache), anchor.timestamp() as u64);
+    let snapshot = Snapshot::new(&pass, &format!("demo{}", anchor.timestamp()));
     {
         let _one = FILLING.lock().await;
         if !snapshot.exists() {
