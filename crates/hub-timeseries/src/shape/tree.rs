@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hub_query::timeseries::{DefList, Kind, OutColumn, Route};
 use hub_store::timeseries::Cell;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{fields, render, render_into, RenderCache};
 use crate::params::Zone;
@@ -113,7 +113,7 @@ impl Obj {
     }
     #[cfg(debug_assertions)]
     fn into_value(self, shownull: bool) -> Value {
-        let mut m = Map::new();
+        let mut m = serde_json::Map::new();
         for (k, n) in self.0 {
             let structural = matches!(n, Node::Obj(_));
             let v = match n {
