@@ -11,7 +11,8 @@
 //!
 //! An empty store is a snapshot too on PostgreSQL ([`migrated_copy`]): creating a
 //! database and running every migration takes a debug build about 0.5 s, a copy of a
-//! migrated one about 0.14 s, and a pass opens hundreds.
+//! migrated one about 0.14 s (saving about 8 s of the `hub-store`, `hub-auth` and
+//! `hub-timeseries` suites' 45 s on PostgreSQL).
 //!
 //! The template database is named `hub_test_<pid>_<label>` after the process that started
 //! the test binaries (`cargo test`), so [`crate::postgres::sweep_test_databases`] keeps
