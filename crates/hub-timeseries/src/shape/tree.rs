@@ -193,54 +193,8 @@ fn build_tree(
     let mut prev: Option<&Vec<Cell>> = None;
     for row in rows {
         match route {
-            Route::Edges => {
-                let vals = fields(columns, row, zone);
-                let hidden = |k: &str| {
-                    vals.iter()
-                        .find(|(c, _)| c.key == k)
-                        .map(|(_, v)| text(v))
-                        .unwrap_or_default()
-                };
-                let edge = root
-                    .obj(&hidden("_edgetype"))
-                    .obj("edges")
-                    .obj(&hidden("_edgecode"));
-                for (c, v) in &vals {
-                    let (key, path) = split(c);
-                    match c.list {
-                        Some(DefList::StationBegin) => edge.obj("ebegin").set(key, path, v.clone()),
-                        Some(DefList::StationEnd) => edge.obj("eend").set(key, path, v.clone()),
-                        Some(_) => edge.set(key, path, v.clone()),
-                        None => {}
-                    }
-                }
-            }
-            Route::Events(_) => {
-                let vals = fields(columns, row, zone);
-                let hidden = |k: &str| {
-                    vals.iter()
-                        .find(|(c, _)| c.key == k)
-                        .map(|(_, v)| text(v))
-                        .unwrap_or_default()
-                };
-                let ev = root
-                    .obj(&hidden("_eventorigin"))
-                    .obj("eventseries")
-                    .obj(&hidden("_eventseriesuuid"))
-                    .obj("events")
-                    .obj(&hidden("_eventuuid"));
-                for (c, v) in &vals {
-                    let (key, path) = split(c);
-                    match c.list {
-                        Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
-                        Some(DefList::Provenance) => {
-                            ev.obj("evprovenance").set(key, path, v.clone())
-                        }
-                        Some(_) => ev.set(key, path, v.clone()),
-                        None => {}
-                    }
-                }
-            }
+            Route::Edges => place_edge(&mut root, &fields(columns, row, zone)),
+            Route::Events(_) => place_event(&mut root, &fields(columns, row, zone)),
             _ => {
                 let col = |ci: usize| render(columns[ci].kind, &row[cells(ci)], zone);
                 let hidden = |k: &str| {
@@ -449,47 +403,10 @@ pub fn tree_reference(
     let level3 = !matches!(route, Route::Stations | Route::MetadataHistory { .. });
     for row in rows {
         let vals = fields(columns, row, zone);
-        let hidden = |k: &str| {
-            vals.iter()
-                .find(|(c, _)| c.key == k)
-                .map(|(_, v)| text(v))
-                .unwrap_or_default()
-        };
+        let hidden = |k: &str| grouping_key(&vals, k);
         match route {
-            Route::Edges => {
-                let edge = root
-                    .obj(&hidden("_edgetype"))
-                    .obj("edges")
-                    .obj(&hidden("_edgecode"));
-                for (c, v) in &vals {
-                    let (key, path) = split(c);
-                    match c.list {
-                        Some(DefList::StationBegin) => edge.obj("ebegin").set(key, path, v.clone()),
-                        Some(DefList::StationEnd) => edge.obj("eend").set(key, path, v.clone()),
-                        Some(_) => edge.set(key, path, v.clone()),
-                        None => {}
-                    }
-                }
-            }
-            Route::Events(_) => {
-                let ev = root
-                    .obj(&hidden("_eventorigin"))
-                    .obj("eventseries")
-                    .obj(&hidden("_eventseriesuuid"))
-                    .obj("events")
-                    .obj(&hidden("_eventuuid"));
-                for (c, v) in &vals {
-                    let (key, path) = split(c);
-                    match c.list {
-                        Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
-                        Some(DefList::Provenance) => {
-                            ev.obj("evprovenance").set(key, path, v.clone())
-                        }
-                        Some(_) => ev.set(key, path, v.clone()),
-                        None => {}
-                    }
-                }
-            }
+            Route::Edges => place_edge(&mut root, &vals),
+            Route::Events(_) => place_event(&mut root, &vals),
             _ => {
                 let station = root
                     .obj(&hidden("_stationtype"))
@@ -539,6 +456,52 @@ pub fn tree_reference(
         }
     }
     root.into_value(shownull)
+}
+
+/// The value of a grouping column (`_edgetype`, `_eventuuid`, …) in a row's fields.
+fn grouping_key(vals: &[(&OutColumn, Value)], key: &str) -> String {
+    vals.iter()
+        .find(|(c, _)| c.key == key)
+        .map(|(_, v)| text(v))
+        .unwrap_or_default()
+}
+
+/// Places one edge row: `<edgetype>.edges.<edgecode>`, its stations under `ebegin` and
+/// `eend`. Both the writer and the debug reference place edges and events this way.
+fn place_edge(root: &mut Obj, vals: &[(&OutColumn, Value)]) {
+    let edge = root
+        .obj(&grouping_key(vals, "_edgetype"))
+        .obj("edges")
+        .obj(&grouping_key(vals, "_edgecode"));
+    for (c, v) in vals {
+        let (key, path) = split(c);
+        match c.list {
+            Some(DefList::StationBegin) => edge.obj("ebegin").set(key, path, v.clone()),
+            Some(DefList::StationEnd) => edge.obj("eend").set(key, path, v.clone()),
+            Some(_) => edge.set(key, path, v.clone()),
+            None => {}
+        }
+    }
+}
+
+/// Places one event row: `<origin>.eventseries.<series uuid>.events.<event uuid>`, its
+/// location under `evlocation` and its provenance under `evprovenance`.
+fn place_event(root: &mut Obj, vals: &[(&OutColumn, Value)]) {
+    let ev = root
+        .obj(&grouping_key(vals, "_eventorigin"))
+        .obj("eventseries")
+        .obj(&grouping_key(vals, "_eventseriesuuid"))
+        .obj("events")
+        .obj(&grouping_key(vals, "_eventuuid"));
+    for (c, v) in vals {
+        let (key, path) = split(c);
+        match c.list {
+            Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
+            Some(DefList::Provenance) => ev.obj("evprovenance").set(key, path, v.clone()),
+            Some(_) => ev.set(key, path, v.clone()),
+            None => {}
+        }
+    }
 }
 
 fn split(c: &OutColumn) -> (&str, Option<&str>) {
