@@ -20,14 +20,14 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
 /// [`shape_document`], borrowing the stored text when the projection leaves it as it
 /// is (the common case of a whole read: no copy of every document).
 pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, str>, StoreError> {
-    let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
     if projection.is_identity() {
         // Renaming alone is a pass over the text: no document is built.
-        return Ok(match rename {
-            true => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
-            false => Cow::Borrowed(stored),
+        return Ok(match projection.naming {
+            Naming::Odh => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
+            Naming::Hub => Cow::Borrowed(stored),
         });
     }
+    let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
     // A selection builds only the keys on its paths; renaming to ODH spelling works on
     // the whole document, and its paths name ODH keys, so it parses whole.
     let pruned = match rename {

@@ -8,6 +8,9 @@
 //! `rawfilter`, `rawsort` and `Distinct`). Owns: names only; no I/O, no knowledge of
 //! routes beyond which request spellings ask for the ODH naming ([`Naming::for_request`]).
 
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
 /// In which spelling documents are answered.
@@ -114,15 +117,51 @@ pub fn odh_type(hub: &str) -> &str {
 /// True when a stored document's text may hold a name [`to_odh`] changes, so that the
 /// others are copied as stored without parsing.
 pub fn may_need_odh(text: &str) -> bool {
-    SPELLINGS.iter().any(|(hub, _)| contains_quoted(text, hub))
-        || TYPE_SPELLINGS
-            .iter()
-            .any(|(hub, _)| contains_quoted(text, hub))
+    quoted_hub_names(text).next().is_some()
 }
 
-fn contains_quoted(text: &str, word: &str) -> bool {
-    text.match_indices(word)
-        .any(|(at, _)| text[..at].ends_with('"') && text[at + word.len()..].starts_with('"'))
+/// Finds every Hub name of [`SPELLINGS`] and [`TYPE_SPELLINGS`] in one pass. Built once. The
+/// names are searched without their quotes: a quote begins every string, so a searcher that
+/// started from quotes would stop at each of them, while the names' own first letters let
+/// it skip most of a document without looking at its bytes one by one.
+fn hub_names() -> &'static AhoCorasick {
+    static SEARCHER: OnceLock<AhoCorasick> = OnceLock::new();
+    SEARCHER.get_or_init(|| {
+        let names = SPELLINGS.iter().chain(TYPE_SPELLINGS).map(|(hub, _)| hub);
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(names)
+            .expect("a few short literal names always build a searcher")
+    })
+}
+
+/// The Hub names in `text` that are a whole JSON string (`"HubTags"`), as the range of the
+/// name without its quotes.
+///
+/// In valid JSON an unescaped `"` followed by a name and another `"` can only open a string
+/// holding exactly that name (a closing quote is never followed by a letter). So the other
+/// occurrences are told apart by the bytes around them alone: a name inside a longer string,
+/// or one whose first quote is escaped, as in `"say \"hubtag"`. No string is tokenised.
+fn quoted_hub_names(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let bytes = text.as_bytes();
+    hub_names().find_iter(text).filter_map(move |found| {
+        let quoted = found.start() > 0
+            && bytes[found.start() - 1] == b'"'
+            && bytes.get(found.end()) == Some(&b'"')
+            && !escaped(bytes, found.start() - 1);
+        quoted.then(|| found.range())
+    })
+}
+
+/// True when the byte at `at` is escaped: preceded by an odd run of backslashes.
+fn escaped(bytes: &[u8], at: usize) -> bool {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|b| **b == b'\\')
+        .count()
+        % 2
+        == 1
 }
 
 /// The ODH spelling of a string value that is exactly a Hub type name
@@ -165,36 +204,21 @@ pub fn to_odh_text(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0; // bytes of `text` already in `out`
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'"' {
-            i += 1;
-            continue;
-        }
-        // A string token starts here (outside strings every quote opens one).
-        let start = i + 1;
-        let mut end = start;
-        while end < bytes.len() && bytes[end] != b'"' {
-            end += if bytes[end] == b'\\' { 2 } else { 1 };
-        }
-        let end = end.min(bytes.len());
-        let content = &text[start..end];
-        let is_key = bytes[(end + 1).min(bytes.len())..]
+    for name in quoted_hub_names(text) {
+        let is_key = bytes[name.end + 1..]
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             == Some(&b':');
-        let replacement = if is_key {
-            odh_key(content)
-        } else {
-            odh_type_value(content)
+        let replacement = match is_key {
+            true => odh_key(&text[name.clone()]),
+            false => odh_type_value(&text[name.clone()]),
         };
         if let Some(replacement) = replacement {
             let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-            out.push_str(&text[copied..start]);
+            out.push_str(&text[copied..name.start]);
             out.push_str(replacement);
-            copied = end;
+            copied = name.end;
         }
-        i = end + 1;
     }
     out.map(|mut out| {
         out.push_str(&text[copied..]);
@@ -305,6 +329,87 @@ mod tests {
             );
         }
         assert_eq!(to_odh_text(r#"{"Id":"a","Title":"HubTags"}"#), None);
+    }
+
+    #[test]
+    fn escaped_quotes_next_to_names_are_told_apart() {
+        for (text, expected) in [
+            // The quote before the name is escaped: the string holds more than the name.
+            (r#"{"Note":"say \"hubtag"}"#, None),
+            (r#"{"Note":"\\\"hubtag"}"#, None),
+            // An escaped backslash ends the string before it; the next string is a name.
+            (
+                r#"{"x\\":"hubtag","y\\\\":"HubTags"}"#,
+                Some(r#"{"x\\":"odhtag","y\\\\":"HubTags"}"#),
+            ),
+            // Type names are values only; field names are keys only.
+            (
+                r#"{"hubtag" : "HubTags", "HubTags" :"hubtag"}"#,
+                Some(r#"{"hubtag" : "HubTags", "ODHTags" :"odhtag"}"#),
+            ),
+        ] {
+            assert_eq!(to_odh_text(text).as_deref(), expected, "{text}");
+        }
+    }
+
+    /// Random documents of keys and strings made of names, quotes, backslashes and
+    /// colons, written by serde_json (which escapes them): the text rewrite must give the
+    /// same document as the tree rewrite, byte for byte.
+    #[test]
+    fn the_text_rewrite_equals_the_document_rewrite_on_random_documents() {
+        const PIECES: &[&str] = &[
+            "HubTags",
+            "hubtag",
+            "hubactivitypoi",
+            "SrcId",
+            "\"",
+            "\\",
+            ":",
+            " ",
+            "x",
+            "ä",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        fn text(next: &mut impl FnMut(usize) -> usize) -> String {
+            (0..1 + next(3))
+                .map(|_| PIECES[next(PIECES.len())])
+                .collect()
+        }
+        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
+            match next(if depth > 3 { 2 } else { 4 }) {
+                0 => Value::String(text(next)),
+                1 => Value::from(next(100)),
+                2 => Value::Array((0..next(4)).map(|_| value(next, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..next(5))
+                        .map(|_| (text(next), value(next, depth + 1)))
+                        .collect(),
+                ),
+            }
+        }
+        let mut rewritten = 0;
+        for _ in 0..2_000 {
+            let doc = value(&mut next, 0);
+            for written in [doc.to_string(), serde_json::to_string_pretty(&doc).unwrap()] {
+                let mut expected = doc.clone();
+                to_odh(&mut expected);
+                let text = to_odh_text(&written);
+                assert_eq!(text.is_some(), expected != doc, "{written}");
+                rewritten += usize::from(text.is_some());
+                let reparsed: Value = serde_json::from_str(&text.unwrap_or(written)).unwrap();
+                assert_eq!(reparsed.to_string(), expected.to_string());
+            }
+        }
+        assert!(
+            rewritten > 100,
+            "the documents exercise the rewrite ({rewritten})"
+        );
     }
 
     #[test]
