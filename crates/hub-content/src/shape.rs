@@ -20,27 +20,19 @@ pub fn shape_document(stored: &str, projection: &Projection) -> Result<String, S
 /// [`shape_document`], borrowing the stored text when the projection leaves it as it
 /// is (the common case of a whole read: no copy of every document).
 pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, str>, StoreError> {
+    // Renaming is a pass over the text: no document is built for it.
+    let renamed = match projection.naming {
+        Naming::Odh => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
+        Naming::Hub => Cow::Borrowed(stored),
+    };
     if projection.is_identity() {
-        // Renaming alone is a pass over the text: no document is built.
-        return Ok(match projection.naming {
-            Naming::Odh => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
-            Naming::Hub => Cow::Borrowed(stored),
-        });
+        return Ok(renamed);
     }
-    let rename = projection.naming == Naming::Odh && naming::may_need_odh(stored);
-    // A selection builds only the keys on its paths; renaming to ODH spelling works on
-    // the whole document, and its paths name ODH keys, so it parses whole.
-    let pruned = match rename {
-        true => None,
-        false => projection.selection(),
+    // A selection builds only the keys on its paths, which are spelled as the answer is.
+    let mut doc: Value = match projection.selection() {
+        Some(tree) => pruned_parse::parse(&renamed, tree)?,
+        None => serde_json::from_str(&renamed)?,
     };
-    let mut doc: Value = match pruned {
-        Some(tree) => pruned_parse::parse(stored, tree)?,
-        None => serde_json::from_str(stored)?,
-    };
-    if rename {
-        naming::to_odh(&mut doc);
-    }
     if let Some(lang) = projection.language {
         keep_language(&mut doc, lang);
     }
@@ -227,6 +219,16 @@ mod tests {
         assert_eq!(
             odh("ODHTags.[*].Id,HubTags.[*].Id,_Meta.Type"),
             json!({"Id": "a", "ODHTags.[*].Id": ["x"], "HubTags.[*].Id": ["x"], "_Meta.Type": "odhactivitypoi"})
+        );
+        // Language and null removal apply to the renamed document.
+        let stored_de =
+            json!({"HubTags": [{"Id": "x", "Title": {"de": "a", "it": "b"}}], "N": null});
+        let projection = Projection::from_values(Some("de"), None, Some("true"))
+            .unwrap()
+            .in_naming(Naming::Odh);
+        assert_eq!(
+            shaped(stored_de, projection),
+            json!({"ODHTags": [{"Id": "x", "Title": {"de": "a"}}]})
         );
         // Hub naming: stored as is, ODH paths read the Hub fields.
         let hub = Projection::from_values(None, Some("ODHTags.[*].Id,_Meta.Type"), None).unwrap();
