@@ -24,6 +24,7 @@ pub mod formats;
 pub mod geo_params;
 pub mod geojson;
 mod jsonld;
+mod language_text;
 pub mod list_query;
 pub mod map_points;
 pub mod odh_parameters;

@@ -9,7 +9,7 @@ use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
 use crate::params::Projection;
-use crate::pruned_parse;
+use crate::{language_text, pruned_parse};
 use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
@@ -25,15 +25,27 @@ pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, st
         Naming::Odh => naming::to_odh_text(stored).map_or(Cow::Borrowed(stored), Cow::Owned),
         Naming::Hub => Cow::Borrowed(stored),
     };
-    if projection.is_identity() {
-        return Ok(renamed);
+    // So is the language projection, unless the text is not JSON that walk reads.
+    let mut text = renamed;
+    let mut language_left = projection.language;
+    if let Some(kept) = projection
+        .language
+        .and_then(|lang| language_text::keep_language(&text, lang))
+    {
+        if let Cow::Owned(kept) = kept {
+            text = Cow::Owned(kept);
+        }
+        language_left = None;
+    }
+    if projection.fields.is_empty() && !projection.remove_null_values && language_left.is_none() {
+        return Ok(text);
     }
     // A selection builds only the keys on its paths, which are spelled as the answer is.
     let mut doc: Value = match projection.selection() {
-        Some(tree) => pruned_parse::parse(&renamed, tree)?,
-        None => serde_json::from_str(&renamed)?,
+        Some(tree) => pruned_parse::parse(&text, tree)?,
+        None => serde_json::from_str(&text)?,
     };
-    if let Some(lang) = projection.language {
+    if let Some(lang) = language_left {
         keep_language(&mut doc, lang);
     }
     if !projection.fields.is_empty() {
@@ -45,8 +57,9 @@ pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, st
     Ok(Cow::Owned(serde_json::to_string(&doc)?))
 }
 
-/// Removes, at any depth, every key that is a language code other than `lang`.
-fn keep_language(value: &mut Value, lang: &str) {
+/// Removes, at any depth, every key that is a language code other than `lang`: the
+/// parsed form of [`language_text::keep_language`], for text that walk does not read.
+pub(crate) fn keep_language(value: &mut Value, lang: &str) {
     match value {
         Value::Object(map) => {
             map.retain(|k, _| k == lang || !LANGUAGES.contains(&k.as_str()));

@@ -1,0 +1,305 @@
+//! The `language` projection on a stored document's JSON text, without building it.
+//!
+//! `language=de` drops, at any depth, every object member whose key is another language
+//! code. Done on a parsed document, that cost a list page four times a page of whole
+//! documents (every text and map built, then written out again), and Hub's own dataset
+//! browser asks for a language on every page. Here the text is walked once: the members to
+//! drop are cut out, everything else is copied byte for byte. On the compact text the store
+//! keeps, the answer is the same bytes as the parse, prune and write it replaces.
+//!
+//! Owns: that walk. Must not: decide which keys are languages ([`LANGUAGES`] does).
+
+use std::borrow::Cow;
+
+use hub_model::LANGUAGES;
+
+/// Nesting deeper than this is left to the parsed path, whose own limit then answers.
+const MAX_DEPTH: usize = 256;
+
+/// `text` without the members of other languages than `lang`: borrowed when nothing is
+/// dropped; `None` when the text is not JSON this walk reads (the caller parses instead).
+pub(crate) fn keep_language<'a>(text: &'a str, lang: &str) -> Option<Cow<'a, str>> {
+    let mut walk = Walk {
+        text,
+        bytes: text.as_bytes(),
+        lang,
+        out: String::new(),
+        copied: 0,
+        dropped: false,
+        skipping: false,
+    };
+    let end = walk.value(0, 0)?;
+    if walk.skip_space(end) != text.len() {
+        return None;
+    }
+    Some(match walk.dropped {
+        true => {
+            walk.out.push_str(&text[walk.copied..]);
+            Cow::Owned(walk.out)
+        }
+        false => Cow::Borrowed(text),
+    })
+}
+
+struct Walk<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    lang: &'a str,
+    /// The text so far with the dropped members cut out, up to `copied`.
+    out: String,
+    /// Bytes of `text` already accounted for in `out`.
+    copied: usize,
+    dropped: bool,
+    /// Inside a member that is dropped whole.
+    skipping: bool,
+}
+
+impl Walk<'_> {
+    /// The end of the value at `at` (after leading space), cutting out the members of other
+    /// languages inside it.
+    fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let at = self.skip_space(at);
+        match *self.bytes.get(at)? {
+            b'{' => self.object(at, depth),
+            b'[' => self.array(at, depth),
+            b'"' => self.string_end(at),
+            _ => self.scalar_end(at),
+        }
+    }
+
+    /// An object's members, each kept or cut out with the comma that separates it: the one
+    /// before it when a kept member precedes it, else the one after it.
+    fn object(&mut self, open: usize, depth: usize) -> Option<usize> {
+        let mut at = self.skip_space(open + 1);
+        if *self.bytes.get(at)? == b'}' {
+            return Some(at + 1);
+        }
+        let mut kept_before = false;
+        let mut previous_end = at; // where the last member's value ended
+        loop {
+            let key_start = at;
+            if *self.bytes.get(key_start)? != b'"' {
+                return None;
+            }
+            let key_end = self.string_end(key_start)?;
+            let colon = self.skip_space(key_end);
+            if *self.bytes.get(colon)? != b':' {
+                return None;
+            }
+            let drop = self.is_other_language(&self.text[key_start..key_end])?;
+            let value_end = match drop {
+                true => self.skip_value(colon + 1, depth + 1)?,
+                false => self.value(colon + 1, depth + 1)?,
+            };
+            let after = self.skip_space(value_end);
+            let next = match *self.bytes.get(after)? {
+                b',' => Some(self.skip_space(after + 1)),
+                b'}' => None,
+                _ => return None,
+            };
+            if drop {
+                match kept_before {
+                    true => self.cut(previous_end, value_end),
+                    false => self.cut(key_start, next.unwrap_or(value_end)),
+                }
+            } else {
+                kept_before = true;
+            }
+            previous_end = value_end;
+            match next {
+                Some(next) => at = next,
+                None => return Some(after + 1),
+            }
+        }
+    }
+
+    fn array(&mut self, open: usize, depth: usize) -> Option<usize> {
+        let at = self.skip_space(open + 1);
+        if *self.bytes.get(at)? == b']' {
+            return Some(at + 1);
+        }
+        let mut at = at;
+        loop {
+            let value_end = self.value(at, depth + 1)?;
+            let end = self.skip_space(value_end);
+            match *self.bytes.get(end)? {
+                b',' => at = end + 1,
+                b']' => return Some(end + 1),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The end of a value that is dropped whole: the same walk, with nothing cut inside it
+    /// (its whole span is cut by the caller).
+    fn skip_value(&mut self, at: usize, depth: usize) -> Option<usize> {
+        let skipping = std::mem::replace(&mut self.skipping, true);
+        let end = self.value(at, depth);
+        self.skipping = skipping;
+        end
+    }
+
+    /// Whether the key (a JSON string token, quotes included) names a language other
+    /// than the one kept. Keys with escapes are decoded first.
+    fn is_other_language(&self, token: &str) -> Option<bool> {
+        if self.skipping {
+            return Some(false);
+        }
+        let raw = &token[1..token.len() - 1];
+        let key: Cow<str> = match raw.contains('\\') {
+            true => Cow::Owned(serde_json::from_str(token).ok()?),
+            false => Cow::Borrowed(raw),
+        };
+        Some(key != self.lang && LANGUAGES.contains(&key.as_ref()))
+    }
+
+    fn cut(&mut self, start: usize, end: usize) {
+        self.out.push_str(&self.text[self.copied..start]);
+        self.copied = end;
+        self.dropped = true;
+    }
+
+    /// The end of the string whose opening quote is at `open`.
+    fn string_end(&self, open: usize) -> Option<usize> {
+        let mut at = open + 1;
+        loop {
+            match *self.bytes.get(at)? {
+                b'"' => return Some(at + 1),
+                b'\\' => at += 2,
+                _ => at += 1,
+            }
+        }
+    }
+
+    /// The end of a number, `true`, `false` or `null`.
+    fn scalar_end(&self, start: usize) -> Option<usize> {
+        let len = self.bytes[start..]
+            .iter()
+            .take_while(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+            .count();
+        (len > 0).then_some(start + len)
+    }
+
+    fn skip_space(&self, at: usize) -> usize {
+        at + self.bytes[at.min(self.bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// The parsed path this walk replaces: parse, prune, write.
+    fn parsed(text: &str, lang: &str) -> String {
+        let mut doc: Value = serde_json::from_str(text).unwrap();
+        crate::shape::keep_language(&mut doc, lang);
+        doc.to_string()
+    }
+
+    #[test]
+    fn members_of_other_languages_are_cut_with_their_commas() {
+        for (text, expected) in [
+            (r#"{"de":1,"it":2,"en":3}"#, r#"{"de":1}"#),
+            (r#"{"it":1,"en":2,"de":3}"#, r#"{"de":3}"#),
+            (r#"{"it":1,"de":2,"en":3,"x":4}"#, r#"{"de":2,"x":4}"#),
+            (r#"{"it":1,"en":2}"#, r#"{}"#),
+            (
+                r#"{"it":{"de":1,"Title":"a"},"x":[{"en":"b","de":"c"}]}"#,
+                r#"{"x":[{"de":"c"}]}"#,
+            ),
+            // Only keys name languages; values and keys in other case do not.
+            (
+                r#"{"Language":"it","IT":1,"List":["it","en"]}"#,
+                r#"{"Language":"it","IT":1,"List":["it","en"]}"#,
+            ),
+            // A key spelled with an escape is the language it decodes to.
+            (r#"{"\u0069t":1,"de":2}"#, r#"{"de":2}"#),
+            // Quotes and brackets inside strings are text.
+            (r#"{"en":"}\",{","de":"[\\"}"#, r#"{"de":"[\\"}"#),
+            (
+                r#"{ "it" : 1 , "de" : [ 2 , { "en" : null } ] }"#,
+                r#"{ "de" : [ 2 , {  } ] }"#,
+            ),
+            (r#"[]"#, r#"[]"#),
+            (r#"{}"#, r#"{}"#),
+        ] {
+            assert_eq!(
+                keep_language(text, "de").as_deref(),
+                Some(expected),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_left_to_the_parser() {
+        for text in [
+            r#"{"de":1"#,
+            r#"{"de" 1}"#,
+            r#"{"de":1,}"#,
+            r#"[1 2]"#,
+            r#"{"de":1} x"#,
+            "",
+        ] {
+            assert_eq!(keep_language(text, "de"), None, "{text}");
+        }
+        let deep = "[".repeat(MAX_DEPTH + 2) + &"]".repeat(MAX_DEPTH + 2);
+        assert_eq!(keep_language(&deep, "de"), None);
+    }
+
+    #[test]
+    fn nothing_dropped_borrows_the_text() {
+        let text = r#"{"Id":"a","Detail":{"de":{"Title":"x"}}}"#;
+        assert!(matches!(keep_language(text, "de"), Some(Cow::Borrowed(t)) if t == text));
+    }
+
+    /// Random documents whose keys are language codes, other keys and keys with quotes and
+    /// backslashes: on serde_json's compact text the walk gives the parsed path's bytes,
+    /// and on pretty text the same document.
+    #[test]
+    fn the_walk_equals_the_parsed_path_on_random_documents() {
+        const KEYS: &[&str] = &[
+            "de", "it", "en", "ld", "Title", "x", "", "a\"b", "c\\", "DE",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
+            match next(if depth > 4 { 3 } else { 5 }) {
+                0 => Value::String(KEYS[next(KEYS.len())].to_string() + "]},\""),
+                1 => Value::from(next(1000) as f64 / 8.0),
+                2 => Value::Null,
+                3 => Value::Array((0..next(4)).map(|_| value(next, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..next(6))
+                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(next, depth + 1)))
+                        .collect(),
+                ),
+            }
+        }
+        let mut cut = 0;
+        for _ in 0..3_000 {
+            let doc = value(&mut next, 0);
+            let compact = doc.to_string();
+            let walked = keep_language(&compact, "de").unwrap();
+            cut += usize::from(matches!(walked, Cow::Owned(_)));
+            assert_eq!(walked, parsed(&compact, "de"), "{compact}");
+            let pretty = serde_json::to_string_pretty(&doc).unwrap();
+            let walked = keep_language(&pretty, "de").unwrap();
+            let reparsed: Value = serde_json::from_str(&walked).unwrap();
+            assert_eq!(reparsed.to_string(), parsed(&compact, "de"), "{pretty}");
+        }
+        assert!(cut > 300, "the documents exercise the cuts ({cut})");
+    }
+}
