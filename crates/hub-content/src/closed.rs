@@ -2,10 +2,15 @@
 //! reading role (see `hub_model::principal`, `Closed::Content`) get the base document with those parts removed
 //! and `_Meta.Reduced: true` — a 200, never an error (spec: Errors table).
 
+use std::borrow::Cow;
+
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
 use crate::error::ContentError;
+use crate::json_text::{
+    after_member, first_member, key, skip_space, value_end, Member, MemberCuts, Splice,
+};
 use crate::params::{parse_bool, RawQuery};
 use hub_store::StoreError;
 
@@ -42,6 +47,14 @@ fn mark_reduced(map: &mut Map<String, Value>) {
 
 /// The open part of a stored document of `entity`.
 pub fn reduce(entity: &str, stored: &str) -> Result<String, StoreError> {
+    match has_closed_parts(entity).then(|| reduce_text(entity, stored)) {
+        Some(Some(reduced)) => Ok(reduced.into_owned()),
+        _ => reduce_parsed(entity, stored),
+    }
+}
+
+/// [`reduce`] by parsing the document and writing it out again.
+fn reduce_parsed(entity: &str, stored: &str) -> Result<String, StoreError> {
     let mut doc: Value = serde_json::from_str(stored)?;
     if let Value::Object(map) = &mut doc {
         match entity {
@@ -54,6 +67,66 @@ pub fn reduce(entity: &str, stored: &str) -> Result<String, StoreError> {
         mark_reduced(map);
     }
     Ok(serde_json::to_string(&doc)?)
+}
+
+/// [`reduce`] on the text ([`crate::json_text`]): the closed members cut out and the
+/// `Reduced` of `_Meta` set to `true` where it stands, the rest copied as stored. `None`
+/// for a document this does not cover (not an object, no `_Meta` object holding
+/// `Reduced`, `_Meta` twice), which takes the parsed path; the store writes every
+/// document with `_Meta.Reduced`.
+fn reduce_text<'a>(entity: &str, stored: &'a str) -> Option<Cow<'a, str>> {
+    let bytes = stored.as_bytes();
+    let open = skip_space(bytes, 0);
+    if *bytes.get(open)? != b'{' {
+        return None;
+    }
+    let (mut splice, mut cuts, mut marked) = (Splice::new(stored), MemberCuts::default(), 0);
+    let mut at = first_member(bytes, open)?.ok()?;
+    let close_end = loop {
+        let member = Member::at(bytes, at)?;
+        let name = key(&stored[member.key_start..member.key_end])?;
+        let cut = match entity {
+            "Accommodation" => CLOSED_ACCOMMODATION_FIELDS.contains(&name.as_ref()),
+            _ => !OPEN_ROOM_FIELDS.contains(&name.as_ref()),
+        };
+        let end = match (cut, name == "_Meta") {
+            (false, true) => {
+                marked += 1;
+                mark_reduced_text(stored, member.value_at, &mut splice)?
+            }
+            _ => value_end(bytes, member.value_at)?,
+        };
+        let next = after_member(bytes, end)?;
+        cuts.member(&mut splice, member, end, next.ok(), cut);
+        match next {
+            Ok(next) => at = next,
+            Err(close_end) => break close_end,
+        }
+    };
+    (marked == 1 && skip_space(bytes, close_end) == bytes.len()).then(|| splice.finish())
+}
+
+/// Sets the `Reduced` member of the `_Meta` object at `at` to `true`; the end of that
+/// object, or `None` when it is not an object or has no `Reduced`.
+fn mark_reduced_text(text: &str, at: usize, splice: &mut Splice) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let open = skip_space(bytes, at);
+    if *bytes.get(open)? != b'{' {
+        return None;
+    }
+    let (mut member_at, mut marked) = (first_member(bytes, open)?.ok()?, false);
+    loop {
+        let member = Member::at(bytes, member_at)?;
+        let end = value_end(bytes, member.value_at)?;
+        if key(&text[member.key_start..member.key_end])? == "Reduced" {
+            splice.replace(skip_space(bytes, member.value_at), end, "true");
+            marked = true;
+        }
+        match after_member(bytes, end)? {
+            Ok(next) => member_at = next,
+            Err(close_end) => return marked.then_some(close_end),
+        }
+    }
 }
 
 /// `availabilitycheck=true&arrival=…&departure=…`: the stay asked for.
@@ -135,6 +208,101 @@ mod tests {
         assert_eq!(
             out,
             json!({"Id": "r", "A0RID": "a", "_Meta": {"Reduced": true}})
+        );
+    }
+
+    /// Random accommodations and rooms (closed and open keys, `_Meta` with or without
+    /// `Reduced`, or not an object, keys with quotes): the text path gives the parsed
+    /// path's bytes on compact text, and covers the documents the store writes.
+    #[test]
+    fn the_text_reduction_equals_the_parsed_one_on_random_documents() {
+        const KEYS: &[&str] = &[
+            "Id",
+            "AccoRoomInfo",
+            "Availability",
+            "Shortname",
+            "_Meta",
+            "A0RID",
+            "Reduced",
+            "x",
+            "a\"b",
+            "c\\",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
+            match next(if depth > 2 { 3 } else { 5 }) {
+                0 => Value::String(KEYS[next(KEYS.len())].to_string() + "}\"]"),
+                1 => Value::from(next(100)),
+                2 => Value::Bool(next(2) == 0),
+                3 => Value::Array((0..next(3)).map(|_| value(next, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..next(5))
+                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(next, depth + 1)))
+                        .collect(),
+                ),
+            }
+        }
+        let mut by_text = 0;
+        for round in 0..4_000 {
+            let mut doc = match round % 8 {
+                0 => value(&mut next, 0),
+                _ => Value::Object(
+                    (0..next(6))
+                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(&mut next, 1)))
+                        .collect(),
+                ),
+            };
+            if let (Value::Object(map), true) = (&mut doc, round % 4 != 0) {
+                let mut meta = match value(&mut next, 1) {
+                    Value::Object(meta) => meta,
+                    _ => Map::new(),
+                };
+                meta.insert("Reduced".into(), Value::Bool(next(2) == 0));
+                map.insert("_Meta".into(), Value::Object(meta));
+            }
+            let compact = doc.to_string();
+            for entity in ["Accommodation", "AccommodationRoom"] {
+                let parsed = reduce_parsed(entity, &compact).unwrap();
+                assert_eq!(
+                    reduce(entity, &compact).unwrap(),
+                    parsed,
+                    "{entity} {compact}"
+                );
+                by_text += usize::from(reduce_text(entity, &compact).is_some());
+            }
+        }
+        assert!(
+            by_text > 3_000,
+            "the text path covers written documents ({by_text})"
+        );
+    }
+
+    #[test]
+    fn the_text_reduction_leaves_unusual_documents_to_the_parser() {
+        for text in [
+            r#"[1]"#,
+            r#"{}"#,
+            r#"{"Id":"a"}"#,
+            r#"{"Id":"a","_Meta":{"Type":"x"}}"#,
+            r#"{"Id":"a","_Meta":[]}"#,
+            r#"{"_Meta":{"Reduced":false},"_Meta":{"Reduced":false}}"#,
+            r#"{"Id":"a","_Meta":{"Reduced":false}"#,
+        ] {
+            assert!(reduce_text("Accommodation", text).is_none(), "{text}");
+        }
+        assert_eq!(
+            reduce_text(
+                "Accommodation",
+                r#"{"AccoRoomInfo":[{"Id":"r"}],"Id":"a","_Meta":{"Reduced":false,"Type":"x"},"Availability":[]}"#
+            )
+            .as_deref(),
+            Some(r#"{"Id":"a","_Meta":{"Reduced":true,"Type":"x"}}"#)
         );
     }
 

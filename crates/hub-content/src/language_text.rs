@@ -3,15 +3,19 @@
 //! `language=de` drops, at any depth, every object member whose key is another language
 //! code. Done on a parsed document, that cost a list page four times a page of whole
 //! documents (every text and map built, then written out again), and Hub's own dataset
-//! browser asks for a language on every page. Here the text is walked once: the members to
-//! drop are cut out, everything else is copied byte for byte. On the compact text the store
-//! keeps, the answer is the same bytes as the parse, prune and write it replaces.
+//! browser asks for a language on every page. Here the text is walked once and the members
+//! to drop are cut out ([`crate::json_text`]).
 //!
 //! Owns: that walk. Must not: decide which keys are languages ([`LANGUAGES`] does).
 
 use std::borrow::Cow;
 
 use hub_model::LANGUAGES;
+
+use crate::json_text::{
+    after_member, first_member, key, scalar_end, skip_space, string_end, value_end, Member,
+    MemberCuts, Splice,
+};
 
 /// Nesting deeper than this is left to the parsed path, whose own limit then answers.
 const MAX_DEPTH: usize = 256;
@@ -23,171 +27,74 @@ pub(crate) fn keep_language<'a>(text: &'a str, lang: &str) -> Option<Cow<'a, str
         text,
         bytes: text.as_bytes(),
         lang,
-        out: String::new(),
-        copied: 0,
-        dropped: false,
-        skipping: false,
+        splice: Splice::new(text),
     };
     let end = walk.value(0, 0)?;
-    if walk.skip_space(end) != text.len() {
-        return None;
-    }
-    Some(match walk.dropped {
-        true => {
-            walk.out.push_str(&text[walk.copied..]);
-            Cow::Owned(walk.out)
-        }
-        false => Cow::Borrowed(text),
-    })
+    (skip_space(walk.bytes, end) == text.len()).then(|| walk.splice.finish())
 }
 
-struct Walk<'a> {
+struct Walk<'a, 'l> {
     text: &'a str,
     bytes: &'a [u8],
-    lang: &'a str,
-    /// The text so far with the dropped members cut out, up to `copied`.
-    out: String,
-    /// Bytes of `text` already accounted for in `out`.
-    copied: usize,
-    dropped: bool,
-    /// Inside a member that is dropped whole.
-    skipping: bool,
+    lang: &'l str,
+    splice: Splice<'a>,
 }
 
-impl Walk<'_> {
+impl Walk<'_, '_> {
     /// The end of the value at `at` (after leading space), cutting out the members of other
     /// languages inside it.
     fn value(&mut self, at: usize, depth: usize) -> Option<usize> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let at = self.skip_space(at);
+        let at = skip_space(self.bytes, at);
         match *self.bytes.get(at)? {
             b'{' => self.object(at, depth),
             b'[' => self.array(at, depth),
-            b'"' => self.string_end(at),
-            _ => self.scalar_end(at),
+            b'"' => string_end(self.bytes, at),
+            _ => scalar_end(self.bytes, at),
         }
     }
 
-    /// An object's members, each kept or cut out with the comma that separates it: the one
-    /// before it when a kept member precedes it, else the one after it.
     fn object(&mut self, open: usize, depth: usize) -> Option<usize> {
-        let mut at = self.skip_space(open + 1);
-        if *self.bytes.get(at)? == b'}' {
-            return Some(at + 1);
-        }
-        let mut kept_before = false;
-        let mut previous_end = at; // where the last member's value ended
+        let mut at = match first_member(self.bytes, open)? {
+            Ok(at) => at,
+            Err(end) => return Some(end),
+        };
+        let mut cuts = MemberCuts::default();
         loop {
-            let key_start = at;
-            if *self.bytes.get(key_start)? != b'"' {
-                return None;
-            }
-            let key_end = self.string_end(key_start)?;
-            let colon = self.skip_space(key_end);
-            if *self.bytes.get(colon)? != b':' {
-                return None;
-            }
-            let drop = self.is_other_language(&self.text[key_start..key_end])?;
-            let value_end = match drop {
-                true => self.skip_value(colon + 1, depth + 1)?,
-                false => self.value(colon + 1, depth + 1)?,
+            let member = Member::at(self.bytes, at)?;
+            let name = key(&self.text[member.key_start..member.key_end])?;
+            let cut = name != self.lang && LANGUAGES.contains(&name.as_ref());
+            // A member cut whole is only skipped: its span goes, whatever is inside.
+            let end = match cut {
+                true => value_end(self.bytes, member.value_at)?,
+                false => self.value(member.value_at, depth + 1)?,
             };
-            let after = self.skip_space(value_end);
-            let next = match *self.bytes.get(after)? {
-                b',' => Some(self.skip_space(after + 1)),
-                b'}' => None,
-                _ => return None,
-            };
-            if drop {
-                match kept_before {
-                    true => self.cut(previous_end, value_end),
-                    false => self.cut(key_start, next.unwrap_or(value_end)),
-                }
-            } else {
-                kept_before = true;
-            }
-            previous_end = value_end;
+            let next = after_member(self.bytes, end)?;
+            cuts.member(&mut self.splice, member, end, next.ok(), cut);
             match next {
-                Some(next) => at = next,
-                None => return Some(after + 1),
+                Ok(next) => at = next,
+                Err(close_end) => return Some(close_end),
             }
         }
     }
 
     fn array(&mut self, open: usize, depth: usize) -> Option<usize> {
-        let at = self.skip_space(open + 1);
+        let at = skip_space(self.bytes, open + 1);
         if *self.bytes.get(at)? == b']' {
             return Some(at + 1);
         }
         let mut at = at;
         loop {
             let value_end = self.value(at, depth + 1)?;
-            let end = self.skip_space(value_end);
+            let end = skip_space(self.bytes, value_end);
             match *self.bytes.get(end)? {
                 b',' => at = end + 1,
                 b']' => return Some(end + 1),
                 _ => return None,
             }
         }
-    }
-
-    /// The end of a value that is dropped whole: the same walk, with nothing cut inside it
-    /// (its whole span is cut by the caller).
-    fn skip_value(&mut self, at: usize, depth: usize) -> Option<usize> {
-        let skipping = std::mem::replace(&mut self.skipping, true);
-        let end = self.value(at, depth);
-        self.skipping = skipping;
-        end
-    }
-
-    /// Whether the key (a JSON string token, quotes included) names a language other
-    /// than the one kept. Keys with escapes are decoded first.
-    fn is_other_language(&self, token: &str) -> Option<bool> {
-        if self.skipping {
-            return Some(false);
-        }
-        let raw = &token[1..token.len() - 1];
-        let key: Cow<str> = match raw.contains('\\') {
-            true => Cow::Owned(serde_json::from_str(token).ok()?),
-            false => Cow::Borrowed(raw),
-        };
-        Some(key != self.lang && LANGUAGES.contains(&key.as_ref()))
-    }
-
-    fn cut(&mut self, start: usize, end: usize) {
-        self.out.push_str(&self.text[self.copied..start]);
-        self.copied = end;
-        self.dropped = true;
-    }
-
-    /// The end of the string whose opening quote is at `open`.
-    fn string_end(&self, open: usize) -> Option<usize> {
-        let mut at = open + 1;
-        loop {
-            match *self.bytes.get(at)? {
-                b'"' => return Some(at + 1),
-                b'\\' => at += 2,
-                _ => at += 1,
-            }
-        }
-    }
-
-    /// The end of a number, `true`, `false` or `null`.
-    fn scalar_end(&self, start: usize) -> Option<usize> {
-        let len = self.bytes[start..]
-            .iter()
-            .take_while(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-            .count();
-        (len > 0).then_some(start + len)
-    }
-
-    fn skip_space(&self, at: usize) -> usize {
-        at + self.bytes[at.min(self.bytes.len())..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count()
     }
 }
 

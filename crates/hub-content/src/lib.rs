@@ -23,6 +23,7 @@ pub mod filter_endpoint;
 pub mod formats;
 pub mod geo_params;
 pub mod geojson;
+mod json_text;
 mod jsonld;
 mod language_text;
 pub mod list_query;

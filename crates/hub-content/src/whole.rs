@@ -49,8 +49,8 @@ impl VisibleDocs {
     /// Stops reducing each document when what the caller reads of it (`tree`, the keys
     /// a pruned parse builds; `None` reads everything) lies outside every part the
     /// reduction removes or marks: the values read are the same either way, and the
-    /// reduction parses and writes each document whole (`Distinct` over every
-    /// accommodation spent most of its 1.8 s there).
+    /// reduction copies each document (when it parsed and wrote each one whole, `Distinct`
+    /// over every accommodation spent most of its 1.8 s there).
     pub(crate) fn reading(mut self, tree: Option<&crate::pruned_parse::KeyTree>) -> Self {
         if let (Some(entity), Some(tree)) = (self.reduce, tree) {
             if !tree.reaches_reduced(entity) {

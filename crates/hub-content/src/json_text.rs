@@ -1,0 +1,198 @@
+//! Edits of a stored document's JSON text without building the document: where its values
+//! end, and a copy of the text with some spans cut or replaced.
+//!
+//! Parsing a 5 KB document into a tree and writing it out again costs several times what
+//! sending the stored text does. The edits a response needs most (the language projection,
+//! the reduction of closed parts) remove or change a few members, so they are made on the
+//! text: everything else is copied byte for byte. On the compact text the store keeps, an
+//! edit gives the same bytes as the parse, change and write it replaces.
+//!
+//! Owns: the scanning primitives and the rule for cutting a member with its comma. Must
+//! not: decide which members to cut (`language_text`, `closed`). Malformed text is reported
+//! as `None` wherever it is noticed; callers then take the parsed path, whose errors stand.
+
+use std::borrow::Cow;
+
+/// The position after the whitespace at `at`.
+pub(crate) fn skip_space(bytes: &[u8], at: usize) -> usize {
+    at + bytes[at.min(bytes.len())..]
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
+}
+
+/// The end of the string whose opening quote is at `open`.
+pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut at = open + 1;
+    loop {
+        match *bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+}
+
+/// The end of a number, `true`, `false` or `null` starting at `start`.
+pub(crate) fn scalar_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let len = bytes[start..]
+        .iter()
+        .take_while(|b| !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    (len > 0).then_some(start + len)
+}
+
+/// The end of the value at `at` (after leading space), skipped whole: brackets are
+/// counted outside strings, and what lies between them is not checked.
+pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let start = skip_space(bytes, at);
+    match *bytes.get(start)? {
+        b'"' => string_end(bytes, start),
+        b'{' | b'[' => {
+            let (mut depth, mut at) = (0usize, start);
+            loop {
+                match *bytes.get(at)? {
+                    b'"' => at = string_end(bytes, at)? - 1,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+        }
+        _ => scalar_end(bytes, start),
+    }
+}
+
+/// An object key (a string token, quotes included) as the text it stands for: escapes
+/// decoded, when it has any.
+pub(crate) fn key(token: &str) -> Option<Cow<'_, str>> {
+    let raw = token.get(1..token.len().checked_sub(1)?)?;
+    match raw.contains('\\') {
+        true => serde_json::from_str(token).ok().map(Cow::Owned),
+        false => Some(Cow::Borrowed(raw)),
+    }
+}
+
+/// One member of an object, as positions in the text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Member {
+    pub key_start: usize,
+    pub key_end: usize,
+    /// Just after the `:`.
+    pub value_at: usize,
+}
+
+impl Member {
+    /// The member starting at `at` (its key's opening quote).
+    pub(crate) fn at(bytes: &[u8], at: usize) -> Option<Member> {
+        if *bytes.get(at)? != b'"' {
+            return None;
+        }
+        let key_end = string_end(bytes, at)?;
+        let colon = skip_space(bytes, key_end);
+        (*bytes.get(colon)? == b':').then_some(Member {
+            key_start: at,
+            key_end,
+            value_at: colon + 1,
+        })
+    }
+}
+
+/// What follows a member's value ending at `value_end`: the next member's start, or `None`
+/// with the end of the object's closing brace.
+pub(crate) fn after_member(bytes: &[u8], value_end: usize) -> Option<Result<usize, usize>> {
+    let after = skip_space(bytes, value_end);
+    match *bytes.get(after)? {
+        b',' => Some(Ok(skip_space(bytes, after + 1))),
+        b'}' => Some(Err(after + 1)),
+        _ => None,
+    }
+}
+
+/// The first member's start of the object whose `{` is at `open`, or `None` with the end
+/// of an empty object.
+pub(crate) fn first_member(bytes: &[u8], open: usize) -> Option<Result<usize, usize>> {
+    let at = skip_space(bytes, open + 1);
+    match *bytes.get(at)? {
+        b'}' => Some(Err(at + 1)),
+        _ => Some(Ok(at)),
+    }
+}
+
+/// A copy of `text` with spans cut out or replaced, in increasing order.
+pub(crate) struct Splice<'a> {
+    text: &'a str,
+    out: String,
+    /// Bytes of `text` already accounted for in `out`.
+    copied: usize,
+    changed: bool,
+}
+
+impl<'a> Splice<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Splice {
+            text,
+            out: String::new(),
+            copied: 0,
+            changed: false,
+        }
+    }
+
+    /// Replaces `start..end` by `with`; spans come in order and do not overlap.
+    pub(crate) fn replace(&mut self, start: usize, end: usize, with: &str) {
+        if self.out.capacity() == 0 {
+            self.out.reserve(self.text.len());
+        }
+        self.out.push_str(&self.text[self.copied..start]);
+        self.out.push_str(with);
+        self.copied = end;
+        self.changed = true;
+    }
+
+    /// The edited text; borrowed when nothing changed.
+    pub(crate) fn finish(mut self) -> Cow<'a, str> {
+        match self.changed {
+            true => {
+                self.out.push_str(&self.text[self.copied..]);
+                Cow::Owned(self.out)
+            }
+            false => Cow::Borrowed(self.text),
+        }
+    }
+}
+
+/// Cuts members out of one object, each with the comma that separates it: the one before
+/// it when a kept member precedes it, else the one after it. So `{"a":1,"b":2}` loses
+/// `"a":1,` or `,"b":2`, and an object whose every member is cut is left `{}`.
+#[derive(Debug, Default)]
+pub(crate) struct MemberCuts {
+    kept_before: bool,
+    /// Where the previous member's value ended.
+    previous_end: Option<usize>,
+}
+
+impl MemberCuts {
+    /// Records one member (key at `key_start`, value ending at `value_end`, the next
+    /// member at `next`), cutting it when `cut`.
+    pub(crate) fn member(
+        &mut self,
+        splice: &mut Splice,
+        member: Member,
+        value_end: usize,
+        next: Option<usize>,
+        cut: bool,
+    ) {
+        match (cut, self.kept_before, self.previous_end) {
+            (false, ..) => self.kept_before = true,
+            (true, true, Some(previous_end)) => splice.replace(previous_end, value_end, ""),
+            (true, ..) => splice.replace(member.key_start, next.unwrap_or(value_end), ""),
+        }
+        self.previous_end = Some(value_end);
+    }
+}
