@@ -191,6 +191,7 @@ pub fn is_available(doc: &Value, stay: Stay) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random_json::RandomJson;
     use serde_json::json;
 
     #[test]
@@ -228,42 +229,16 @@ mod tests {
             "a\"b",
             "c\\",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |below: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % below as u64) as usize
-        };
-        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
-            match next(if depth > 2 { 3 } else { 5 }) {
-                0 => Value::String(KEYS[next(KEYS.len())].to_string() + "}\"]"),
-                1 => Value::from(next(100)),
-                2 => Value::Bool(next(2) == 0),
-                3 => Value::Array((0..next(3)).map(|_| value(next, depth + 1)).collect()),
-                _ => Value::Object(
-                    (0..next(5))
-                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(next, depth + 1)))
-                        .collect(),
-                ),
-            }
-        }
+        let mut random = RandomJson::new(0x2545_f491_4f6c_dd1d, KEYS);
         let mut by_text = 0;
         for round in 0..4_000 {
             let mut doc = match round % 8 {
-                0 => value(&mut next, 0),
-                _ => Value::Object(
-                    (0..next(6))
-                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(&mut next, 1)))
-                        .collect(),
-                ),
+                0 => random.value(0),
+                _ => Value::Object(random.object(0)),
             };
             if let (Value::Object(map), true) = (&mut doc, round % 4 != 0) {
-                let mut meta = match value(&mut next, 1) {
-                    Value::Object(meta) => meta,
-                    _ => Map::new(),
-                };
-                meta.insert("Reduced".into(), Value::Bool(next(2) == 0));
+                let mut meta = random.object(1);
+                meta.insert("Reduced".into(), Value::Bool(random.below(2) == 0));
                 map.insert("_Meta".into(), Value::Object(meta));
             }
             let compact = doc.to_string();

@@ -101,6 +101,7 @@ impl Walk<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random_json::RandomJson;
     use serde_json::Value;
 
     /// The parsed path this walk replaces: parse, prune, write.
@@ -175,29 +176,10 @@ mod tests {
         const KEYS: &[&str] = &[
             "de", "it", "en", "ld", "Title", "x", "", "a\"b", "c\\", "DE",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |below: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % below as u64) as usize
-        };
-        fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
-            match next(if depth > 4 { 3 } else { 5 }) {
-                0 => Value::String(KEYS[next(KEYS.len())].to_string() + "]},\""),
-                1 => Value::from(next(1000) as f64 / 8.0),
-                2 => Value::Null,
-                3 => Value::Array((0..next(4)).map(|_| value(next, depth + 1)).collect()),
-                _ => Value::Object(
-                    (0..next(6))
-                        .map(|_| (KEYS[next(KEYS.len())].to_string(), value(next, depth + 1)))
-                        .collect(),
-                ),
-            }
-        }
+        let mut random = RandomJson::new(0x9e37_79b9_7f4a_7c15, KEYS);
         let mut cut = 0;
         for _ in 0..3_000 {
-            let doc = value(&mut next, 0);
+            let doc = Value::Object(random.object(0));
             let compact = doc.to_string();
             let walked = keep_language(&compact, "de").unwrap();
             cut += usize::from(matches!(walked, Cow::Owned(_)));

@@ -33,6 +33,8 @@ pub mod openapi;
 pub mod openapi_contract;
 pub mod params;
 mod pruned_parse;
+#[cfg(test)]
+mod random_json;
 pub mod response_cache;
 mod routes;
 pub mod shape;

@@ -1,0 +1,52 @@
+//! Random JSON documents for the tests that hold a text edit ([`crate::json_text`]) to the
+//! parsed path it replaces. Seeded, so a failure repeats.
+
+use serde_json::{Map, Value};
+
+/// Documents whose keys come from `keys`, and whose strings are a key followed by quotes,
+/// brackets and a backslash, so that text inside strings looks like structure.
+pub(crate) struct RandomJson {
+    state: u64,
+    keys: &'static [&'static str],
+}
+
+impl RandomJson {
+    pub(crate) fn new(seed: u64, keys: &'static [&'static str]) -> Self {
+        RandomJson {
+            state: seed | 1,
+            keys,
+        }
+    }
+
+    /// A number below `n` (xorshift).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        (self.state % n as u64) as usize
+    }
+
+    fn key(&mut self) -> String {
+        self.keys[self.below(self.keys.len())].to_string()
+    }
+
+    /// Any value; objects and arrays down to four levels below `depth`.
+    pub(crate) fn value(&mut self, depth: usize) -> Value {
+        match self.below(if depth > 4 { 5 } else { 7 }) {
+            0 => Value::String(self.key() + "]},\"\\"),
+            1 => Value::from(self.below(1000) as f64 / 8.0),
+            2 => Value::from(self.below(100)),
+            3 => Value::Bool(self.below(2) == 0),
+            4 => Value::Null,
+            5 => Value::Array((0..self.below(4)).map(|_| self.value(depth + 1)).collect()),
+            _ => Value::Object(self.object(depth)),
+        }
+    }
+
+    /// An object of up to five members.
+    pub(crate) fn object(&mut self, depth: usize) -> Map<String, Value> {
+        (0..self.below(6))
+            .map(|_| (self.key(), self.value(depth + 1)))
+            .collect()
+    }
+}
