@@ -21,14 +21,15 @@ pub(crate) fn skip_space(bytes: &[u8], at: usize) -> usize {
         .count()
 }
 
-/// The end of the string whose opening quote is at `open`.
+/// The end of the string whose opening quote is at `open`. Strings are most of a
+/// document's bytes, so the search jumps from one quote or backslash to the next.
 pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut at = open + 1;
     loop {
-        match *bytes.get(at)? {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        match bytes[at] {
             b'"' => return Some(at + 1),
-            b'\\' => at += 2,
-            _ => at += 1,
+            _ => at += 2, // an escape: the byte after the backslash is never the end
         }
     }
 }
