@@ -473,15 +473,14 @@ fn place_edge(root: &mut Obj, vals: &[(&OutColumn, Value)]) {
         .obj(&grouping_key(vals, "_edgetype"))
         .obj("edges")
         .obj(&grouping_key(vals, "_edgecode"));
-    for (c, v) in vals {
-        let (key, path) = split(c);
-        match c.list {
-            Some(DefList::StationBegin) => edge.obj("ebegin").set(key, path, v.clone()),
-            Some(DefList::StationEnd) => edge.obj("eend").set(key, path, v.clone()),
-            Some(_) => edge.set(key, path, v.clone()),
-            None => {}
-        }
-    }
+    set_columns(
+        edge,
+        vals,
+        [
+            (DefList::StationBegin, "ebegin"),
+            (DefList::StationEnd, "eend"),
+        ],
+    );
 }
 
 /// Places one event row: `<origin>.eventseries.<series uuid>.events.<event uuid>`, its
@@ -493,13 +492,25 @@ fn place_event(root: &mut Obj, vals: &[(&OutColumn, Value)]) {
         .obj(&grouping_key(vals, "_eventseriesuuid"))
         .obj("events")
         .obj(&grouping_key(vals, "_eventuuid"));
+    set_columns(
+        ev,
+        vals,
+        [
+            (DefList::Location, "evlocation"),
+            (DefList::Provenance, "evprovenance"),
+        ],
+    );
+}
+
+/// Sets a row's output columns on `node`: those of the two `nested` lists under their
+/// own key, the others on `node` itself; columns of no list are grouping keys only.
+fn set_columns(node: &mut Obj, vals: &[(&OutColumn, Value)], nested: [(DefList, &str); 2]) {
     for (c, v) in vals {
+        let Some(list) = c.list else { continue };
         let (key, path) = split(c);
-        match c.list {
-            Some(DefList::Location) => ev.obj("evlocation").set(key, path, v.clone()),
-            Some(DefList::Provenance) => ev.obj("evprovenance").set(key, path, v.clone()),
-            Some(_) => ev.set(key, path, v.clone()),
-            None => {}
+        match nested.iter().find(|(nested, _)| *nested == list) {
+            Some((_, under)) => node.obj(under).set(key, path, v.clone()),
+            None => node.set(key, path, v.clone()),
         }
     }
 }
