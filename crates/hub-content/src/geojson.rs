@@ -133,15 +133,24 @@ pub fn point_geometry(position: Option<(f64, f64)>, crs: OutputCrs) -> Value {
 
 /// One feature as JSON text: `properties` is already-serialised JSON (a shaped document).
 pub fn feature_text(place: &Place, properties: &str, crs: OutputCrs) -> String {
-    let id = place
-        .id
-        .as_deref()
-        .map(|i| Value::String(i.to_string()).to_string())
-        .unwrap_or_else(|| "null".into());
-    format!(
-        "{{\"type\":\"Feature\",\"id\":{id},\"geometry\":{},\"properties\":{properties}}}",
-        point_geometry(place.position, crs)
-    )
+    let mut out = String::with_capacity(properties.len() + 128);
+    write_feature(&mut out, place, properties, crs);
+    out
+}
+
+/// [`feature_text`] appended to `out`: a page of features is written into one buffer,
+/// each document's text copied once.
+pub fn write_feature(out: &mut String, place: &Place, properties: &str, crs: OutputCrs) {
+    out.push_str("{\"type\":\"Feature\",\"id\":");
+    match place.id.as_deref() {
+        Some(id) => out.push_str(&Value::String(id.to_string()).to_string()),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"geometry\":");
+    out.push_str(&point_geometry(place.position, crs).to_string());
+    out.push_str(",\"properties\":");
+    out.push_str(properties);
+    out.push('}');
 }
 
 /// The FeatureCollection for a Content API answer (`body`: the list envelope or one

@@ -1,5 +1,7 @@
 //! Handlers of `/v1`, `/v1/{EntityType}` and `/v1/{EntityType}/{id}`.
 
+use std::borrow::Cow;
+
 use crate::utility::json_response;
 use axum::extract::{Path, RawQuery as AxumRawQuery, State};
 use axum::http::Uri;
@@ -16,7 +18,7 @@ use crate::formats::Format;
 use crate::geojson::{Place, Places};
 use crate::list_query::ListQuery;
 use crate::params::{Projection, RawQuery};
-use crate::shape::{shape_document, Envelope};
+use crate::shape::{shaped, Envelope};
 use crate::ContentState;
 
 /// The Content API routes, ready to be merged into the server's router.
@@ -207,10 +209,12 @@ pub(crate) async fn list_entities(
         seed: params.seed.as_deref(),
         total_estimated: page.total_estimated,
     };
+    // Borrowed where the projection leaves a document as stored: the page is copied once,
+    // into the envelope.
     let items = page
         .docs
         .iter()
-        .map(|d| shape_document(d, &params.projection))
+        .map(|d| shaped(d, &params.projection))
         .collect::<Result<Vec<_>, _>>()?;
     let mut response = json_response(envelope.render(&items));
     if page.total_estimated {
@@ -298,8 +302,14 @@ pub(crate) async fn get_entity(
         ContentError::NotFound(format!("{} has no document with id '{id}'", entity.route))
     })?;
     let stored = crate::closed::visible(entity, stored)?;
-    let response = json_response(shape_document(&stored, &projection)?);
-    Ok(with_places(response, || vec![Place::of(&stored)]))
+    let places = crate::geojson::wanted().then(|| vec![Place::of(&stored)]);
+    // The stored text is the answer itself when the projection leaves it as it is.
+    let body = match shaped(&stored, &projection)? {
+        Cow::Owned(shaped) => shaped,
+        Cow::Borrowed(_) => stored,
+    };
+    let response = json_response(body);
+    Ok(with_places(response, || places.unwrap_or_default()))
 }
 
 /// Attaches the places of the answer's documents when GeoJSON was asked for.

@@ -123,8 +123,9 @@ pub struct Envelope<'a> {
 }
 
 impl Envelope<'_> {
-    pub fn render(&self, items: &[String]) -> String {
-        let capacity = items.iter().map(|i| i.len() + 1).sum::<usize>() + 256;
+    /// The envelope with `items` (each already JSON text) as its `Items`.
+    pub fn render<S: AsRef<str>>(&self, items: &[S]) -> String {
+        let capacity = items.iter().map(|i| i.as_ref().len() + 1).sum::<usize>() + 256;
         let mut out = String::with_capacity(capacity);
         out.push_str(&format!(
             "{{\"TotalResults\":{},\"TotalPages\":{},{}\"CurrentPage\":{},\"PreviousPage\":{},\"NextPage\":{},\"Seed\":{},\"Items\":[",
@@ -144,7 +145,7 @@ impl Envelope<'_> {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(item);
+            out.push_str(item.as_ref());
         }
         out.push_str("]}");
         out
@@ -267,7 +268,7 @@ mod tests {
             total_estimated: false,
         };
         assert_eq!(
-            e.render(&["{}".into(), "1".into()]),
+            e.render(&["{}", "1"]),
             r#"{"TotalResults":3,"TotalPages":2,"CurrentPage":1,"PreviousPage":null,"NextPage":"http://h/v1/A?q=\"x\"","Seed":null,"Items":[{},1]}"#
         );
     }

@@ -106,7 +106,7 @@ pub fn envelope_response(
         total_estimated: false,
     };
     // The envelope of no items, split where the items go.
-    let empty = envelope.render(&[]);
+    let empty = envelope.render::<&str>(&[]);
     let (head, tail) = empty.split_at(empty.len() - 2);
     let (head, tail) = (head.to_string(), tail.to_string());
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(1);

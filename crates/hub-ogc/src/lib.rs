@@ -32,14 +32,13 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use hub_content::geojson::{feature_text, Place};
-use hub_content::params::{Projection, RawQuery};
-use hub_content::shape::shape_document;
+use hub_content::geojson::{feature_text, write_feature, Place};
+use hub_content::params::RawQuery;
 use hub_content::ContentState;
 use hub_model::{EntityType, Problem, ENTITY_TYPES};
 use hub_query::content::{ContentOrder, ContentQuery, Page};
 use hub_timeseries::TimeseriesState;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use params::{crs_uri, parse_items, ItemsRequest};
 
@@ -197,19 +196,20 @@ async fn page(
         page.docs.extend(next.docs);
     }
     let docs: Vec<&String> = page.docs.iter().skip(skip).take(limit as usize).collect();
-    let mut features = Vec::with_capacity(docs.len());
-    let identity = Projection::default();
-    for doc in &docs {
-        let properties = shape_document(doc, &identity)
-            .map_err(|e| hub_content::ContentError::Store(e).to_problem())?;
-        features.push(feature_text(&Place::of(doc), &properties, crs));
+    // Each visible document is a feature's properties as stored, written once into the page.
+    let mut features = String::with_capacity(docs.iter().map(|d| d.len() + 128).sum());
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0 {
+            features.push(',');
+        }
+        write_feature(&mut features, &Place::of(doc), doc, crs);
     }
     let body = feature_collection(
         &state.base_url,
         collection,
         raw,
         (limit, offset, page.total),
-        &features,
+        (&features, docs.len()),
     );
     Ok(with_crs(json_answer(GEOJSON, body), crs))
 }
@@ -238,20 +238,21 @@ async fn station_page(
         &collection,
         raw,
         (limit, offset, matched.len() as u64),
-        &features,
+        (&features.join(","), features.len()),
     );
     Ok(with_crs(json_answer(GEOJSON, body), request.crs))
 }
 
 /// A page of features as a FeatureCollection: the counts, the links (self, collection,
 /// next and prev by `offset` with the request's other parameters kept), and the
-/// features, already written as JSON. `(limit, offset, matched)` describe the page.
+/// features, already written as JSON and separated by commas, with their number.
+/// `(limit, offset, matched)` describe the page.
 fn feature_collection(
     base_url: &str,
     collection: &str,
     raw: &RawQuery,
     (limit, offset, matched): (u32, u64, u64),
-    features: &[String],
+    (features, returned): (&str, usize),
 ) -> String {
     let base = format!("{base_url}/ogc/collections/{collection}/items");
     let link = |rel: &str, offset: u64| {
@@ -264,7 +265,7 @@ fn feature_collection(
         json!({"rel": "collection", "type": "application/json", "title": "the collection",
             "href": format!("{base_url}/ogc/collections/{collection}")}),
     ];
-    let returned = features.len() as u64;
+    let returned = returned as u64;
     if offset + returned < matched {
         links.push(link("next", offset + limit as u64));
     }
@@ -279,12 +280,10 @@ fn feature_collection(
         "links": links,
     })
     .to_string();
-    let mut body = String::with_capacity(
-        head.len() + features.iter().map(|f| f.len() + 1).sum::<usize>() + 16,
-    );
+    let mut body = String::with_capacity(head.len() + features.len() + 16);
     body.push_str(&head[..head.len() - 1]);
     body.push_str(",\"features\":[");
-    body.push_str(&features.join(","));
+    body.push_str(features);
     body.push_str("]}");
     body
 }
@@ -365,15 +364,18 @@ async fn item(
         })
         .await
         .map_err(|e| hub_content::ContentError::Store(e).to_problem())?;
-        let mut feature_doc: Value =
-            serde_json::from_str(&feature_text(&Place::of(&stored), &stored, crs))
-                .map_err(|_| Problem::internal("a stored document is not JSON"))?;
         let base = format!("{}/ogc/collections/{collection}", state.base_url);
-        feature_doc["links"] = json!([
+        let links = json!([
             {"rel": "self", "type": GEOJSON, "href": format!("{base}/items/{}", path_segment(&feature))},
             {"rel": "collection", "type": "application/json", "href": base},
         ]);
-        Ok::<_, Problem>(with_crs(json_answer(GEOJSON, feature_doc.to_string()), crs))
+        // The feature as a page writes it, with `links` as its last member.
+        let mut body = feature_text(&Place::of(&stored), &stored, crs);
+        body.pop();
+        body.push_str(",\"links\":");
+        body.push_str(&links.to_string());
+        body.push('}');
+        Ok::<_, Problem>(with_crs(json_answer(GEOJSON, body), crs))
     }
     .await;
     result.unwrap_or_else(IntoResponse::into_response)

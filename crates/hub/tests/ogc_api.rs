@@ -264,6 +264,18 @@ async fn ogc_features_keep_closed_data_closed() {
     assert_eq!(status, 200);
     assert_eq!(item["properties"]["_Meta"]["Reduced"], true);
     assert_eq!(item["geometry"]["coordinates"], json!([11.35, 46.49]));
+    // The feature links to itself and to its collection, after its properties.
+    assert_eq!(item["id"], "acco-1");
+    let links = item["links"].as_array().expect("an item's links");
+    assert_eq!(
+        links.iter().map(|l| l["rel"].as_str()).collect::<Vec<_>>(),
+        [Some("self"), Some("collection")]
+    );
+    assert!(links[0]["href"]
+        .as_str()
+        .is_some_and(|h| h.ends_with("/ogc/collections/accommodation/items/acco-1")));
+    let keys: Vec<&String> = item.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["type", "id", "geometry", "properties", "links"]);
     let (status, problem) = get(
         app,
         &format!(
