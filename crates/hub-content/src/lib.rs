@@ -16,6 +16,7 @@ mod compact_json;
 mod csv;
 mod csv_stream;
 pub mod deprecated;
+mod empty_text;
 pub mod entity_filters;
 pub mod error;
 mod event_filters;

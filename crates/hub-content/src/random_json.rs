@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-/// Documents whose keys come from `keys`, and whose strings are a key followed by quotes,
-/// brackets and a backslash, so that text inside strings looks like structure.
+/// Documents whose keys come from `keys`, and whose strings are empty or a key followed by
+/// quotes, brackets and a backslash, so that text inside strings looks like structure.
 pub(crate) struct RandomJson {
     state: u64,
     keys: &'static [&'static str],
@@ -33,7 +33,10 @@ impl RandomJson {
     /// Any value; objects and arrays down to four levels below `depth`.
     pub(crate) fn value(&mut self, depth: usize) -> Value {
         match self.below(if depth > 4 { 5 } else { 7 }) {
-            0 => Value::String(self.key() + "]},\"\\"),
+            0 => match self.below(4) {
+                0 => Value::String(String::new()),
+                _ => Value::String(self.key() + "]},\"\\"),
+            },
             1 => Value::from(self.below(1000) as f64 / 8.0),
             2 => Value::from(self.below(100)),
             3 => Value::Bool(self.below(2) == 0),

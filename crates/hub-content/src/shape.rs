@@ -9,7 +9,7 @@ use hub_model::LANGUAGES;
 use serde_json::{Map, Value};
 
 use crate::params::Projection;
-use crate::{language_text, pruned_parse};
+use crate::{empty_text, language_text, pruned_parse};
 use hub_store::StoreError;
 
 /// Applies `projection` to one stored document, returning JSON text.
@@ -37,8 +37,14 @@ pub fn shaped<'a>(stored: &'a str, projection: &Projection) -> Result<Cow<'a, st
         }
         language_left = None;
     }
-    if projection.fields.is_empty() && !projection.remove_null_values && language_left.is_none() {
-        return Ok(text);
+    if projection.fields.is_empty() && language_left.is_none() {
+        if !projection.remove_null_values {
+            return Ok(text);
+        }
+        // Null removal on a whole document is a copy of its text, too.
+        if let Some(removed) = empty_text::remove_empty(&text) {
+            return Ok(Cow::Owned(removed));
+        }
     }
     // A selection builds only the keys on its paths, which are spelled as the answer is.
     let mut doc: Value = match projection.selection() {
@@ -94,7 +100,9 @@ fn is_empty(value: &Value) -> bool {
 
 /// Drops null, `""`, `[]` and `{}` properties at any depth; an object or array emptied
 /// by the removal is dropped too. Array elements are kept (their position means something).
-fn remove_empty(value: &mut Value) {
+/// The parsed form of [`empty_text::remove_empty`], after a `fields` selection or for text
+/// that walk does not read.
+pub(crate) fn remove_empty(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.values_mut().for_each(remove_empty);
