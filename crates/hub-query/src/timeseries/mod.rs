@@ -21,6 +21,7 @@ mod access;
 pub mod cql2;
 pub mod datetime;
 pub mod filter;
+mod java_numbers;
 mod narrow;
 mod order;
 #[cfg(test)]
