@@ -134,13 +134,17 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         return Problem::internal("the response was too large to convert").into_response();
     };
-    // CSV flattens straight from the text (a page of 1,000 documents need not become
-    // `Value`s); anything that is not a list falls back to parsing.
-    let csv = match format {
+    // CSV flattens and GeoJSON wraps straight from the text (a page of 1,000 documents
+    // need not become `Value`s); anything else, or text they do not read, is parsed.
+    let from_text = match format {
         Format::Csv => crate::csv::render_slice(&bytes),
+        Format::GeoJson => std::str::from_utf8(&bytes).ok().and_then(|text| {
+            let places = places.as_ref().map_or(&[][..], |p| &p.0[..]);
+            crate::geojson::render_content(text, places, &self_url)
+        }),
         _ => None,
     };
-    let value = match csv {
+    let value = match from_text {
         Some(_) => Value::Null,
         None => match serde_json::from_slice::<Value>(&bytes) {
             Ok(value) => value,
@@ -149,16 +153,13 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     let (content_type, body) = match format {
-        Format::GeoJson => {
-            let places = places.map(|p| p.0).unwrap_or_default();
-            match crate::geojson::render_content(&value, &places, &self_url) {
-                Some(text) => ("application/geo+json", text),
-                None => return geojson_not_offered(&path),
-            }
-        }
+        Format::GeoJson => match from_text {
+            Some(text) => ("application/geo+json", text),
+            None => return geojson_not_offered(&path),
+        },
         Format::Csv => (
             "text/csv; charset=utf-8; header=present",
-            csv.unwrap_or_else(|| crate::csv::render(&value)),
+            from_text.unwrap_or_else(|| crate::csv::render(&value)),
         ),
         _ => {
             let entity = path

@@ -17,11 +17,13 @@
 //! Owns: feature and collection text. Must not: choose documents or shape them (that is
 //! `routes`/`shape`), or transform coordinates beyond asking `hub-geo`.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use hub_geo::{srid::transform, Geometry, Srid};
 use serde_json::{json, Value};
 
+use crate::json_text::{after_member, first_member, key, skip_space, value_end, Member};
 use crate::pruned_parse::{self, KeyTree};
 
 /// Where one document is and what it is called: read from the visible stored document.
@@ -154,29 +156,39 @@ pub fn write_feature(out: &mut String, place: &Place, properties: &str, crs: Out
 }
 
 /// The FeatureCollection for a Content API answer (`body`: the list envelope or one
-/// document) and the places the handler attached. The envelope's paging figures stay as
-/// foreign members and its page links become `links`. `None` when the body is neither.
-pub fn render_content(body: &Value, places: &[Place], self_url: &str) -> Option<String> {
-    let Value::Object(envelope) = body else {
-        return None;
+/// document, as the handler wrote it) and the places the handler attached. The envelope's
+/// paging figures stay as foreign members and its page links become `links`. Each item's
+/// text is its feature's `properties` as written: the answer is wrapped, not parsed and
+/// written again (that cost a page of 100 documents twelve times its JSON). `None` when
+/// the body is not an object, or its items and the places differ in number.
+pub fn render_content(body: &str, places: &[Place], self_url: &str) -> Option<String> {
+    let members = top_level_members(body)?;
+    // A key written twice counts by its last value, as in a parsed object.
+    let member = |name: &str| {
+        members
+            .iter()
+            .rev()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| *value)
     };
-    let Some(items) = envelope.get("Items").and_then(Value::as_array) else {
+    let Some(items) = member("Items").and_then(array_elements) else {
         // One document.
         let place = places.first().cloned().unwrap_or_default();
-        return Some(feature_text(&place, &body.to_string(), OutputCrs::CRS84));
+        return Some(feature_text(&place, body.trim(), OutputCrs::CRS84));
     };
     if items.len() != places.len() {
         return None;
     }
-    let mut out = String::from("{\"type\":\"FeatureCollection\"");
+    let mut out = String::with_capacity(body.len() + 128 * items.len() + 512);
+    out.push_str("{\"type\":\"FeatureCollection\"");
     for key in ["TotalResults", "TotalPages", "CurrentPage", "Seed"] {
-        if let Some(v) = envelope.get(key) {
-            out.push_str(&format!(",{}:{v}", Value::String(key.into())));
+        if let Some(value) = member(key) {
+            out.push_str(&format!(",\"{key}\":{value}"));
         }
     }
     let mut links = vec![json!({"rel": "self", "type": "application/geo+json", "href": self_url})];
     for (key, rel) in [("PreviousPage", "prev"), ("NextPage", "next")] {
-        if let Some(href) = envelope.get(key).and_then(Value::as_str) {
+        if let Some(href) = member(key).and_then(|v| serde_json::from_str::<String>(v).ok()) {
             links.push(json!({"rel": rel, "type": "application/geo+json", "href": href}));
         }
     }
@@ -186,10 +198,61 @@ pub fn render_content(body: &Value, places: &[Place], self_url: &str) -> Option<
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&feature_text(place, &item.to_string(), OutputCrs::CRS84));
+        write_feature(&mut out, place, item, OutputCrs::CRS84);
     }
     out.push_str("]}");
     Some(out)
+}
+
+/// The members of the object `text` is, as keys and value texts; `None` when it is not an
+/// object this walk reads.
+fn top_level_members(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    let bytes = text.as_bytes();
+    let open = skip_space(bytes, 0);
+    if *bytes.get(open)? != b'{' {
+        return None;
+    }
+    let mut members = Vec::new();
+    let mut next = first_member(bytes, open)?;
+    loop {
+        match next {
+            Ok(at) => {
+                let member = Member::at(bytes, at)?;
+                let start = skip_space(bytes, member.value_at);
+                let end = value_end(bytes, start)?;
+                members.push((
+                    key(&text[member.key_start..member.key_end])?,
+                    &text[start..end],
+                ));
+                next = after_member(bytes, end)?;
+            }
+            Err(end) => return (skip_space(bytes, end) == bytes.len()).then_some(members),
+        }
+    }
+}
+
+/// The element texts of the array `text` is; `None` when it is not an array.
+fn array_elements(text: &str) -> Option<Vec<&str>> {
+    let bytes = text.as_bytes();
+    if *bytes.first()? != b'[' {
+        return None;
+    }
+    let mut elements = Vec::new();
+    let mut at = skip_space(bytes, 1);
+    if *bytes.get(at)? == b']' {
+        return Some(elements);
+    }
+    loop {
+        let start = skip_space(bytes, at);
+        let end = value_end(bytes, start)?;
+        elements.push(&text[start..end]);
+        let after = skip_space(bytes, end);
+        match *bytes.get(after)? {
+            b',' => at = after + 1,
+            b']' => return Some(elements),
+            _ => return None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -292,9 +355,10 @@ mod tests {
                 position: None,
             },
         ];
-        let out: Value =
-            serde_json::from_str(&render_content(&body, &places, "http://h/v1/X").unwrap())
-                .unwrap();
+        let out: Value = serde_json::from_str(
+            &render_content(&body.to_string(), &places, "http://h/v1/X").unwrap(),
+        )
+        .unwrap();
         assert_eq!(out["type"], "FeatureCollection");
         assert_eq!(out["TotalResults"], 3);
         assert_eq!(out["features"][0]["properties"], json!({"Id": "a"}));
@@ -306,6 +370,41 @@ mod tests {
             .map(|l| l["rel"].as_str().unwrap())
             .collect();
         assert_eq!(rels, ["self", "next"]);
-        assert!(render_content(&body, &places[..1], "x").is_none());
+        assert!(render_content(&body.to_string(), &places[..1], "x").is_none());
+    }
+
+    /// Items are wrapped as written, structure inside their strings included; a body that
+    /// is not an object has no GeoJSON form.
+    #[test]
+    fn items_are_the_properties_byte_for_byte() {
+        let item = r#"{"Id":"a","Title":"]},\"Items\":[","N":[1,{"x":null}]}"#;
+        let body = format!(
+            r#"{{"TotalResults":1,"TotalPages":1,"CurrentPage":1,"PreviousPage":null,"NextPage":null,"Seed":"07","Items":[{item}]}}"#
+        );
+        let place = Place {
+            id: Some("a".into()),
+            position: Some((46.5, 11.25)),
+        };
+        let out = render_content(&body, std::slice::from_ref(&place), "x").unwrap();
+        assert!(
+            out.contains(&format!(r#""properties":{item}}}]}}"#)),
+            "{out}"
+        );
+        assert!(out.starts_with(r#"{"type":"FeatureCollection","TotalResults":1,"TotalPages":1,"CurrentPage":1,"Seed":"07","links":"#), "{out}");
+        let parsed: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            parsed["features"][0]["properties"],
+            serde_json::from_str::<Value>(item).unwrap()
+        );
+        // One document is one feature.
+        let one = render_content(item, std::slice::from_ref(&place), "x").unwrap();
+        assert_eq!(one, feature_text(&place, item, OutputCrs::CRS84));
+        for not_an_object in ["[1,2]", "\"x\"", "{\"Items\":[1,}", ""] {
+            assert_eq!(
+                render_content(not_an_object, &[], "x"),
+                None,
+                "{not_an_object}"
+            );
+        }
     }
 }
