@@ -11,7 +11,9 @@
 //! Owns: that walk and what counts as empty on the text. Must not: decide when the option
 //! applies ([`crate::shape`]) or change anything else in the document.
 
-use crate::json_text::{after_member, first_member, scalar_end, skip_space, string_end, Member};
+use crate::json_text::{
+    after_member, elements, first_member, scalar_end, skip_space, string_end, Member,
+};
 
 /// Nesting deeper than this is left to the parsed path, whose own limit then answers.
 const MAX_DEPTH: usize = 256;
@@ -89,25 +91,14 @@ impl Walk<'_> {
 
     fn array(&mut self, open: usize, depth: usize) -> Option<usize> {
         self.out.push('[');
-        let mut at = skip_space(self.bytes, open + 1);
-        if *self.bytes.get(at)? == b']' {
-            self.out.push(']');
-            return Some(at + 1);
-        }
-        loop {
-            let end = skip_space(self.bytes, self.value(at, depth + 1)?);
-            match *self.bytes.get(end)? {
-                b',' => {
-                    self.out.push(',');
-                    at = end + 1;
-                }
-                b']' => {
-                    self.out.push(']');
-                    return Some(end + 1);
-                }
-                _ => return None,
+        let end = elements(self.bytes, open, |index, at| {
+            if index > 0 {
+                self.out.push(',');
             }
-        }
+            self.value(at, depth + 1)
+        })?;
+        self.out.push(']');
+        Some(end)
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::LazyLock;
 use hub_geo::{srid::transform, Geometry, Srid};
 use serde_json::{json, Value};
 
-use crate::json_text::{after_member, first_member, key, skip_space, value_end, Member};
+use crate::json_text::{after_member, elements, first_member, key, skip_space, value_end, Member};
 use crate::pruned_parse::{self, KeyTree};
 
 /// Where one document is and what it is called: read from the visible stored document.
@@ -237,22 +237,13 @@ fn array_elements(text: &str) -> Option<Vec<&str>> {
     if *bytes.first()? != b'[' {
         return None;
     }
-    let mut elements = Vec::new();
-    let mut at = skip_space(bytes, 1);
-    if *bytes.get(at)? == b']' {
-        return Some(elements);
-    }
-    loop {
-        let start = skip_space(bytes, at);
-        let end = value_end(bytes, start)?;
-        elements.push(&text[start..end]);
-        let after = skip_space(bytes, end);
-        match *bytes.get(after)? {
-            b',' => at = after + 1,
-            b']' => return Some(elements),
-            _ => return None,
-        }
-    }
+    let mut items = Vec::new();
+    let end = elements(bytes, 0, |_, at| {
+        let end = value_end(bytes, at)?;
+        items.push(&text[at..end]);
+        Some(end)
+    })?;
+    (end == bytes.len()).then_some(items)
 }
 
 #[cfg(test)]

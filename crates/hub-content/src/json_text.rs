@@ -126,6 +126,29 @@ pub(crate) fn first_member(bytes: &[u8], open: usize) -> Option<Result<usize, us
     }
 }
 
+/// Walks the array whose `[` is at `open`: `element(index, at)` takes each element's start
+/// (after space) and returns where that element ends. Returns the end of the array's `]`,
+/// or `None` when an element or a separator is not JSON this walk reads.
+pub(crate) fn elements(
+    bytes: &[u8],
+    open: usize,
+    mut element: impl FnMut(usize, usize) -> Option<usize>,
+) -> Option<usize> {
+    let mut at = skip_space(bytes, open + 1);
+    if *bytes.get(at)? == b']' {
+        return Some(at + 1);
+    }
+    for index in 0.. {
+        let end = skip_space(bytes, element(index, skip_space(bytes, at))?);
+        match *bytes.get(end)? {
+            b',' => at = end + 1,
+            b']' => return Some(end + 1),
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// A copy of `text` with spans cut out or replaced, in increasing order.
 pub(crate) struct Splice<'a> {
     text: &'a str,

@@ -13,8 +13,8 @@ use std::borrow::Cow;
 use hub_model::LANGUAGES;
 
 use crate::json_text::{
-    after_member, first_member, key, scalar_end, skip_space, string_end, value_end, Member,
-    MemberCuts, Splice,
+    after_member, elements, first_member, key, scalar_end, skip_space, string_end, value_end,
+    Member, MemberCuts, Splice,
 };
 
 /// Nesting deeper than this is left to the parsed path, whose own limit then answers.
@@ -81,20 +81,7 @@ impl Walk<'_, '_> {
     }
 
     fn array(&mut self, open: usize, depth: usize) -> Option<usize> {
-        let at = skip_space(self.bytes, open + 1);
-        if *self.bytes.get(at)? == b']' {
-            return Some(at + 1);
-        }
-        let mut at = at;
-        loop {
-            let value_end = self.value(at, depth + 1)?;
-            let end = skip_space(self.bytes, value_end);
-            match *self.bytes.get(end)? {
-                b',' => at = end + 1,
-                b']' => return Some(end + 1),
-                _ => return None,
-            }
-        }
+        elements(self.bytes, open, |_, at| self.value(at, depth + 1))
     }
 }
 
