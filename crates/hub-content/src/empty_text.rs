@@ -189,4 +189,12 @@ mod tests {
             "the documents exercise the removal ({dropped})"
         );
     }
+
+    /// Text that is almost JSON never panics the walk, and text that is JSON is read.
+    #[test]
+    fn almost_json_is_refused_or_read_and_json_is_read() {
+        const KEYS: &[&str] = &["Id", "Title", "x", "", "a\"b", "c\\"];
+        RandomJson::new(0x0bad_5eed_1234_5678, KEYS)
+            .edited_documents(5_000, |text| remove_empty(text).is_some());
+    }
 }

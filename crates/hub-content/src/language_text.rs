@@ -178,4 +178,12 @@ mod tests {
         }
         assert!(cut > 300, "the documents exercise the cuts ({cut})");
     }
+
+    /// Text that is almost JSON never panics the walk, and text that is JSON is read.
+    #[test]
+    fn almost_json_is_refused_or_read_and_json_is_read() {
+        const KEYS: &[&str] = &["de", "it", "Title", "x", "", "a\"b", "c\\"];
+        RandomJson::new(0x5eed_0bad_8765_4321, KEYS)
+            .edited_documents(5_000, |text| keep_language(text, "de").is_some());
+    }
 }

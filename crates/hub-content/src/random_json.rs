@@ -46,6 +46,44 @@ impl RandomJson {
         }
     }
 
+    /// `text` with one to three random edits (a character dropped, doubled, or replaced by
+    /// a piece of JSON's structure), so that a walk meets text that is almost JSON.
+    pub(crate) fn mutate(&mut self, text: &str) -> String {
+        const PIECES: [char; 12] = ['{', '}', '[', ']', ',', ':', '"', '\\', ' ', '0', 'n', 'ü'];
+        let mut chars: Vec<char> = text.chars().collect();
+        for _ in 0..=self.below(3) {
+            if chars.is_empty() {
+                break;
+            }
+            let at = self.below(chars.len());
+            match self.below(3) {
+                0 => {
+                    chars.remove(at);
+                }
+                1 => chars.insert(at, chars[at]),
+                _ => chars[at] = PIECES[self.below(PIECES.len())],
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    /// Runs `read` (a walk: whether it read the text) on `count` random documents with
+    /// [`RandomJson::mutate`]'s edits. A panic fails the test, and so does text that is
+    /// JSON and was not read; enough of the edits must leave JSON.
+    pub(crate) fn edited_documents(&mut self, count: usize, read: impl Fn(&str) -> bool) {
+        let mut json = 0;
+        for _ in 0..count {
+            let doc = Value::Object(self.object(0)).to_string();
+            let text = self.mutate(&doc);
+            let was_read = read(&text);
+            if serde_json::from_str::<Value>(&text).is_ok() {
+                json += 1;
+                assert!(was_read, "JSON the walk did not read: {text}");
+            }
+        }
+        assert!(json > count / 25, "some edits leave JSON ({json})");
+    }
+
     /// An object of up to five members.
     pub(crate) fn object(&mut self, depth: usize) -> Map<String, Value> {
         (0..self.below(6))
