@@ -134,15 +134,29 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         return Problem::internal("the response was too large to convert").into_response();
     };
-    // CSV flattens and GeoJSON wraps straight from the text (a page of 1,000 documents
-    // need not become `Value`s); anything else, or text they do not read, is parsed.
+    let entity = path
+        .strip_prefix("/v1/")
+        .and_then(EntityType::resolve_path)
+        .map(|(e, _)| e);
+    let language = query
+        .get("language")
+        .and_then(hub_model::language::parse_language)
+        .unwrap_or("en");
+    // CSV flattens, GeoJSON wraps and a JSON-LD list reads its items straight from the
+    // text (a page of 1,000 documents need not become whole `Value`s); anything else, or
+    // text they do not read, is parsed.
+    let text = std::str::from_utf8(&bytes).ok();
     let from_text = match format {
         Format::Csv => crate::csv::render_slice(&bytes),
-        Format::GeoJson => std::str::from_utf8(&bytes).ok().and_then(|text| {
+        Format::GeoJson => text.and_then(|text| {
             let places = places.as_ref().map_or(&[][..], |p| &p.0[..]);
             crate::geojson::render_content(text, places, &self_url)
         }),
-        _ => None,
+        Format::JsonLd => text.and_then(|text| {
+            crate::jsonld::render_list_text(text, entity, &state.base_url, language)
+                .map(|graph| graph.to_string())
+        }),
+        Format::Json => None,
     };
     let value = match from_text {
         Some(_) => Value::Null,
@@ -161,20 +175,12 @@ pub async fn convert(State(state): State<ContentState>, request: Request, next: 
             "text/csv; charset=utf-8; header=present",
             from_text.unwrap_or_else(|| crate::csv::render(&value)),
         ),
-        _ => {
-            let entity = path
-                .strip_prefix("/v1/")
-                .and_then(EntityType::resolve_path)
-                .map(|(e, _)| e);
-            let language = query
-                .get("language")
-                .and_then(hub_model::language::parse_language)
-                .unwrap_or("en");
-            (
-                "application/ld+json",
-                crate::jsonld::render(&value, entity, &state.base_url, language).to_string(),
-            )
-        }
+        _ => (
+            "application/ld+json",
+            from_text.unwrap_or_else(|| {
+                crate::jsonld::render(&value, entity, &state.base_url, language).to_string()
+            }),
+        ),
     };
     parts
         .headers

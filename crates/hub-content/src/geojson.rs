@@ -17,13 +17,12 @@
 //! Owns: feature and collection text. Must not: choose documents or shape them (that is
 //! `routes`/`shape`), or transform coordinates beyond asking `hub-geo`.
 
-use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use hub_geo::{srid::transform, Geometry, Srid};
 use serde_json::{json, Value};
 
-use crate::json_text::{after_member, elements, first_member, key, skip_space, value_end, Member};
+use crate::json_text::{array_items, member, object_members};
 use crate::pruned_parse::{self, KeyTree};
 
 /// Where one document is and what it is called: read from the visible stored document.
@@ -162,16 +161,9 @@ pub fn write_feature(out: &mut String, place: &Place, properties: &str, crs: Out
 /// written again (that cost a page of 100 documents twelve times its JSON). `None` when
 /// the body is not an object, or its items and the places differ in number.
 pub fn render_content(body: &str, places: &[Place], self_url: &str) -> Option<String> {
-    let members = top_level_members(body)?;
-    // A key written twice counts by its last value, as in a parsed object.
-    let member = |name: &str| {
-        members
-            .iter()
-            .rev()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| *value)
-    };
-    let Some(items) = member("Items").and_then(array_elements) else {
+    let members = object_members(body)?;
+    let member = |name: &str| member(&members, name);
+    let Some(items) = member("Items").and_then(array_items) else {
         // One document.
         let place = places.first().cloned().unwrap_or_default();
         return Some(feature_text(&place, body.trim(), OutputCrs::CRS84));
@@ -202,48 +194,6 @@ pub fn render_content(body: &str, places: &[Place], self_url: &str) -> Option<St
     }
     out.push_str("]}");
     Some(out)
-}
-
-/// The members of the object `text` is, as keys and value texts; `None` when it is not an
-/// object this walk reads.
-fn top_level_members(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
-    let bytes = text.as_bytes();
-    let open = skip_space(bytes, 0);
-    if *bytes.get(open)? != b'{' {
-        return None;
-    }
-    let mut members = Vec::new();
-    let mut next = first_member(bytes, open)?;
-    loop {
-        match next {
-            Ok(at) => {
-                let member = Member::at(bytes, at)?;
-                let start = skip_space(bytes, member.value_at);
-                let end = value_end(bytes, start)?;
-                members.push((
-                    key(&text[member.key_start..member.key_end])?,
-                    &text[start..end],
-                ));
-                next = after_member(bytes, end)?;
-            }
-            Err(end) => return (skip_space(bytes, end) == bytes.len()).then_some(members),
-        }
-    }
-}
-
-/// The element texts of the array `text` is; `None` when it is not an array.
-fn array_elements(text: &str) -> Option<Vec<&str>> {
-    let bytes = text.as_bytes();
-    if *bytes.first()? != b'[' {
-        return None;
-    }
-    let mut items = Vec::new();
-    let end = elements(bytes, 0, |_, at| {
-        let end = value_end(bytes, at)?;
-        items.push(&text[at..end]);
-        Some(end)
-    })?;
-    (end == bytes.len()).then_some(items)
 }
 
 #[cfg(test)]
@@ -406,7 +356,7 @@ mod tests {
         crate::random_json::RandomJson::new(0x6e0_1503, &["Id", "Items", "x", "a\"b"])
             .edited_documents(5_000, |text| {
                 let _ = render_content(text, &[], "x");
-                top_level_members(text).is_some() || !text.starts_with('{')
+                object_members(text).is_some() || !text.starts_with('{')
             });
     }
 }

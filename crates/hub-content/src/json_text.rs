@@ -149,6 +149,58 @@ pub(crate) fn elements(
     None
 }
 
+/// The members of the object `text` is, as keys and value texts; `None` when it is not an
+/// object this walk reads.
+pub(crate) fn object_members(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    let bytes = text.as_bytes();
+    let open = skip_space(bytes, 0);
+    if *bytes.get(open)? != b'{' {
+        return None;
+    }
+    let mut members = Vec::new();
+    let mut next = first_member(bytes, open)?;
+    loop {
+        match next {
+            Ok(at) => {
+                let member = Member::at(bytes, at)?;
+                let start = skip_space(bytes, member.value_at);
+                let end = value_end(bytes, start)?;
+                members.push((
+                    key(&text[member.key_start..member.key_end])?,
+                    &text[start..end],
+                ));
+                next = after_member(bytes, end)?;
+            }
+            Err(end) => return (skip_space(bytes, end) == bytes.len()).then_some(members),
+        }
+    }
+}
+
+/// The value text of the member named `name` among [`object_members`]' members; a key
+/// written twice counts by its last value, as in a parsed object.
+pub(crate) fn member<'t>(members: &[(Cow<'_, str>, &'t str)], name: &str) -> Option<&'t str> {
+    members
+        .iter()
+        .rev()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| *value)
+}
+
+/// The element texts of the array `text` is; `None` when it is not an array.
+pub(crate) fn array_items(text: &str) -> Option<Vec<&str>> {
+    let bytes = text.as_bytes();
+    if *bytes.first()? != b'[' {
+        return None;
+    }
+    let mut items = Vec::new();
+    let end = elements(bytes, 0, |_, at| {
+        let end = value_end(bytes, at)?;
+        items.push(&text[at..end]);
+        Some(end)
+    })?;
+    (end == bytes.len()).then_some(items)
+}
+
 /// A copy of `text` with spans cut out or replaced, in increasing order.
 pub(crate) struct Splice<'a> {
     text: &'a str,

@@ -10,13 +10,16 @@
 use hub_model::EntityType;
 use serde_json::{json, Map, Value};
 
+use crate::json_text;
+use crate::pruned_parse::{self, KeyTree};
+
 pub fn render(
     value: &Value,
     entity: Option<&'static EntityType>,
     base_url: &str,
     language: &str,
 ) -> Value {
-    let context = json!({"@vocab": "https://schema.org/"});
+    let context = context();
     match value {
         Value::Object(o) if o.get("Items").is_some_and(Value::is_array) => {
             let graph: Vec<Value> = o["Items"]
@@ -36,6 +39,62 @@ pub fn render(
             Value::Object(out)
         }
     }
+}
+
+/// [`render`] of a list answer's text: each item is parsed down to the members [`item`]
+/// reads ([`read_members`]), not built whole and then mostly dropped. `None` when the text
+/// is not a list envelope, or an item does not parse: the caller parses the answer whole.
+pub fn render_list_text(
+    body: &str,
+    entity: Option<&'static EntityType>,
+    base_url: &str,
+    language: &str,
+) -> Option<Value> {
+    let members = json_text::object_members(body)?;
+    let items = json_text::member(&members, "Items").and_then(json_text::array_items)?;
+    let read = read_members(entity);
+    let graph = items
+        .iter()
+        .map(|text| {
+            let doc = pruned_parse::parse(text, &read).ok()?;
+            Some(item(&doc, entity, base_url, language))
+        })
+        .collect::<Option<Vec<Value>>>()?;
+    Some(json!({"@context": context(), "@graph": graph}))
+}
+
+/// The top-level members [`item`] reads of a document of `entity`: its title paths'
+/// first keys and the fixed ones below. A test renders every demo document both ways.
+fn read_members(entity: Option<&EntityType>) -> KeyTree {
+    const READ: [&str; 17] = [
+        "Id",
+        "HubTags",
+        "ODHTags",
+        "SmgTags",
+        "Type",
+        "Shortname",
+        "Detail",
+        "AccoDetail",
+        "ImageGallery",
+        "GpsInfo",
+        "Latitude",
+        "Longitude",
+        "DateBegin",
+        "DateEnd",
+        "EventDate",
+        "AccoCategoryId",
+        "ContactInfos",
+    ];
+    let titles = entity.map_or(&[][..], |e| e.title_paths);
+    let heads = titles
+        .iter()
+        .map(|path| path.split('.').next().unwrap_or(path));
+    let keys: Vec<&str> = READ.iter().copied().chain(heads).collect();
+    KeyTree::top_level(&keys)
+}
+
+fn context() -> Value {
+    json!({"@vocab": "https://schema.org/"})
 }
 
 fn text<'a>(doc: &'a Value, pointer: &str) -> Option<&'a str> {

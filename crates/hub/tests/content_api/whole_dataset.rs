@@ -344,3 +344,48 @@ async fn csv_of_more_rows_than_a_page_has_every_row_once_in_order_under_the_unio
     .await;
     assert_eq!(empty, "\r\n");
 }
+
+/// A JSON-LD list reads only the members JSON-LD needs from each item, and says of each
+/// demo document what that document's own JSON-LD (read whole) says: in English and in
+/// German, in both spellings.
+#[tokio::test]
+async fn a_json_ld_list_says_of_each_document_what_its_own_json_ld_says() {
+    let app = demo();
+    let mut compared = 0;
+    // GeoShapes is a utility endpoint: it answers JSON whatever the format.
+    for entity in hub_model::ENTITY_TYPES
+        .iter()
+        .filter(|e| e.route != "GeoShapes")
+    {
+        let aliases = entity.route_aliases.iter().map(|alias| (*alias, "en"));
+        for (route, language) in [(entity.route, "en"), (entity.route, "de")]
+            .into_iter()
+            .chain(aliases)
+        {
+            let path = format!("/v1/{route}?pagesize=12&format=jsonld&language={language}");
+            let (status, list) = get(app, &path).await;
+            assert_eq!(status, 200, "{path}");
+            let Some(graph) = list["@graph"].as_array() else {
+                panic!("{path}: no graph in {list}");
+            };
+            for item in graph {
+                let Some(id) = item["identifier"].as_str() else {
+                    panic!("{path}: an item without its identifier: {item}");
+                };
+                let one = format!(
+                    "/v1/{route}/{}?format=jsonld&language={language}",
+                    support::encode(id)
+                );
+                let (status, mut doc) = get(app, &one).await;
+                assert_eq!(status, 200, "{one}");
+                doc.as_object_mut().unwrap().remove("@context");
+                assert_eq!(&doc, item, "{path}: {id}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared > 200,
+        "the demo's documents were compared ({compared})"
+    );
+}
