@@ -8,9 +8,7 @@ use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
 use crate::error::ContentError;
-use crate::json_text::{
-    after_member, first_member, key, skip_space, value_end, Member, MemberCuts, Splice,
-};
+use crate::json_text::{key, members, skip_space, value_end, MemberCuts, Splice};
 use crate::params::{parse_bool, RawQuery};
 use hub_store::StoreError;
 
@@ -81,9 +79,8 @@ fn reduce_text<'a>(entity: &str, stored: &'a str) -> Option<Cow<'a, str>> {
         return None;
     }
     let (mut splice, mut cuts, mut marked) = (Splice::new(stored), MemberCuts::default(), 0);
-    let mut at = first_member(bytes, open)?.ok()?;
-    let close_end = loop {
-        let member = Member::at(bytes, at)?;
+    let close_end = members(bytes, open, |member| {
+        cuts.start(&mut splice, member);
         let name = key(&stored[member.key_start..member.key_end])?;
         let cut = match entity {
             "Accommodation" => CLOSED_ACCOMMODATION_FIELDS.contains(&name.as_ref()),
@@ -96,13 +93,10 @@ fn reduce_text<'a>(entity: &str, stored: &'a str) -> Option<Cow<'a, str>> {
             }
             _ => value_end(bytes, member.value_at)?,
         };
-        let next = after_member(bytes, end)?;
-        cuts.member(&mut splice, member, end, next.ok(), cut);
-        match next {
-            Ok(next) => at = next,
-            Err(close_end) => break close_end,
-        }
-    };
+        cuts.member(&mut splice, member, end, cut);
+        Some(end)
+    })?;
+    cuts.finish(&mut splice);
     (marked == 1 && skip_space(bytes, close_end) == bytes.len()).then(|| splice.finish())
 }
 
@@ -114,19 +108,16 @@ fn mark_reduced_text(text: &str, at: usize, splice: &mut Splice) -> Option<usize
     if *bytes.get(open)? != b'{' {
         return None;
     }
-    let (mut member_at, mut marked) = (first_member(bytes, open)?.ok()?, false);
-    loop {
-        let member = Member::at(bytes, member_at)?;
+    let mut marked = false;
+    let close_end = members(bytes, open, |member| {
         let end = value_end(bytes, member.value_at)?;
         if key(&text[member.key_start..member.key_end])? == "Reduced" {
             splice.replace(skip_space(bytes, member.value_at), end, "true");
             marked = true;
         }
-        match after_member(bytes, end)? {
-            Ok(next) => member_at = next,
-            Err(close_end) => return marked.then_some(close_end),
-        }
-    }
+        Some(end)
+    })?;
+    marked.then_some(close_end)
 }
 
 /// `availabilitycheck=true&arrival=…&departure=…`: the stay asked for.

@@ -11,9 +11,7 @@
 //! Owns: that walk and what counts as empty on the text. Must not: decide when the option
 //! applies ([`crate::shape`]) or change anything else in the document.
 
-use crate::json_text::{
-    after_member, elements, first_member, scalar_end, skip_space, string_end, Member,
-};
+use crate::json_text::{elements, members, scalar_end, skip_space, string_end};
 
 /// Nesting deeper than this is left to the parsed path, whose own limit then answers.
 const MAX_DEPTH: usize = 256;
@@ -61,17 +59,8 @@ impl Walk<'_> {
 
     fn object(&mut self, open: usize, depth: usize) -> Option<usize> {
         self.out.push('{');
-        let mut next = first_member(self.bytes, open)?;
         let mut written = 0;
-        loop {
-            let at = match next {
-                Ok(at) => at,
-                Err(end) => {
-                    self.out.push('}');
-                    return Some(end);
-                }
-            };
-            let member = Member::at(self.bytes, at)?;
+        let close_end = members(self.bytes, open, |member| {
             let start = self.out.len();
             if written > 0 {
                 self.out.push(',');
@@ -85,8 +74,10 @@ impl Walk<'_> {
                 true => self.out.truncate(start),
                 false => written += 1,
             }
-            next = after_member(self.bytes, end)?;
-        }
+            Some(end)
+        })?;
+        self.out.push('}');
+        Some(close_end)
     }
 
     fn array(&mut self, open: usize, depth: usize) -> Option<usize> {

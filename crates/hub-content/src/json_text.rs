@@ -107,7 +107,7 @@ impl Member {
 
 /// What follows a member's value ending at `value_end`: the next member's start, or `None`
 /// with the end of the object's closing brace.
-pub(crate) fn after_member(bytes: &[u8], value_end: usize) -> Option<Result<usize, usize>> {
+fn after_member(bytes: &[u8], value_end: usize) -> Option<Result<usize, usize>> {
     let after = skip_space(bytes, value_end);
     match *bytes.get(after)? {
         b',' => Some(Ok(skip_space(bytes, after + 1))),
@@ -118,11 +118,28 @@ pub(crate) fn after_member(bytes: &[u8], value_end: usize) -> Option<Result<usiz
 
 /// The first member's start of the object whose `{` is at `open`, or `None` with the end
 /// of an empty object.
-pub(crate) fn first_member(bytes: &[u8], open: usize) -> Option<Result<usize, usize>> {
+fn first_member(bytes: &[u8], open: usize) -> Option<Result<usize, usize>> {
     let at = skip_space(bytes, open + 1);
     match *bytes.get(at)? {
         b'}' => Some(Err(at + 1)),
         _ => Some(Ok(at)),
+    }
+}
+
+/// Walks the object whose `{` is at `open`: `member(m)` takes each member and returns where
+/// its value ends. Returns the end of the object's `}`, or `None` when a member or a
+/// separator is not JSON this walk reads.
+pub(crate) fn members(
+    bytes: &[u8],
+    open: usize,
+    mut member: impl FnMut(Member) -> Option<usize>,
+) -> Option<usize> {
+    let mut next = first_member(bytes, open)?;
+    loop {
+        match next {
+            Ok(at) => next = after_member(bytes, member(Member::at(bytes, at)?)?)?,
+            Err(close_end) => return Some(close_end),
+        }
     }
 }
 
@@ -157,23 +174,17 @@ pub(crate) fn object_members(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     if *bytes.get(open)? != b'{' {
         return None;
     }
-    let mut members = Vec::new();
-    let mut next = first_member(bytes, open)?;
-    loop {
-        match next {
-            Ok(at) => {
-                let member = Member::at(bytes, at)?;
-                let start = skip_space(bytes, member.value_at);
-                let end = value_end(bytes, start)?;
-                members.push((
-                    key(&text[member.key_start..member.key_end])?,
-                    &text[start..end],
-                ));
-                next = after_member(bytes, end)?;
-            }
-            Err(end) => return (skip_space(bytes, end) == bytes.len()).then_some(members),
-        }
-    }
+    let mut found = Vec::new();
+    let close_end = members(bytes, open, |member| {
+        let start = skip_space(bytes, member.value_at);
+        let end = value_end(bytes, start)?;
+        found.push((
+            key(&text[member.key_start..member.key_end])?,
+            &text[start..end],
+        ));
+        Some(end)
+    })?;
+    (skip_space(bytes, close_end) == bytes.len()).then_some(found)
 }
 
 /// The value text of the member named `name` among [`object_members`]' members; a key
@@ -246,29 +257,48 @@ impl<'a> Splice<'a> {
 /// Cuts members out of one object, each with the comma that separates it: the one before
 /// it when a kept member precedes it, else the one after it. So `{"a":1,"b":2}` loses
 /// `"a":1,` or `,"b":2`, and an object whose every member is cut is left `{}`.
+///
+/// For each member in turn: [`MemberCuts::start`] before anything inside its value is
+/// edited, then [`MemberCuts::member`] once its value's end is known; [`MemberCuts::finish`]
+/// after the last. A member cut with the comma after it goes when the next one starts, so
+/// the walk needs no look-ahead and the spans stay in order.
 #[derive(Debug, Default)]
 pub(crate) struct MemberCuts {
     kept_before: bool,
     /// Where the previous member's value ended.
     previous_end: Option<usize>,
+    /// The key of a member cut with the comma after it, not yet removed.
+    pending: Option<usize>,
 }
 
 impl MemberCuts {
-    /// Records one member (key at `key_start`, value ending at `value_end`, the next
-    /// member at `next`), cutting it when `cut`.
+    /// A member starts: a member cut with the comma after it goes, up to this one's key.
+    pub(crate) fn start(&mut self, splice: &mut Splice, member: Member) {
+        if let Some(start) = self.pending.take() {
+            splice.replace(start, member.key_start, "");
+        }
+    }
+
+    /// The member whose value ends at `value_end`, cut when `cut`.
     pub(crate) fn member(
         &mut self,
         splice: &mut Splice,
         member: Member,
         value_end: usize,
-        next: Option<usize>,
         cut: bool,
     ) {
         match (cut, self.kept_before, self.previous_end) {
             (false, ..) => self.kept_before = true,
             (true, true, Some(previous_end)) => splice.replace(previous_end, value_end, ""),
-            (true, ..) => splice.replace(member.key_start, next.unwrap_or(value_end), ""),
+            (true, ..) => self.pending = Some(member.key_start),
         }
         self.previous_end = Some(value_end);
+    }
+
+    /// The object closed: a member cut with no member after it goes up to its value's end.
+    pub(crate) fn finish(self, splice: &mut Splice) {
+        if let (Some(start), Some(end)) = (self.pending, self.previous_end) {
+            splice.replace(start, end, "");
+        }
     }
 }

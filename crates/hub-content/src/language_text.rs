@@ -13,8 +13,7 @@ use std::borrow::Cow;
 use hub_model::LANGUAGES;
 
 use crate::json_text::{
-    after_member, elements, first_member, key, scalar_end, skip_space, string_end, value_end,
-    Member, MemberCuts, Splice,
+    elements, key, members, scalar_end, skip_space, string_end, value_end, MemberCuts, Splice,
 };
 
 /// Nesting deeper than this is left to the parsed path, whose own limit then answers.
@@ -57,13 +56,9 @@ impl Walk<'_, '_> {
     }
 
     fn object(&mut self, open: usize, depth: usize) -> Option<usize> {
-        let mut at = match first_member(self.bytes, open)? {
-            Ok(at) => at,
-            Err(end) => return Some(end),
-        };
         let mut cuts = MemberCuts::default();
-        loop {
-            let member = Member::at(self.bytes, at)?;
+        let close_end = members(self.bytes, open, |member| {
+            cuts.start(&mut self.splice, member);
             let name = key(&self.text[member.key_start..member.key_end])?;
             let cut = name != self.lang && LANGUAGES.contains(&name.as_ref());
             // A member cut whole is only skipped: its span goes, whatever is inside.
@@ -71,13 +66,11 @@ impl Walk<'_, '_> {
                 true => value_end(self.bytes, member.value_at)?,
                 false => self.value(member.value_at, depth + 1)?,
             };
-            let next = after_member(self.bytes, end)?;
-            cuts.member(&mut self.splice, member, end, next.ok(), cut);
-            match next {
-                Ok(next) => at = next,
-                Err(close_end) => return Some(close_end),
-            }
-        }
+            cuts.member(&mut self.splice, member, end, cut);
+            Some(end)
+        })?;
+        cuts.finish(&mut self.splice);
+        Some(close_end)
     }
 
     fn array(&mut self, open: usize, depth: usize) -> Option<usize> {
