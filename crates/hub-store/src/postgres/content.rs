@@ -131,7 +131,7 @@ impl ContentRepo for PgContent {
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
         let id_key = id.to_lowercase();
         self.backend
-            .read(move |conn| async move {
+            .point_read(move |conn| async move {
                 let stmt = conn
                     .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
                     .await?;
@@ -172,7 +172,7 @@ impl ContentRepo for PgContent {
             .revisions
             .get(|| {
                 backend.revision_reads.fetch_add(1, Ordering::Relaxed);
-                backend.read(read_revisions)
+                backend.point_read(read_revisions)
             })
             .await?;
         Ok(revisions.get(entity).copied().unwrap_or(0))
@@ -301,7 +301,7 @@ impl ContentRepo for PgContent {
     }
 }
 
-async fn read_revisions(conn: Conn) -> Result<Revisions> {
+async fn read_revisions(conn: Arc<Conn>) -> Result<Revisions> {
     let stmt = conn.prepare_cached(crate::content::REVISIONS_SQL).await?;
     Ok(Arc::new(
         conn.query(&stmt, &[])

@@ -289,6 +289,11 @@ impl Conn {
         })
     }
 
+    /// Whether the connection has closed (the server went away or ended it).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.object.is_closed()
+    }
+
     /// A read-only repeatable-read transaction: one snapshot for several reads.
     pub(crate) async fn snapshot(&mut self) -> Result<Tx<'_>, Error> {
         Ok(Tx {
