@@ -67,11 +67,12 @@ pub struct Config {
     pub database_pool_size: u32,
     /// Connections of the primary's pool that all requests share for reads of one
     /// document by id and of the write revisions: concurrent reads are pipelined on them
-    /// (at most half the pool; 0 = each read takes a connection of its own). Not used
-    /// behind a transaction-mode pooler or with a replica.
-    #[arg(long, env = "HUB_DATABASE_SHARED_CONNECTIONS", default_value = "1",
+    /// (default one per four cores, at least one; at most half the pool; 0 = each read
+    /// takes a connection of its own). Not used behind a transaction-mode pooler or with
+    /// a replica.
+    #[arg(long, env = "HUB_DATABASE_SHARED_CONNECTIONS",
           value_parser = clap::value_parser!(u32).range(0..=500))]
-    pub database_shared_connections: u32,
+    pub database_shared_connections: Option<u32>,
     /// Fill an empty store with the demo dataset on start (file key only; the flag is
     /// `--no-demo`).
     #[arg(skip = true)]
@@ -285,7 +286,11 @@ impl Config {
             replica_max_lag: std::time::Duration::from_millis(self.database_replica_max_lag_ms),
             transaction_pooler: self.database_pooler == DatabasePooler::Transaction,
             pool_size: self.database_pool_size as usize,
-            shared_connections: self.database_shared_connections as usize,
+            shared_connections: self
+                .database_shared_connections
+                .map_or_else(hub_store::postgres::shared_connections_for_cores, |n| {
+                    n as usize
+                }),
             revision_notify: self.response_cache_revisions == CacheRevisions::Notify,
             generic_plans: self.database_plans == DatabasePlans::Generic,
             runtime: None,

@@ -46,7 +46,8 @@ async fn more_reads_by_key_than_the_pool_has_connections_run_at_once_on_one() {
     // the fifth would wait for one of the four forever.
     let burst = 3 * pool_size;
     let gate = Arc::new(tokio::sync::Barrier::new(burst));
-    let reads = futures::future::join_all((0..burst).map(|_| point_read_pid(&backend, gate.clone())));
+    let reads =
+        futures::future::join_all((0..burst).map(|_| point_read_pid(&backend, gate.clone())));
     let pids = tokio::time::timeout(Duration::from_secs(20), reads)
         .await
         .expect("reads by key waited for pooled connections");
@@ -75,7 +76,11 @@ async fn pipelined_reads_each_get_their_own_answer() {
                 .await
         })
     });
-    for (n, answer) in futures::future::join_all(reads).await.into_iter().enumerate() {
+    for (n, answer) in futures::future::join_all(reads)
+        .await
+        .into_iter()
+        .enumerate()
+    {
         assert_eq!(answer.unwrap().unwrap(), (n as i32, n), "read {n}");
     }
 }
@@ -93,7 +98,12 @@ async fn documents_by_id_read_concurrently_are_each_their_own() {
     };
     let store = crate::Store::open_postgres_with(database.url(), &settings).unwrap();
     let docs: Vec<(&'static str, serde_json::Value)> = (0..60)
-        .map(|n| ("Article", json!({"Id": format!("A{n}"), "Shortname": "x".repeat(n * 100)})))
+        .map(|n| {
+            (
+                "Article",
+                json!({"Id": format!("A{n}"), "Shortname": "x".repeat(n * 100)}),
+            )
+        })
         .collect();
     let writer = store.clone();
     tokio::task::spawn_blocking(move || writer.content().put_batch_blocking(&docs, &mut |_| {}))
@@ -102,15 +112,31 @@ async fn documents_by_id_read_concurrently_are_each_their_own() {
         .unwrap();
     let reads = (0..240usize).map(|i| {
         let store = store.clone();
-        tokio::spawn(async move { store.content().get("Article", &format!("a{}", i % 60)).await })
+        tokio::spawn(async move {
+            store
+                .content()
+                .get("Article", &format!("a{}", i % 60))
+                .await
+        })
     });
-    for (i, read) in futures::future::join_all(reads).await.into_iter().enumerate() {
+    for (i, read) in futures::future::join_all(reads)
+        .await
+        .into_iter()
+        .enumerate()
+    {
         let text = read.unwrap().unwrap().expect("the document is there");
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc["Id"], format!("A{}", i % 60), "read {i}");
-        assert_eq!(doc["Shortname"].as_str().unwrap().len(), (i % 60) * 100, "read {i}");
+        assert_eq!(
+            doc["Shortname"].as_str().unwrap().len(),
+            (i % 60) * 100,
+            "read {i}"
+        );
     }
-    assert_eq!(store.content().get("Article", "missing").await.unwrap(), None);
+    assert_eq!(
+        store.content().get("Article", "missing").await.unwrap(),
+        None
+    );
     drop(store);
 }
 
@@ -138,7 +164,10 @@ async fn a_shared_connection_the_server_closed_is_replaced() {
     for _ in 0..50 {
         let read = backend
             .point_read(|conn| async move {
-                Ok(conn.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0))
+                Ok(conn
+                    .query_one("SELECT pg_backend_pid()", &[])
+                    .await?
+                    .get::<_, i32>(0))
             })
             .await;
         match read {
