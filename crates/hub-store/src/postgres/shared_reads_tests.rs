@@ -10,18 +10,25 @@ use serde_json::json;
 use super::session::Queries;
 use super::{PgBackend, PgSettings};
 
-/// A backend on a fresh database with `pool_size` connections, `shared` of them wanted
-/// for reads by key; `None` (skipped) without a server or behind a transaction-mode
-/// pooler, where nothing is shared.
-fn backend(label: &str, pool_size: usize, shared: usize) -> Option<PgBackend> {
-    let admin = super::test_server::admin_with_sessions("that shares no connection")?;
-    let settings = PgSettings {
+/// `pool_size` connections, `shared` of them wanted for reads by key.
+fn settings(pool_size: usize, shared: usize) -> PgSettings {
+    PgSettings {
         pool_size,
         shared_connections: shared,
         ..PgSettings::for_tests()
-    };
-    let database = super::test_server::database(&admin, label);
-    Some(PgBackend::open_throwaway(database, &settings).unwrap())
+    }
+}
+
+/// The test server's admin URL; `None` (skipped) without one or behind a transaction-mode
+/// pooler, where nothing is shared.
+fn admin() -> Option<String> {
+    super::test_server::admin_with_sessions("that shares no connection")
+}
+
+/// A backend on a fresh database with [`settings`]; `None` as [`admin`].
+fn backend(label: &str, pool_size: usize, shared: usize) -> Option<PgBackend> {
+    let database = super::test_server::database(&admin()?, label);
+    Some(PgBackend::open_throwaway(database, &settings(pool_size, shared)).unwrap())
 }
 
 /// The server process that answers a read by key on `backend`, once `gate` lets every
@@ -87,16 +94,11 @@ async fn pipelined_reads_each_get_their_own_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn documents_by_id_read_concurrently_are_each_their_own() {
-    let Some(admin) = super::test_server::admin_with_sessions("that shares no connection") else {
+    let Some(admin) = admin() else {
         return;
     };
     let database = super::test_server::database(&admin, "shared_docs");
-    let settings = PgSettings {
-        pool_size: 4,
-        shared_connections: 1,
-        ..PgSettings::for_tests()
-    };
-    let store = crate::Store::open_postgres_with(database.url(), &settings).unwrap();
+    let store = crate::Store::open_postgres_with(database.url(), &settings(4, 1)).unwrap();
     let docs: Vec<(&'static str, serde_json::Value)> = (0..60)
         .map(|n| {
             (
@@ -142,20 +144,18 @@ async fn documents_by_id_read_concurrently_are_each_their_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_connection_the_server_closed_is_replaced() {
-    let Some(admin) = super::test_server::admin_with_sessions("that shares no connection") else {
-        return;
-    };
     let Some(backend) = backend("shared_closed", 4, 1) else {
         return;
     };
     let pid = || point_read_pid(&backend, Arc::new(tokio::sync::Barrier::new(1)));
     let before = pid().await;
-    let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    client
-        .execute("SELECT pg_terminate_backend($1)", &[&before])
+    // Ended from a pooled connection of the same role, as an administrator would.
+    backend
+        .read(move |conn| async move {
+            conn.execute("SELECT pg_terminate_backend($1)", &[&before])
+                .await?;
+            Ok(())
+        })
         .await
         .unwrap();
     // A read sent before the connection noticed its end may fail as unavailable (a
