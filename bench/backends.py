@@ -21,7 +21,11 @@ a release `hub serve` on loopback, and per workload prints for both backends:
 
 Usage: bench/backends.py [--postgres ADMIN_URL] [--scale N] [--duration S] [--only content|timeseries]
                          [--baseline HUB_BINARY] [--repeat N] [--cache-off] [--notify] [--provenances N]
-Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh.
+                         [--socket]
+Without --postgres it starts a throwaway cluster with scripts/pg-throwaway.sh, reached
+over TCP on 127.0.0.1, or with --socket over its Unix socket (what docs/deployment.md
+recommends when PostgreSQL runs on the same machine; with --postgres, give a socket URL
+such as postgres://postgres@%2Fpath%2Fto%2Fsocket-dir:PORT/postgres instead).
 With --baseline, a second pair of servers runs that binary (an earlier build of Hub) over
 the same two stores, and every workload runs on all four in turn, so a change is compared
 before/after in one run on the same noisy machine; --repeat N interleaves N rounds and
@@ -244,6 +248,8 @@ def add_provenances(sqlite_dir, pg_url, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--postgres")
+    ap.add_argument("--socket", action="store_true",
+                    help="reach the throwaway cluster over its Unix socket instead of TCP")
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--sequential", type=int, default=40)
@@ -256,6 +262,8 @@ def main():
     ap.add_argument("--notify", action="store_true",
                     help="a third server of this build on the same PostgreSQL database with --response-cache-revisions notify")
     args = ap.parse_args()
+    if args.socket and args.postgres:
+        sys.exit("--socket applies to the throwaway cluster; give --postgres a socket URL instead")
     for tool in ("wrk", "psql"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is missing (apt-get install {'wrk' if tool == 'wrk' else 'postgresql-client'})")
@@ -270,6 +278,11 @@ def main():
         cluster = tempfile.mkdtemp(prefix="hub-bench-pg-")
         admin = subprocess.run([os.path.join(ROOT, "scripts", "pg-throwaway.sh"), "start", cluster],
                                check=True, capture_output=True, text=True).stdout.strip()
+        if args.socket:
+            # The script puts the socket in the cluster's directory; the port names it.
+            port = urllib.parse.urlparse(admin).port
+            admin = f"postgres://postgres@{urllib.parse.quote(cluster, safe='')}:{port}/postgres"
+    print(f"PostgreSQL: {re.sub(r'//[^@/]*@', '//', admin)}")
     def database(name):
         url = re.sub(r"/[^/?]*(\?|$)", rf"/{name}\1", admin, count=1) if admin.count("/") >= 3 else f"{admin}/{name}"
         sh("psql", admin, "-X", "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", "-c",
