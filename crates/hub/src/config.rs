@@ -462,7 +462,44 @@ impl Config {
 fn read_file(path: &Path) -> anyhow::Result<toml::Table> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
-    toml::from_str(&text).map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))
+    let table: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+    check_file_values(&table)
+        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+    Ok(table)
+}
+
+/// Parses each file value that is a string, number or boolean as its flag
+/// (`--key=value`), so a file key keeps the flag's limits (`database_pool_size = 0` is
+/// refused as `--database-pool-size 0` is); serde alone takes any value of the field's
+/// type. A list (`rawfilter_indexes`) is checked where it is used.
+fn check_file_values(table: &toml::Table) -> anyhow::Result<()> {
+    let command = Config::declared();
+    for arg in command.get_arguments() {
+        let (key, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
+            continue;
+        };
+        if !arg.get_action().takes_values() {
+            continue;
+        }
+        let text = match table.get(key) {
+            Some(toml::Value::String(text)) => text.clone(),
+            Some(toml::Value::Integer(n)) => n.to_string(),
+            Some(toml::Value::Float(x)) => x.to_string(),
+            Some(toml::Value::Boolean(b)) => b.to_string(),
+            _ => continue,
+        };
+        // Without variables: only the file's value is parsed.
+        let flag = format!("--{long}={text}");
+        let parsed = Config::declared_without_env().try_get_matches_from(["hub", flag.as_str()]);
+        if let Err(e) = parsed {
+            let reason = e.to_string();
+            let reason = reason.lines().next().unwrap_or_default();
+            let reason = reason.trim_start_matches("error: ");
+            anyhow::bail!("key `{key}`: {reason}");
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

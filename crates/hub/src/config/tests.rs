@@ -181,3 +181,50 @@ fn readme_table_matches_the_declaration_both_ways() {
         );
     }
 }
+
+/// `--database-shared-connections` and its file key reach the PostgreSQL settings; unset,
+/// the machine's cores decide; a count outside 0–500 is refused, naming the flag.
+#[test]
+fn shared_connections_come_from_flag_or_file_and_default_to_the_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hub.toml");
+    std::fs::write(&file, "database_shared_connections = 3\n").unwrap();
+    let resolve = |flags: &[&str], file: Option<&std::path::Path>| {
+        let args = std::iter::once("hub").chain(flags.iter().copied());
+        let matches = Config::declared().try_get_matches_from(args)?;
+        Ok::<_, anyhow::Error>(Config::resolve(&matches, file)?.postgres_settings())
+    };
+    let cases: &[(&[&str], Option<&std::path::Path>, usize)] = &[
+        (
+            &[],
+            None,
+            hub_store::postgres::shared_connections_for_cores(),
+        ),
+        (&[], Some(&file), 3),
+        (&["--database-shared-connections", "0"], Some(&file), 0),
+        (&["--database-shared-connections", "500"], None, 500),
+    ];
+    for (flags, file, shared) in cases {
+        let settings = resolve(flags, *file).unwrap();
+        assert_eq!(settings.shared_connections, *shared, "{flags:?} {file:?}");
+    }
+    let refused = resolve(&["--database-shared-connections", "501"], None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("--database-shared-connections"),
+        "{refused}"
+    );
+    // The file keeps the flags' limits.
+    for (text, key) in [
+        (
+            "database_shared_connections = 501\n",
+            "database_shared_connections",
+        ),
+        ("database_pool_size = 0\n", "database_pool_size"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let refused = resolve(&[], Some(&file)).unwrap_err().to_string();
+        assert!(refused.contains(key), "{text}: {refused}");
+    }
+}
