@@ -462,10 +462,10 @@ impl Config {
 fn read_file(path: &Path) -> anyhow::Result<toml::Table> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
-    let table: toml::Table = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
-    check_file_values(&table)
-        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+    let in_file =
+        |e: &dyn std::fmt::Display| anyhow::anyhow!("config file {}: {e}", path.display());
+    let table: toml::Table = toml::from_str(&text).map_err(|e| in_file(&e))?;
+    check_file_values(&table).map_err(|e| in_file(&e))?;
     Ok(table)
 }
 
@@ -474,29 +474,28 @@ fn read_file(path: &Path) -> anyhow::Result<toml::Table> {
 /// refused as `--database-pool-size 0` is); serde alone takes any value of the field's
 /// type. A list (`rawfilter_indexes`) is checked where it is used.
 fn check_file_values(table: &toml::Table) -> anyhow::Result<()> {
-    let command = Config::declared();
-    for arg in command.get_arguments() {
-        let (key, Some(long)) = (arg.get_id().as_str(), arg.get_long()) else {
-            continue;
-        };
-        if !arg.get_action().takes_values() {
-            continue;
-        }
-        let text = match table.get(key) {
-            Some(toml::Value::String(text)) => text.clone(),
-            Some(toml::Value::Integer(n)) => n.to_string(),
-            Some(toml::Value::Float(x)) => x.to_string(),
-            Some(toml::Value::Boolean(b)) => b.to_string(),
-            _ => continue,
-        };
-        // Without variables: only the file's value is parsed.
-        let flag = format!("--{long}={text}");
-        let parsed = Config::declared_without_env().try_get_matches_from(["hub", flag.as_str()]);
-        if let Err(e) = parsed {
+    // Without variables: only the file's value is parsed.
+    let mut command = Config::declared_without_env();
+    let flags: Vec<(String, String)> = command
+        .get_arguments()
+        .filter(|arg| arg.get_action().takes_values())
+        .filter_map(|arg| {
+            let key = arg.get_id().as_str();
+            let text = match table.get(key)? {
+                toml::Value::String(text) => text.clone(),
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(x) => x.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ => return None,
+            };
+            Some((key.to_string(), format!("--{}={text}", arg.get_long()?)))
+        })
+        .collect();
+    for (key, flag) in flags {
+        if let Err(e) = command.try_get_matches_from_mut(["hub", flag.as_str()]) {
             let reason = e.to_string();
             let reason = reason.lines().next().unwrap_or_default();
-            let reason = reason.trim_start_matches("error: ");
-            anyhow::bail!("key `{key}`: {reason}");
+            anyhow::bail!("key `{key}`: {}", reason.trim_start_matches("error: "));
         }
     }
     Ok(())
