@@ -17,6 +17,9 @@ pub enum SqlValue {
     Text(String),
 }
 
+/// The document column, `doc` of the row alias `c` of `content`.
+pub const DOCUMENT_COLUMN: &str = "c.doc";
+
 /// Accumulates SQL text and its parameters; placeholders are numbered per dialect
 /// (`?1` for SQLite, `$1` for PostgreSQL).
 #[derive(Debug, Clone)]
@@ -24,6 +27,8 @@ pub struct SqlBuilder {
     pub dialect: Dialect,
     sql: String,
     params: Vec<SqlValue>,
+    /// Where [`SqlBuilder::document`] wrote the document column, if it did.
+    document_at: Option<usize>,
 }
 
 impl SqlBuilder {
@@ -32,7 +37,30 @@ impl SqlBuilder {
             dialect,
             sql: String::with_capacity(256),
             params: Vec::new(),
+            document_at: None,
         }
+    }
+
+    /// Appends [`DOCUMENT_COLUMN`], the document of the row alias `c` of `content`, as a
+    /// column of the statement's result, and remembers where: a backend that keeps
+    /// documents it has read may select their key instead
+    /// ([`SqlBuilder::with_document_replaced`]). At most one per statement.
+    pub fn document(&mut self) -> &mut Self {
+        self.document_at = Some(self.sql.len());
+        self.sql.push_str(DOCUMENT_COLUMN);
+        self
+    }
+
+    /// The statement's text with the column [`SqlBuilder::document`] wrote replaced by
+    /// `columns` (trusted SQL over the same alias `c`); `None` when it wrote none. The
+    /// parameters are unchanged.
+    pub fn with_document_replaced(&self, columns: &str) -> Option<String> {
+        let at = self.document_at?;
+        let mut sql = String::with_capacity(self.sql.len() + columns.len());
+        sql.push_str(&self.sql[..at]);
+        sql.push_str(columns);
+        sql.push_str(&self.sql[at + DOCUMENT_COLUMN.len()..]);
+        Some(sql)
     }
 
     /// Appends trusted SQL text (never client input).
@@ -100,6 +128,13 @@ impl SqlBuilder {
         if part.contains(marker) {
             return None;
         }
+        if let Some(at) = self.document_at {
+            if range.start < at + DOCUMENT_COLUMN.len() && at < range.end {
+                self.document_at = None;
+            } else if range.end <= at {
+                self.document_at = Some(at - range.len() + text.len());
+            }
+        }
         self.sql.replace_range(range, text);
         Some(())
     }
@@ -140,5 +175,48 @@ mod tests {
     #[test]
     fn like_escaping_makes_wildcards_literal() {
         assert_eq!(escape_like("50%_off\\"), "50\\%\\_off\\\\");
+    }
+
+    #[test]
+    fn the_document_column_can_be_replaced_where_it_was_written() {
+        let mut q = SqlBuilder::new(Dialect::Postgres);
+        q.sql("SELECT ")
+            .document()
+            .sql(", c.docb FROM content c WHERE c.id_key = ")
+            .text("a");
+        assert_eq!(
+            q.with_document_replaced("c.id_key").as_deref(),
+            Some("SELECT c.id_key, c.docb FROM content c WHERE c.id_key = $1")
+        );
+        assert_eq!(
+            q.as_sql(),
+            "SELECT c.doc, c.docb FROM content c WHERE c.id_key = $1"
+        );
+        // A statement that wrote no document column by name has nothing to replace.
+        let mut plain = SqlBuilder::new(Dialect::Postgres);
+        plain.sql("SELECT c.doc FROM content c");
+        assert_eq!(plain.with_document_replaced("c.id_key"), None);
+    }
+
+    #[test]
+    fn replacing_text_keeps_the_document_column_found() {
+        let mut q = SqlBuilder::new(Dialect::Sqlite);
+        q.sql("SELECT x, ").document().sql(" FROM content c");
+        // Before the column: its place moves with the text.
+        q.replace_text(7..8, "longer_x").unwrap();
+        assert_eq!(q.as_sql(), "SELECT longer_x, c.doc FROM content c");
+        assert_eq!(
+            q.with_document_replaced("k").as_deref(),
+            Some("SELECT longer_x, k FROM content c")
+        );
+        // After it: unchanged.
+        q.replace_text(28..37, "t").unwrap();
+        assert_eq!(
+            q.with_document_replaced("k").as_deref(),
+            Some("SELECT longer_x, k FROM t")
+        );
+        // Over it: forgotten rather than pointing into other text.
+        q.replace_text(17..22, "c.other").unwrap();
+        assert_eq!(q.with_document_replaced("k"), None);
     }
 }

@@ -228,6 +228,15 @@ impl Store {
         }
     }
 
+    /// What the PostgreSQL backend's document cache holds and has answered
+    /// (`content::document_cache`); `None` on SQLite, which keeps no documents.
+    pub fn document_cache(&self) -> Option<content::document_cache::DocumentCacheStats> {
+        match &*self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => Some(b.documents.stats()),
+        }
+    }
+
     /// How many times the content write revisions were read from the database (each
     /// response-cache hit needs them; memory answers while it may).
     pub fn revision_reads(&self) -> u64 {

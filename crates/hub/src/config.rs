@@ -73,6 +73,13 @@ pub struct Config {
     #[arg(long, env = "HUB_DATABASE_SHARED_CONNECTIONS",
           value_parser = clap::value_parser!(u32).range(0..=500))]
     pub database_shared_connections: Option<u32>,
+    /// Bytes of PostgreSQL documents kept in this process by their row version (default
+    /// 32 MiB): list pages and reads by id select each document's key and version and
+    /// read only the texts not kept at that version, so a write by any process is seen
+    /// at once; 0 reads every text. SQLite reads its own pages and keeps none.
+    #[arg(long, env = "HUB_DATABASE_DOCUMENT_CACHE_BYTES", default_value = "33554432",
+          value_parser = clap::value_parser!(u64).range(0..=(1u64 << 40)))]
+    pub database_document_cache_bytes: u64,
     /// Fill an empty store with the demo dataset on start (file key only; the flag is
     /// `--no-demo`).
     #[arg(skip = true)]
@@ -291,6 +298,8 @@ impl Config {
                 .map_or_else(hub_store::postgres::shared_connections_for_cores, |n| {
                     n as usize
                 }),
+            document_cache_bytes: usize::try_from(self.database_document_cache_bytes)
+                .unwrap_or(usize::MAX),
             revision_notify: self.response_cache_revisions == CacheRevisions::Notify,
             generic_plans: self.database_plans == DatabasePlans::Generic,
             runtime: None,

@@ -288,6 +288,9 @@ pub async fn serve_metrics(State(source): State<MetricsSource>) -> Response {
          hub_store_list_counts_total {}\n",
         source.store.list_counts()
     );
+    if let Some(documents) = source.store.document_cache() {
+        text.push_str(&render_document_cache(&documents));
+    }
     if let Some(replica) = source.store.replica_status() {
         text.push_str(&render_replica(&replica));
     }
@@ -320,9 +323,53 @@ fn render_response_cache(stats: &hub_content::response_cache::CacheStats) -> Str
     )
 }
 
+/// The PostgreSQL document cache's gauges and counters.
+fn render_document_cache(stats: &hub_store::content::document_cache::DocumentCacheStats) -> String {
+    format!(
+        "# HELP hub_store_document_cache_bytes Bytes held by documents kept by their row version (texts, keys, bookkeeping).\n\
+         # TYPE hub_store_document_cache_bytes gauge\n\
+         hub_store_document_cache_bytes {}\n\
+         # HELP hub_store_document_cache_budget_bytes Bytes the document cache may hold.\n\
+         # TYPE hub_store_document_cache_budget_bytes gauge\n\
+         hub_store_document_cache_budget_bytes {}\n\
+         # HELP hub_store_document_cache_documents Documents kept.\n\
+         # TYPE hub_store_document_cache_documents gauge\n\
+         hub_store_document_cache_documents {}\n\
+         # HELP hub_store_document_cache_hits_total Documents of pages and reads by id answered from the cache.\n\
+         # TYPE hub_store_document_cache_hits_total counter\n\
+         hub_store_document_cache_hits_total {}\n\
+         # HELP hub_store_document_cache_misses_total Documents whose text was read from the database (not kept, or kept at another version).\n\
+         # TYPE hub_store_document_cache_misses_total counter\n\
+         hub_store_document_cache_misses_total {}\n",
+        stats.bytes, stats.budget, stats.documents, stats.hits, stats.misses
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_document_cache_is_reported_as_gauges_and_counters() {
+        let text = render_document_cache(&hub_store::content::document_cache::DocumentCacheStats {
+            budget: 1024,
+            bytes: 512,
+            documents: 3,
+            hits: 20,
+            misses: 7,
+        });
+        for line in [
+            "# TYPE hub_store_document_cache_bytes gauge",
+            "hub_store_document_cache_bytes 512",
+            "hub_store_document_cache_budget_bytes 1024",
+            "hub_store_document_cache_documents 3",
+            "# TYPE hub_store_document_cache_hits_total counter",
+            "hub_store_document_cache_hits_total 20",
+            "hub_store_document_cache_misses_total 7",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
 
     #[test]
     fn pools_are_gauges_labelled_by_pool() {

@@ -116,7 +116,7 @@ impl BookmarkedPage {
     pub fn seek(&self, key: &OrderKey, dialect: Dialect) -> SqlBuilder {
         let skipped = self.offset - self.mark() * STRIDE;
         let mut page = SqlBuilder::new(dialect);
-        page.sql("SELECT c.doc, ");
+        page.sql("SELECT ").document().sql(", ");
         revision(&mut page, self.entity);
         page.sql(" FROM (SELECT c.id_key AS k, c.sort_key AS o FROM content c");
         self.matches(&mut page, skipped + u64::from(self.size));

@@ -408,7 +408,9 @@ fn nearest_page(
     others.filters.retain(|f| !is_around(f, centre));
 
     let mut page = SqlBuilder::new(dialect);
-    page.sql("SELECT c.doc FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, ");
+    page.sql("SELECT ")
+        .document()
+        .sql(" FROM (SELECT n.e, n.k, n.d FROM (SELECT c.entity AS e, c.id_key AS k, ");
     compile_distance_order(&mut page, latitude, longitude);
     page.sql(" AS d FROM content c");
     let checks = others.where_clause(&mut page);

@@ -286,7 +286,7 @@ impl ContentQuery {
     /// The documents selected, sorted and paged in one statement.
     fn compile_documents_in_order(&self, dialect: Dialect) -> CompiledList {
         let mut page = SqlBuilder::new(dialect);
-        page.sql("SELECT c.doc FROM content c");
+        page.sql("SELECT ").document().sql(" FROM content c");
         let checks = self.where_clause(&mut page);
         page.sql(" ORDER BY ");
         match &self.order {
@@ -418,10 +418,10 @@ impl ContentQuery {
         // evaluating the filters a second time; a plain list counts from the index.
         let with_total = !self.filters.is_empty();
         let mut page = SqlBuilder::new(dialect);
-        page.sql(if with_total {
-            "SELECT c.doc, p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, "
+        page.sql("SELECT ").document().sql(if with_total {
+            ", p.n FROM (SELECT c.id_key AS k, COUNT(*) OVER () AS n, "
         } else {
-            "SELECT c.doc FROM (SELECT c.id_key AS k, "
+            " FROM (SELECT c.id_key AS k, "
         });
         // The order's key and how it sorts (the next begin: events without one last).
         let mut descending = false;

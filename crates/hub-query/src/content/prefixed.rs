@@ -314,7 +314,7 @@ impl PrefixedPage {
     /// The documents of `keys`, in no order: `id_key, doc, revision`.
     pub fn documents(&self, keys: &[String], dialect: Dialect) -> SqlBuilder {
         let mut q = SqlBuilder::new(dialect);
-        q.sql("SELECT c.id_key, c.doc, ");
+        q.sql("SELECT c.id_key, ").document().sql(", ");
         revision(&mut q, self.query.entity);
         of_keys(&mut q, self.query.entity, keys);
         q

@@ -419,3 +419,49 @@ fn the_first_pages_of_a_whole_list_read_documents_along_the_order_index() {
         "SELECT c.doc FROM content c WHERE c.entity = $1 ORDER BY c.sort_key, c.id_key LIMIT $2 OFFSET $3"
     );
 }
+
+#[test]
+fn every_page_statement_marks_its_document_column() {
+    // A backend that keeps documents selects their keys instead: every statement that
+    // reads a page's documents must say where its document column is.
+    let circle = geo::GeoCircle {
+        latitude: 46.5,
+        longitude: 11.3,
+        metres: 5000.0,
+    };
+    let nearest = ContentOrder::Distance {
+        latitude: 46.5,
+        longitude: 11.3,
+    };
+    let queries = [
+        ("default order", query(vec![], ContentOrder::Default)),
+        (
+            "filtered",
+            query(vec![ContentFilter::Active(true)], ContentOrder::Default),
+        ),
+        ("seed", query(vec![], ContentOrder::Seed("7".into()))),
+        (
+            "radius",
+            query(vec![ContentFilter::Radius(circle)], nearest),
+        ),
+        (
+            "next begin",
+            query(
+                vec![],
+                ContentOrder::NextBegin {
+                    descending: false,
+                    now: "2026-01-01".into(),
+                },
+            ),
+        ),
+    ];
+    for (name, q) in queries {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let page = q.compile(dialect).page;
+            let keyed = page.with_document_replaced("c.id_key");
+            let keyed = keyed.unwrap_or_else(|| panic!("{name}, {dialect:?}: {}", page.as_sql()));
+            assert!(!keyed.contains("c.doc "), "{name}, {dialect:?}: {keyed}");
+            assert!(!keyed.contains("c.doc,"), "{name}, {dialect:?}: {keyed}");
+        }
+    }
+}

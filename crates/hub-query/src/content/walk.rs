@@ -201,7 +201,9 @@ impl WholeWalk {
         let dense = matched > 0 && matched.saturating_mul(WHOLE_WALK_SHARE) >= documents;
         dense.then(|| {
             let mut q = SqlBuilder::new(Dialect::Sqlite);
-            q.sql("SELECT c.doc FROM content c")
+            q.sql("SELECT ")
+                .document()
+                .sql(" FROM content c")
                 .sql(walk_index(Dialect::Sqlite, &self.query.filters));
             self.query.where_clause_as(&mut q, Form::Probe);
             q.sql(" ORDER BY c.sort_key, c.id_key");
@@ -268,7 +270,9 @@ fn compile_prefix(query: &ContentQuery, dialect: Dialect, rows: u64) -> PageAtte
     let size = u64::from(query.page.size);
     let offset = query.page.offset();
     let mut page = SqlBuilder::new(dialect);
-    page.sql("SELECT c.doc FROM (SELECT c.id_key AS k, c.sort_key AS o FROM ");
+    page.sql("SELECT ")
+        .document()
+        .sql(" FROM (SELECT c.id_key AS k, c.sort_key AS o FROM ");
     prefix_rows(
         &mut page,
         query.entity,

@@ -9,6 +9,7 @@
 
 pub(crate) mod bookmarks;
 pub(crate) mod count_cache;
+pub mod document_cache;
 pub(crate) mod event_dates;
 pub(crate) mod kept_lists;
 pub(crate) mod prefixes;
@@ -270,6 +271,27 @@ pub(crate) fn compile(
     (compiled, log)
 }
 
+/// Most documents of a page that [`reads_a_bounded_page`] may answer.
+pub(crate) const BOUNDED_PAGE_SIZE: u32 = 100;
+/// How deep into its list a page that [`reads_a_bounded_page`] may start: a page past
+/// the first [`hub_query::content::bookmarks::STRIDE`] entries seeks from a kept mark,
+/// and reads the marks up to it (this many index entries at most) when none is kept or
+/// a write made them out of date.
+pub(crate) const BOUNDED_PAGE_DEPTH: u64 = 10_000;
+
+/// Whether every statement of `query`'s page reads a bounded number of rows along an
+/// index, whatever the store holds: the whole list (no filter: a filter may scan) in the
+/// default order, at most [`BOUNDED_PAGE_SIZE`] documents, starting within the first
+/// [`BOUNDED_PAGE_DEPTH`] entries. (Its total, kept until the entity's next write, is an
+/// index count of the entity.) A store may run such a page where a slow statement would
+/// hold up others, as PostgreSQL's shared connections.
+pub(crate) fn reads_a_bounded_page(query: &ContentQuery) -> bool {
+    query.filters.is_empty()
+        && query.order == hub_query::content::ContentOrder::Default
+        && query.page.size <= BOUNDED_PAGE_SIZE
+        && query.page.offset() < BOUNDED_PAGE_DEPTH
+}
+
 /// The attempts at `listed`'s page (see [`hub_query::content::PageAttempt`]) worth a
 /// statement, as the total last kept for its count tells, at whatever stamp: the total
 /// only chooses statements, and an attempt that falls short gives way to the next.
@@ -333,6 +355,45 @@ mod tests {
     use hub_query::content::checks::{FoundType, QueryCheck};
     use hub_query::content::{ContentFilter, ContentOrder, Page, Total};
     use hub_query::Dialect;
+
+    #[test]
+    fn a_page_is_bounded_only_unfiltered_in_the_default_order_and_near_the_start() {
+        let page = |filters: Vec<ContentFilter>, order, size, number| ContentQuery {
+            entity: "HubActivityPoi",
+            filters,
+            order,
+            page: Page { size, number },
+            count_limit: None,
+        };
+        let plain = |size, number| page(Vec::new(), ContentOrder::Default, size, number);
+        let table = [
+            ("page 1 of 10", plain(10, 1), true),
+            ("page 1 of 100", plain(100, 1), true),
+            ("page 1 of 101", plain(101, 1), false),
+            ("page 300 of 10, offset 2,990", plain(10, 300), true),
+            ("last page before the depth", plain(100, 100), true),
+            ("first page at the depth", plain(100, 101), false),
+            ("page 1,001 of 10, offset 10,000", plain(10, 1001), false),
+            (
+                "filtered",
+                page(
+                    vec![ContentFilter::Active(true)],
+                    ContentOrder::Default,
+                    10,
+                    1,
+                ),
+                false,
+            ),
+            (
+                "seeded",
+                page(Vec::new(), ContentOrder::Seed("7".into()), 10, 1),
+                false,
+            ),
+        ];
+        for (name, query, bounded) in table {
+            assert_eq!(reads_a_bounded_page(&query), bounded, "{name}");
+        }
+    }
 
     #[test]
     fn kept_totals_choose_how_map_points_are_read() {

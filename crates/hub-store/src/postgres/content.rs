@@ -27,10 +27,13 @@ use crate::content::{
 };
 use crate::{IndexedDocument, Result, StoreError};
 
+mod documents;
 mod kept;
 mod points;
 mod write;
 
+use crate::content::document_cache::DocumentCache;
+use documents::document_rows;
 use kept::{bookmarked_page, prefixed_page};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
@@ -53,11 +56,17 @@ impl ContentRepo for PgContent {
         let caches = ListCaches {
             counts: self.counts.clone(),
             orders: self.orders.clone(),
+            documents: self.backend.documents.clone(),
         };
-        let page = self
-            .backend
-            .read(move |conn| list_page(conn, compiled, query, caches))
-            .await;
+        // A page whose statements are all short shares a pipelined connection with the
+        // reads by key; any other takes a pooled connection of its own.
+        let page = if crate::content::reads_a_bounded_page(&query) {
+            let read = move |conn| list_page(conn, compiled, query, caches);
+            self.backend.point_read(read).await
+        } else {
+            let read = move |conn| list_page(Arc::new(conn), compiled, query, caches);
+            self.backend.read(read).await
+        };
         log.finish();
         page
     }
@@ -130,15 +139,10 @@ impl ContentRepo for PgContent {
 
     async fn get(&self, entity: &'static str, id: &str) -> Result<Option<String>> {
         let id_key = id.to_lowercase();
+        let documents = self.backend.documents.clone();
         self.backend
             .point_read(move |conn| async move {
-                let stmt = conn
-                    .prepare_cached("SELECT doc FROM content WHERE entity = $1 AND id_key = $2")
-                    .await?;
-                Ok(conn
-                    .query_opt(&stmt, &[&entity, &id_key])
-                    .await?
-                    .map(|r| r.get(0)))
+                Ok(documents::one_by_id(&conn, &documents, entity, &id_key).await?)
             })
             .await
     }
@@ -317,17 +321,19 @@ async fn read_revisions(conn: Arc<Conn>) -> Result<Revisions> {
 struct ListCaches {
     counts: Arc<CountCache>,
     orders: Arc<KeptOrders>,
+    documents: Arc<DocumentCache>,
 }
 
 /// Runs a compiled list; a failed check or unusable value becomes the client's error.
 async fn list_page(
-    conn: Conn,
+    conn: Arc<Conn>,
     compiled: Arc<CompiledList>,
     query: ContentQuery,
     caches: ListCaches,
 ) -> Result<ContentPage> {
     let fail = |e| list_error(&compiled.checks, e);
     let counts = caches.counts;
+    let texts = &*caches.documents;
     // The stamp of the totals travels with the first statement, pipelined on the one
     // connection: a kept total then costs no round trip of its own.
     let mut stamp = None;
@@ -339,7 +345,13 @@ async fn list_page(
         .filter(|page| caches.orders.prefixes.kept(page).is_some());
     let prefixed = PrefixedPage::of(&query);
     if let Some(prefixed) = prefixed.as_ref().or(kept_filtered) {
-        let found = prefixed_page(&conn, prefixed, &caches.orders.prefixes, &compiled.checks);
+        let found = prefixed_page(
+            &conn,
+            prefixed,
+            &caches.orders.prefixes,
+            texts,
+            &compiled.checks,
+        );
         if let Some((docs, total)) = found.await? {
             return Ok(ContentPage::of(Total::exact(total), docs));
         }
@@ -364,6 +376,7 @@ async fn list_page(
                             &conn,
                             &deep,
                             &caches.orders.bookmarks,
+                            texts,
                             &compiled.checks,
                         );
                         let found = with_stamp(&conn, &compiled, &mut stamp, seek).await?;
@@ -376,14 +389,25 @@ async fn list_page(
                         let documents =
                             documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
                         deep = deep.counted(total, documents.value);
-                        bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks)
-                            .await?
+                        bookmarked_page(
+                            &conn,
+                            &deep,
+                            &caches.orders.bookmarks,
+                            texts,
+                            &compiled.checks,
+                        )
+                        .await?
                     }
                 }
             }
             _ => {
-                let found =
-                    bookmarked_page(&conn, &deep, &caches.orders.bookmarks, &compiled.checks);
+                let found = bookmarked_page(
+                    &conn,
+                    &deep,
+                    &caches.orders.bookmarks,
+                    texts,
+                    &compiled.checks,
+                );
                 with_stamp(&conn, &compiled, &mut stamp, found).await?
             }
         };
@@ -393,7 +417,11 @@ async fn list_page(
         }
     }
     for attempt in crate::content::attempts_worth_trying(&counts, &compiled) {
-        let page = async { page_docs(&conn, &attempt.page, false).await.map_err(fail) };
+        let page = async {
+            page_docs(&conn, texts, &attempt.page, false)
+                .await
+                .map_err(fail)
+        };
         let (docs, _) = with_stamp(&conn, &compiled, &mut stamp, page).await?;
         if docs.len() as u64 >= attempt.size {
             let total = count(&conn, &compiled, &query, &counts, stamp).await?;
@@ -414,7 +442,9 @@ async fn list_page(
         let all_compiled = all.compile(Dialect::Postgres);
         let documents = documents_for_plan(&conn, &all_compiled, &all, &counts, stamp).await?;
         if let Some(attempt) = walk.attempt(total, documents.value) {
-            let (docs, _) = page_docs(&conn, &attempt.page, false).await.map_err(fail)?;
+            let (docs, _) = page_docs(&conn, texts, &attempt.page, false)
+                .await
+                .map_err(fail)?;
             if docs.len() as u64 >= attempt.size {
                 return Ok(ContentPage::of(total, docs));
             }
@@ -423,14 +453,14 @@ async fn list_page(
         // first pages' keys for the pages that follow.
         if let Some(filtered) = filtered.as_ref().filter(|_| total.value > 0) {
             let prefixes = &caches.orders.prefixes;
-            let found = prefixed_page(&conn, filtered, prefixes, &compiled.checks).await?;
+            let found = prefixed_page(&conn, filtered, prefixes, texts, &compiled.checks).await?;
             if let Some((docs, total)) = found {
                 return Ok(ContentPage::of(Total::exact(total), docs));
             }
         }
     }
     let page = async {
-        page_docs(&conn, &compiled.page, compiled.page_has_total)
+        page_docs(&conn, texts, &compiled.page, compiled.page_has_total)
             .await
             .map_err(fail)
     };
@@ -451,21 +481,18 @@ async fn list_page(
 /// `has_total`.
 async fn page_docs(
     conn: &Conn,
+    documents: &DocumentCache,
     page: &hub_query::SqlBuilder,
     has_total: bool,
 ) -> std::result::Result<(Vec<String>, Option<u64>), tokio_postgres::Error> {
-    let params = bind(page.params());
-    let stmt = super::prepare_bounded(conn, page.as_sql()).await?;
-    let rows = conn.query(&stmt, &refs(&params)).await?;
-    let mut total = None;
-    let mut docs = Vec::with_capacity(rows.len());
-    for row in &rows {
-        if has_total {
-            total = Some(row.try_get::<_, i64>(1)? as u64);
-        }
-        docs.push(row.try_get::<_, String>(0)?);
-    }
-    Ok((docs, total))
+    let rows = document_rows(conn, documents, page, 0, |row, columns| {
+        has_total
+            .then(|| row.try_get::<_, i64>(columns.at(1)))
+            .transpose()
+    })
+    .await?;
+    let total = rows.last().and_then(|(_, total)| *total).map(|n| n as u64);
+    Ok((rows.into_iter().map(|(doc, _)| doc).collect(), total))
 }
 
 /// The list's total from its count statement (and the planner's estimate past the

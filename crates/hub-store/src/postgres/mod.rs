@@ -78,6 +78,10 @@ pub struct PgSettings {
     /// most half of `pool_size`; 0 gives each read a connection of its own. Not used
     /// behind a transaction-mode pooler or with a replica.
     pub shared_connections: usize,
+    /// Bytes of documents kept in this process by their row version (see
+    /// `content::document_cache`): list pages and reads by id then select each
+    /// document's key and version, and read only the texts not kept. 0 reads every text.
+    pub document_cache_bytes: usize,
     /// Run the backend's tasks and its connections on this runtime (the server's)
     /// instead of one of its own: a read and its connection then share the caller's
     /// worker threads, with no hand-off between runtimes. The caller keeps the runtime
@@ -107,6 +111,7 @@ impl Default for PgSettings {
             revision_notify: false,
             generic_plans: true,
             shared_connections: shared_connections_for_cores(),
+            document_cache_bytes: DOCUMENT_CACHE_BYTES,
             runtime: None,
         }
     }
@@ -135,6 +140,8 @@ pub(crate) struct PgBackend {
     ts_provenances: crate::timeseries::ProvenanceCache,
     /// The series reads found too wide for a history answer read narrow.
     ts_wide_series: crate::timeseries::WideSeriesReads,
+    /// Documents read, by their row version (see `content::document_cache`).
+    pub(crate) documents: std::sync::Arc<crate::content::document_cache::DocumentCache>,
     /// A test's database, dropped with the backend (see `Store::open_for_tests`). Last:
     /// the runtime and pools above are dropped before it.
     throwaway: Option<ThrowawayDatabase>,
@@ -237,6 +244,10 @@ struct ReadRoute {
 /// handful of processes stay under PostgreSQL's default `max_connections` (100).
 const POOL_SIZE: usize = 16;
 
+/// The default budget of the document cache: 32 MiB, about 6,000 documents of the
+/// demo's typical 5 KB (a list page holds ten).
+pub const DOCUMENT_CACHE_BYTES: usize = 32 << 20;
+
 /// Shared connections for this machine: one per four cores, at least one. One server
 /// process answers about 30,000 reads by key a second (33 µs of its CPU each, measured on
 /// two cores), about what four cores serve with Hub's part of each read (78 µs) beside
@@ -309,6 +320,9 @@ impl PgBackend {
             ts_catalog: Default::default(),
             ts_provenances: Default::default(),
             ts_wide_series: Default::default(),
+            documents: std::sync::Arc::new(crate::content::document_cache::DocumentCache::new(
+                settings.document_cache_bytes,
+            )),
             throwaway: None,
         };
         backend.write_blocking(|conn| async move { migrations::migrate(conn).await })?;
@@ -556,3 +570,7 @@ mod position_tests;
 
 #[cfg(test)]
 pub(crate) mod test_server;
+
+#[cfg(test)]
+#[path = "document_cache_tests.rs"]
+mod document_cache_tests;

@@ -204,3 +204,94 @@ async fn a_pool_of_one_shares_nothing_and_serves_every_read() {
         .expect("a read waited for the pool's only connection");
     assert_eq!(answers.unwrap(), (1, 2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_pages_are_shared_and_other_lists_take_a_pooled_connection() {
+    use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
+    let Some(admin) = admin() else {
+        return;
+    };
+    let database = super::test_server::database(&admin, "shared_pages");
+    // A pool of two: one shared connection, one pooled.
+    let store = crate::Store::open_postgres_with(database.url(), &settings(2, 1)).unwrap();
+    let docs: Vec<(&'static str, serde_json::Value)> = (0..30)
+        .map(|n| {
+            (
+                "Article",
+                json!({"Id": format!("A{n:02}"), "Active": n % 2 == 0}),
+            )
+        })
+        .collect();
+    let writer = store.clone();
+    tokio::task::spawn_blocking(move || writer.content().put_batch_blocking(&docs, &mut |_| {}))
+        .await
+        .unwrap()
+        .unwrap();
+    let list = |filters: Vec<ContentFilter>, number: u32| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let query = ContentQuery {
+                entity: "Article",
+                filters,
+                order: ContentOrder::Default,
+                page: Page { size: 10, number },
+                count_limit: None,
+            };
+            store
+                .content()
+                .list(query)
+                .await
+                .map(|page| page.docs.len())
+        })
+    };
+    // The shared connection is opened (it takes one of the two), and the other is held
+    // by a read that waits for `release`.
+    assert!(store
+        .content()
+        .get("Article", "a00")
+        .await
+        .unwrap()
+        .is_some());
+    let crate::Backend::Postgres(backend) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    let (taken, release) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    let backend = backend.clone();
+    let (on_taken, on_release) = (taken.clone(), release.clone());
+    let holder = tokio::spawn(async move {
+        backend
+            .read(move |conn| async move {
+                let _held = conn;
+                on_taken.notify_one();
+                on_release.notified().await;
+                Ok(())
+            })
+            .await
+    });
+    taken.notified().await;
+
+    // Whole-list pages answer on the shared connection, near the start and deeper.
+    for number in [1, 3] {
+        let page = tokio::time::timeout(Duration::from_secs(20), list(Vec::new(), number))
+            .await
+            .expect("a bounded page waited for a pooled connection");
+        assert_eq!(page.unwrap().unwrap(), 10, "page {number}");
+    }
+    // A filtered page may scan: it waits for a pooled connection of its own.
+    let mut filtered = list(vec![ContentFilter::Active(true)], 1);
+    let waited = tokio::time::timeout(Duration::from_millis(500), &mut filtered).await;
+    assert!(
+        waited.is_err(),
+        "a filtered page ran on the shared connection"
+    );
+    release.notify_one();
+    holder.await.unwrap().unwrap();
+    let page = tokio::time::timeout(Duration::from_secs(20), filtered)
+        .await
+        .expect("the filtered page never ran");
+    assert_eq!(page.unwrap().unwrap(), 10);
+    drop(store);
+}

@@ -9,7 +9,9 @@ use hub_query::{Dialect, SqlBuilder};
 
 use super::super::rawfilter::list_error;
 use super::super::{bind, refs, Conn, Queries};
+use super::documents::document_rows;
 use crate::content::bookmarks::{self, PageBookmarks, Step};
+use crate::content::document_cache::DocumentCache;
 use crate::content::prefixes::{self, OrderPrefixes, PrefixRow, PrefixStep};
 use crate::Result;
 
@@ -19,6 +21,7 @@ pub(super) async fn bookmarked_page(
     conn: &Conn,
     page: &BookmarkedPage,
     bookmarks: &PageBookmarks,
+    documents: &DocumentCache,
     checks: &CheckTable,
 ) -> Result<Option<Vec<String>>> {
     let mut ended = false;
@@ -28,10 +31,11 @@ pub(super) async fn bookmarked_page(
                 page: seek,
                 revision,
             } => {
-                let rows = rows(conn, &seek, checks, |r| {
-                    Ok((r.try_get::<_, String>(0)?, r.try_get::<_, Option<i64>>(1)?))
+                let rows = document_rows(conn, documents, &seek, 0, |r, columns| {
+                    r.try_get::<_, Option<i64>>(columns.at(1))
                 })
-                .await?;
+                .await
+                .map_err(|e| list_error(checks, e))?;
                 let Some(&(_, found)) = rows.first() else {
                     ended = true;
                     continue;
@@ -86,6 +90,7 @@ pub(super) async fn prefixed_page(
     conn: &Conn,
     page: &PrefixedPage,
     prefixes: &OrderPrefixes,
+    cache: &DocumentCache,
     checks: &CheckTable,
 ) -> Result<Option<(Vec<String>, u64)>> {
     for _ in 0..prefixes::MAX_STEPS {
@@ -110,10 +115,14 @@ pub(super) async fn prefixed_page(
                 revision,
                 total,
             } => {
-                let rows = rows(conn, &documents, checks, |r| {
-                    Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+                let rows = document_rows(conn, cache, &documents, 1, |r, columns| {
+                    Ok((r.try_get(0)?, r.try_get(columns.at(2))?))
                 })
-                .await?;
+                .await
+                .map_err(|e| list_error(checks, e))?
+                .into_iter()
+                .map(|(doc, (key, revision))| (key, doc, revision))
+                .collect();
                 if let Some(docs) = prefixes.assemble(page, &prefix, revision, rows) {
                     return Ok(Some((docs, total)));
                 }
