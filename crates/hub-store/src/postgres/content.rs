@@ -33,7 +33,7 @@ mod points;
 mod write;
 
 use crate::content::document_cache::DocumentCache;
-use documents::document_rows;
+use documents::page_docs;
 use kept::{bookmarked_page, prefixed_page};
 use write::{bump_revisions, delete_side, put_tracked, with_progress, write_indexed};
 
@@ -475,24 +475,6 @@ async fn list_page(
         None => count(&conn, &compiled, &query, &counts, stamp).await?,
     };
     Ok(ContentPage::of(total, docs))
-}
-
-/// The documents `page` selects, and the total its second column carries when
-/// `has_total`.
-async fn page_docs(
-    conn: &Conn,
-    documents: &DocumentCache,
-    page: &hub_query::SqlBuilder,
-    has_total: bool,
-) -> std::result::Result<(Vec<String>, Option<u64>), tokio_postgres::Error> {
-    let rows = document_rows(conn, documents, page, 0, |row, columns| {
-        has_total
-            .then(|| row.try_get::<_, i64>(columns.at(1)))
-            .transpose()
-    })
-    .await?;
-    let total = rows.last().and_then(|(_, total)| *total).map(|n| n as u64);
-    Ok((rows.into_iter().map(|(doc, _)| doc).collect(), total))
 }
 
 /// The list's total from its count statement (and the planner's estimate past the

@@ -31,6 +31,26 @@ fn backend(label: &str, pool_size: usize, shared: usize) -> Option<PgBackend> {
     Some(PgBackend::open_throwaway(database, &settings(pool_size, shared)).unwrap())
 }
 
+/// A store on a fresh database with [`settings`], holding `articles`, and that database
+/// (dropped after the store); `None` as [`admin`].
+async fn store_of_articles(
+    label: &str,
+    pool_size: usize,
+    shared: usize,
+    articles: Vec<serde_json::Value>,
+) -> Option<(crate::Store, super::ThrowawayDatabase)> {
+    let database = super::test_server::database(&admin()?, label);
+    let store =
+        crate::Store::open_postgres_with(database.url(), &settings(pool_size, shared)).unwrap();
+    let docs: Vec<_> = articles.into_iter().map(|doc| ("Article", doc)).collect();
+    let writer = store.clone();
+    tokio::task::spawn_blocking(move || writer.content().put_batch_blocking(&docs, &mut |_| {}))
+        .await
+        .unwrap()
+        .unwrap();
+    Some((store, database))
+}
+
 /// The server process that answers a read by key on `backend`, once `gate` lets every
 /// read of the burst be under way.
 async fn point_read_pid(backend: &PgBackend, gate: Arc<tokio::sync::Barrier>) -> i32 {
@@ -94,24 +114,12 @@ async fn pipelined_reads_each_get_their_own_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn documents_by_id_read_concurrently_are_each_their_own() {
-    let Some(admin) = admin() else {
+    let articles = (0..60)
+        .map(|n| json!({"Id": format!("A{n}"), "Shortname": "x".repeat(n * 100)}))
+        .collect();
+    let Some((store, _database)) = store_of_articles("shared_docs", 4, 1, articles).await else {
         return;
     };
-    let database = super::test_server::database(&admin, "shared_docs");
-    let store = crate::Store::open_postgres_with(database.url(), &settings(4, 1)).unwrap();
-    let docs: Vec<(&'static str, serde_json::Value)> = (0..60)
-        .map(|n| {
-            (
-                "Article",
-                json!({"Id": format!("A{n}"), "Shortname": "x".repeat(n * 100)}),
-            )
-        })
-        .collect();
-    let writer = store.clone();
-    tokio::task::spawn_blocking(move || writer.content().put_batch_blocking(&docs, &mut |_| {}))
-        .await
-        .unwrap()
-        .unwrap();
     let reads = (0..240usize).map(|i| {
         let store = store.clone();
         tokio::spawn(async move {
@@ -208,25 +216,13 @@ async fn a_pool_of_one_shares_nothing_and_serves_every_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bounded_pages_are_shared_and_other_lists_take_a_pooled_connection() {
     use hub_query::content::{ContentFilter, ContentOrder, ContentQuery, Page};
-    let Some(admin) = admin() else {
+    let articles = (0..30)
+        .map(|n| json!({"Id": format!("A{n:02}"), "Active": n % 2 == 0}))
+        .collect();
+    // A pool of two: one shared connection, one pooled.
+    let Some((store, _database)) = store_of_articles("shared_pages", 2, 1, articles).await else {
         return;
     };
-    let database = super::test_server::database(&admin, "shared_pages");
-    // A pool of two: one shared connection, one pooled.
-    let store = crate::Store::open_postgres_with(database.url(), &settings(2, 1)).unwrap();
-    let docs: Vec<(&'static str, serde_json::Value)> = (0..30)
-        .map(|n| {
-            (
-                "Article",
-                json!({"Id": format!("A{n:02}"), "Active": n % 2 == 0}),
-            )
-        })
-        .collect();
-    let writer = store.clone();
-    tokio::task::spawn_blocking(move || writer.content().put_batch_blocking(&docs, &mut |_| {}))
-        .await
-        .unwrap()
-        .unwrap();
     let list = |filters: Vec<ContentFilter>, number: u32| {
         let store = store.clone();
         tokio::spawn(async move {

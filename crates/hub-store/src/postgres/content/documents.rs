@@ -37,6 +37,24 @@ const ONE_BY_ID: &str = "SELECT c.xmin::text::int8, \
      CASE WHEN c.xmin::text::int8 = $3 THEN NULL ELSE c.doc END \
      FROM content c WHERE c.entity = $1 AND c.id_key = $2";
 
+/// The documents `page` selects, and the total its second column carries when
+/// `has_total`.
+pub(super) async fn page_docs(
+    conn: &Conn,
+    documents: &DocumentCache,
+    page: &SqlBuilder,
+    has_total: bool,
+) -> std::result::Result<(Vec<String>, Option<u64>), tokio_postgres::Error> {
+    let rows = document_rows(conn, documents, page, 0, |row, columns| {
+        has_total
+            .then(|| row.try_get::<_, i64>(columns.at(1)))
+            .transpose()
+    })
+    .await?;
+    let total = rows.last().and_then(|(_, total)| *total).map(|n| n as u64);
+    Ok((rows.into_iter().map(|(doc, _)| doc).collect(), total))
+}
+
 /// Where a row's columns are: the statement's own positions, shifted past the key
 /// columns when the document column before them was replaced.
 #[derive(Debug, Clone, Copy)]
