@@ -111,10 +111,10 @@ pub(crate) async fn document_rows<T>(
     }
     let mut texts = cache.lookup(&wanted);
     if texts.iter().any(Option::is_none) {
-        let mut read_now = texts_by_key(conn, cache, &wanted, &texts).await?;
+        let read_now = texts_by_key(conn, cache, &wanted, &texts).await?;
         for (text, want) in texts.iter_mut().zip(&wanted) {
             if text.is_none() {
-                *text = read_now.remove(&want.key);
+                *text = read_now.get(&want.key).cloned();
             }
         }
     }
