@@ -16,7 +16,6 @@
 //! is already out of date (recomputed next time), never one that looks current.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -26,6 +25,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hub_model::EntityType;
+use hub_store::budget_lru::BudgetLru;
 use hub_store::ContentRepo;
 
 use crate::params::RawQuery;
@@ -66,65 +66,10 @@ struct Cached {
     revisions: Vec<(&'static str, i64)>,
 }
 
-struct Entry {
-    answer: Arc<Cached>,
-    tick: u64,
-    cost: usize,
-}
-
-#[derive(Default)]
-struct Lru {
-    entries: HashMap<Arc<Key>, Entry>,
-    /// Least recently used first.
-    order: BTreeMap<u64, Arc<Key>>,
-    used: usize,
-    next_tick: u64,
-}
-
-impl Lru {
-    fn touch(&mut self, key: &Key) -> Option<&Entry> {
-        self.next_tick += 1;
-        let tick = self.next_tick;
-        let (shared, entry) = self.entries.get_key_value(key)?;
-        let shared = shared.clone();
-        let old = entry.tick;
-        self.order.remove(&old);
-        self.order.insert(tick, shared);
-        let entry = self.entries.get_mut(key)?;
-        entry.tick = tick;
-        Some(entry)
-    }
-
-    fn remove(&mut self, key: &Key) {
-        if let Some(entry) = self.entries.remove(key) {
-            self.order.remove(&entry.tick);
-            self.used -= entry.cost;
-        }
-    }
-
-    fn insert(&mut self, key: Key, mut entry: Entry, budget: usize) {
-        self.remove(&key);
-        while self.used + entry.cost > budget {
-            let Some((_, oldest)) = self.order.pop_first() else {
-                break;
-            };
-            if let Some(evicted) = self.entries.remove(&oldest) {
-                self.used -= evicted.cost;
-            }
-        }
-        self.next_tick += 1;
-        entry.tick = self.next_tick;
-        let key = Arc::new(key);
-        self.used += entry.cost;
-        self.order.insert(entry.tick, key.clone());
-        self.entries.insert(key, entry);
-    }
-}
-
 /// The cached answers of one server (shared by the Content and OGC routes).
 pub struct ResponseCache {
     settings: CacheSettings,
-    lru: Mutex<Lru>,
+    lru: Mutex<BudgetLru<Key, Arc<Cached>>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -142,7 +87,7 @@ impl ResponseCache {
     pub fn new(settings: CacheSettings) -> Self {
         ResponseCache {
             settings,
-            lru: Mutex::new(Lru::default()),
+            lru: Mutex::new(BudgetLru::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -164,8 +109,8 @@ impl ResponseCache {
     pub fn stats(&self) -> CacheStats {
         let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
         CacheStats {
-            bytes: lru.used,
-            entries: lru.entries.len(),
+            bytes: lru.used(),
+            entries: lru.len(),
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
         }
@@ -173,17 +118,19 @@ impl ResponseCache {
 
     fn lookup(&self, key: &Key) -> Option<Arc<Cached>> {
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.touch(key).map(|e| e.answer.clone())
+        lru.get(key).cloned()
     }
 
-    fn store(&self, key: Key, entry: Entry) {
+    /// Keeps `answer` at `cost` (its body, key and bookkeeping), unless its body is too
+    /// large to be worth the room.
+    fn store(&self, key: Key, answer: Arc<Cached>, cost: usize) {
         let limit = MAX_ENTRY_BYTES.min(self.settings.budget_bytes / 4);
         let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        if entry.answer.body.len() > limit {
+        if answer.body.len() > limit {
             lru.remove(&key);
             return;
         }
-        lru.insert(key, entry, self.settings.budget_bytes);
+        lru.insert(key, answer, cost, self.settings.budget_bytes);
     }
 
     fn forget(&self, key: &Key) {
@@ -363,19 +310,13 @@ pub async fn serve(State(layer): State<CacheLayer>, request: Request, next: Next
     if cacheable && layer.cache.enabled() {
         layer.cache.misses.fetch_add(1, Ordering::Relaxed);
         let cost = body.len() + key.target.len() + ENTRY_OVERHEAD;
-        layer.cache.store(
-            key,
-            Entry {
-                answer: Arc::new(Cached {
-                    body: body.clone(),
-                    headers: stored_headers.clone(),
-                    etag: etag.clone(),
-                    revisions: reads.revisions,
-                }),
-                tick: 0,
-                cost,
-            },
-        );
+        let answer = Arc::new(Cached {
+            body: body.clone(),
+            headers: stored_headers.clone(),
+            etag: etag.clone(),
+            revisions: reads.revisions,
+        });
+        layer.cache.store(key, answer, cost);
     }
     let mut response = headers.answer(
         parts.status,
@@ -492,17 +433,13 @@ impl AnswerHeaders {
 mod tests {
     use super::*;
 
-    fn entry(len: usize) -> Entry {
-        Entry {
-            answer: Arc::new(Cached {
-                body: Bytes::from(vec![b'x'; len]),
-                headers: HeaderMap::new(),
-                etag: etag_of(b"x"),
-                revisions: vec![],
-            }),
-            tick: 0,
-            cost: len,
-        }
+    fn answer(len: usize) -> Arc<Cached> {
+        Arc::new(Cached {
+            body: Bytes::from(vec![b'x'; len]),
+            headers: HeaderMap::new(),
+            etag: etag_of(b"x"),
+            revisions: vec![],
+        })
     }
 
     fn key(target: &str) -> Key {
@@ -515,17 +452,17 @@ mod tests {
 
     #[test]
     fn the_least_recently_used_answer_goes_first_and_the_budget_holds() {
-        let mut lru = Lru::default();
-        lru.insert(key("a"), entry(40), 100);
-        lru.insert(key("b"), entry(40), 100);
-        assert!(lru.touch(&key("a")).is_some());
-        lru.insert(key("c"), entry(40), 100);
-        assert!(lru.entries.contains_key(&key("a")));
-        assert!(!lru.entries.contains_key(&key("b")));
-        assert!(lru.entries.contains_key(&key("c")));
-        assert_eq!(lru.used, 80);
-        lru.insert(key("a"), entry(10), 100);
-        assert_eq!(lru.used, 50);
+        let mut lru = BudgetLru::default();
+        lru.insert(key("a"), answer(40), 40, 100);
+        lru.insert(key("b"), answer(40), 40, 100);
+        assert!(lru.get(&key("a")).is_some());
+        lru.insert(key("c"), answer(40), 40, 100);
+        assert!(lru.contains(&key("a")));
+        assert!(!lru.contains(&key("b")));
+        assert!(lru.contains(&key("c")));
+        assert_eq!(lru.used(), 80);
+        lru.insert(key("a"), answer(10), 10, 100);
+        assert_eq!(lru.used(), 50);
     }
 
     #[test]

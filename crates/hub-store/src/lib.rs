@@ -19,6 +19,7 @@
 
 pub mod auth;
 pub mod batches;
+pub mod budget_lru;
 mod coalesce;
 pub mod content;
 pub mod copy;

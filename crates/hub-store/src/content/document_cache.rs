@@ -14,13 +14,14 @@
 //! telling of writes. A write to one document leaves every other kept document (unlike
 //! the response cache, whose answers go with any write to their entity).
 //!
-//! Owns: the cache, its byte budget and its eviction (least recently used first). Must
-//! not: run statements (the backend reads keys, versions and texts and hands them
+//! Owns: the cache's keys, versions, budget and counters (its eviction, least recently
+//! used first, is `budget_lru`'s). Must not: run statements (the backend reads keys, versions and texts and hands them
 //! here).
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::budget_lru::BudgetLru;
 
 /// What an entry costs beyond its key and text, for the budget.
 const ENTRY_OVERHEAD: usize = 96;
@@ -39,75 +40,13 @@ pub struct VersionedKey {
     pub version: i64,
 }
 
-struct Entry {
-    version: i64,
-    text: Arc<str>,
-    tick: u64,
-    cost: usize,
-}
-
-#[derive(Default)]
-struct Lru {
-    entries: HashMap<DocumentKey, Entry>,
-    /// Least recently used first.
-    order: BTreeMap<u64, DocumentKey>,
-    used: usize,
-    next_tick: u64,
-}
-
-impl Lru {
-    fn get(&mut self, wanted: &VersionedKey) -> Option<Arc<str>> {
-        let entry = self.entries.get_mut(&wanted.key)?;
-        if entry.version != wanted.version {
-            return None;
-        }
-        self.next_tick += 1;
-        let key = self.order.remove(&entry.tick)?;
-        entry.tick = self.next_tick;
-        self.order.insert(entry.tick, key);
-        Some(entry.text.clone())
-    }
-
-    fn remove(&mut self, key: &DocumentKey) {
-        if let Some(entry) = self.entries.remove(key) {
-            self.order.remove(&entry.tick);
-            self.used -= entry.cost;
-        }
-    }
-
-    fn insert(&mut self, found: VersionedKey, text: Arc<str>, budget: usize) {
-        let cost = ENTRY_OVERHEAD + found.key.entity.len() + found.key.id_key.len() + text.len();
-        self.remove(&found.key);
-        if cost > budget {
-            return;
-        }
-        while self.used + cost > budget {
-            let Some((_, oldest)) = self.order.pop_first() else {
-                break;
-            };
-            if let Some(evicted) = self.entries.remove(&oldest) {
-                self.used -= evicted.cost;
-            }
-        }
-        self.next_tick += 1;
-        self.used += cost;
-        self.order.insert(self.next_tick, found.key.clone());
-        self.entries.insert(
-            found.key,
-            Entry {
-                version: found.version,
-                text,
-                tick: self.next_tick,
-                cost,
-            },
-        );
-    }
-}
+/// A kept document: its row version and text.
+type Kept = (i64, Arc<str>);
 
 /// The documents one store keeps (shared by every request).
 pub struct DocumentCache {
     budget: usize,
-    lru: Mutex<Lru>,
+    lru: Mutex<BudgetLru<DocumentKey, Kept>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -127,7 +66,7 @@ impl DocumentCache {
     pub fn new(budget: usize) -> Self {
         DocumentCache {
             budget,
-            lru: Mutex::new(Lru::default()),
+            lru: Mutex::new(BudgetLru::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -138,11 +77,21 @@ impl DocumentCache {
         self.budget > 0
     }
 
+    fn lru(&self) -> MutexGuard<'_, BudgetLru<DocumentKey, Kept>> {
+        self.lru.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The kept text of each of `wanted` at its version, in order; `None` where none is.
     pub fn lookup(&self, wanted: &[VersionedKey]) -> Vec<Option<Arc<str>>> {
         let found: Vec<_> = {
-            let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-            wanted.iter().map(|w| lru.get(w)).collect()
+            let mut lru = self.lru();
+            wanted
+                .iter()
+                .map(|w| match lru.get(&w.key) {
+                    Some((version, text)) if *version == w.version => Some(text.clone()),
+                    _ => None,
+                })
+                .collect()
         };
         let hits = found.iter().filter(|f| f.is_some()).count() as u64;
         self.hits.fetch_add(hits, Ordering::Relaxed);
@@ -158,14 +107,8 @@ impl DocumentCache {
 
     /// The version and text kept of one document, whichever version it is; counted as
     /// neither a hit nor a miss (see [`DocumentCache::record`]).
-    pub fn latest(&self, key: &DocumentKey) -> Option<(i64, Arc<str>)> {
-        let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        let version = lru.entries.get(key)?.version;
-        let wanted = VersionedKey {
-            key: key.clone(),
-            version,
-        };
-        lru.get(&wanted).map(|text| (version, text))
+    pub fn latest(&self, key: &DocumentKey) -> Option<Kept> {
+        self.lru().get(key).cloned()
     }
 
     /// Counts one document answered from the cache (`hit`) or read, for a caller that
@@ -182,16 +125,18 @@ impl DocumentCache {
         if !self.enabled() {
             return;
         }
-        let mut lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
-        lru.insert(found, text, self.budget);
+        let key = found.key;
+        let cost = ENTRY_OVERHEAD + key.entity.len() + key.id_key.len() + text.len();
+        self.lru()
+            .insert(key, (found.version, text), cost, self.budget);
     }
 
     pub fn stats(&self) -> DocumentCacheStats {
-        let lru = self.lru.lock().unwrap_or_else(|e| e.into_inner());
+        let lru = self.lru();
         DocumentCacheStats {
             budget: self.budget,
-            bytes: lru.used,
-            documents: lru.entries.len(),
+            bytes: lru.used(),
+            documents: lru.len(),
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
         }

@@ -186,11 +186,11 @@ pub(crate) async fn one_by_id(
     entity: &str,
     id_key: &str,
 ) -> Result<Option<String>, Error> {
-    let key = DocumentKey {
+    let key = cache.enabled().then(|| DocumentKey {
         entity: entity.to_owned(),
         id_key: id_key.to_owned(),
-    };
-    let kept = cache.enabled().then(|| cache.latest(&key)).flatten();
+    });
+    let kept = key.as_ref().and_then(|key| cache.latest(key));
     let kept_version = kept.as_ref().map_or(-1, |(version, _)| *version);
     let stmt = conn.prepare_cached(ONE_BY_ID).await?;
     let Some(row) = conn
@@ -209,7 +209,7 @@ pub(crate) async fn one_by_id(
         (Some(text), _) => text,
         (None, None) => return Ok(None),
     };
-    if cache.enabled() {
+    if let Some(key) = key {
         cache.record(false);
         cache.keep(VersionedKey { key, version }, Arc::from(text));
     }
