@@ -21,6 +21,7 @@ use super::query::{
 };
 use super::schema::{field, Field, Kind};
 use super::select::Target;
+use super::unordered::MAX_UNORDERED_ROWS;
 use super::TsQueryError;
 use crate::{Dialect, SqlBuilder, SqlValue};
 
@@ -45,8 +46,9 @@ pub struct NarrowHistory {
     /// measurement come before it.
     pub series_param: usize,
     /// Which of `history`'s parameters are the time range's start and end (epoch
-    /// milliseconds, `[start, end)`): a store may read the range in parts.
-    pub range_params: (usize, usize),
+    /// milliseconds, `[start, end)`): a store may read the range in parts. `None` for
+    /// latest values ([`NarrowRange::Latest`]).
+    pub range_params: Option<(usize, usize)>,
     /// Where `history`'s SQL ends its time range conditions ([`Self::history_within`]).
     range_end: usize,
     /// The provenance columns the answer selects, read once apart instead of joined to
@@ -72,6 +74,10 @@ pub struct NarrowHistory {
     pub offset: u64,
     /// Most rows answered after the offset; `None` = all.
     pub limit: Option<u64>,
+    /// The most series merged: [`MAX_NARROW_SERIES`] for a history (each series holds
+    /// an open cursor), [`MAX_UNORDERED_ROWS`] for latest values (one statement reads
+    /// all of them). The series read asks for one more row.
+    pub max_series: usize,
 }
 
 /// Every provenance with the columns an answer selects of it; the store fills them in
@@ -88,7 +94,14 @@ pub struct ProvenanceRead {
 impl NarrowHistory {
     /// Whether a series read that returned `series` rows may be merged.
     pub fn merges(&self, series: usize) -> bool {
-        series <= MAX_NARROW_SERIES
+        series <= self.max_series
+    }
+
+    /// Whether `history` reads latest values: the rows of every series whose ids are
+    /// bound at `series_param` (PostgreSQL: an `int8[]`), each row ending with its
+    /// series id after the measured columns and the provenance id.
+    pub fn reads_latest(&self) -> bool {
+        self.range_params.is_none()
     }
 
     /// `history`'s SQL with its rows also kept within `[start, end)` (epoch
@@ -99,6 +112,9 @@ impl NarrowHistory {
     /// order; with parameters alone the DEFAULT partition stays in the plan, and the
     /// rows of every partition left at run time are appended and sorted.
     pub fn history_within(&self, start: i64, end: i64) -> String {
+        if self.reads_latest() {
+            return self.history.as_sql().to_string();
+        }
         let (conditions, rest) = self.history.as_sql().split_at(self.range_end);
         format!("{conditions} AND me.timestamp >= {start} AND me.timestamp < {end}{rest}")
     }
@@ -158,10 +174,19 @@ impl HistoryColumns {
     }
 }
 
+/// Which measurements a narrow read takes of each series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NarrowRange {
+    /// Its history within `[from, to)`, one series per statement.
+    History { from: i64, to: i64 },
+    /// Its latest value, of all the series in one statement (PostgreSQL only: it binds
+    /// the series' ids as one array).
+    Latest,
+}
+
 /// What `compile_query` already worked out that the narrow reads reuse.
 pub(super) struct NarrowParts<'a> {
-    pub from: i64,
-    pub to: i64,
+    pub range: NarrowRange,
     /// The leading columns: key, kind, hidden, SQL expression.
     pub lead: &'a [(&'a str, Kind, bool, String)],
     pub targets: &'a [Target],
@@ -194,13 +219,21 @@ fn item_side(n: &Node) -> Option<bool> {
     sides.all(|s| s == Some(first)).then_some(first)
 }
 
-/// The narrow reads of a history query, or `None` when its `where` mixes series and
-/// measurement fields inside one item (such a query runs as compiled).
+/// The narrow reads of a history or latest query, or `None` when its `where` mixes
+/// series and measurement fields inside one item (such a query runs as compiled), or a
+/// latest read is asked of SQLite (which reads the compiled query in process as fast).
 pub(super) fn narrow_history(
     q: &TsQuery,
     dialect: Dialect,
     p: NarrowParts<'_>,
 ) -> Result<Option<NarrowHistory>, TsQueryError> {
+    if p.range == NarrowRange::Latest && dialect != Dialect::Postgres {
+        return Ok(None);
+    }
+    let max_series = match p.range {
+        NarrowRange::History { .. } => MAX_NARROW_SERIES,
+        NarrowRange::Latest => MAX_UNORDERED_ROWS,
+    };
     let mut series_items = Vec::new();
     let mut measured_items = Vec::new();
     if let Some(w) = &q.filter {
@@ -309,7 +342,7 @@ pub(super) fn narrow_history(
             &mut patterns,
         )?;
     }
-    s.sql(&format!(" LIMIT {}", MAX_NARROW_SERIES + 1));
+    s.sql(&format!(" LIMIT {}", max_series + 1));
 
     // One series' measurements in time order (its primary key's order).
     let provenance = (!provenance_positions.is_empty()).then(|| {
@@ -324,19 +357,40 @@ pub(super) fn narrow_history(
             positions: provenance_positions,
         }
     });
-    h.sql(" FROM ts_history me");
+    let latest = p.range == NarrowRange::Latest;
+    if latest {
+        h.sql(", me.series_id");
+    }
+    h.sql(if latest {
+        " FROM ts_latest me"
+    } else {
+        " FROM ts_history me"
+    });
     if uses_provenance || where_provenance {
         join_provenance(&mut h, "me.provenance_id");
     }
-    h.sql(" WHERE me.series_id = ");
-    let series_param = h.params().len();
-    h.param(SqlValue::Int(0));
-    h.sql(" AND me.timestamp >= ");
-    let range_params = (h.params().len(), h.params().len() + 1);
-    time_param(&mut h, p.from);
-    h.sql(" AND me.timestamp < ");
-    time_param(&mut h, p.to);
-    let range_end = h.as_sql().len();
+    let series_param;
+    let mut range_params = None;
+    let mut range_end = 0;
+    match p.range {
+        NarrowRange::Latest => {
+            h.sql(" WHERE me.series_id = ANY(");
+            series_param = h.params().len();
+            h.param(SqlValue::Int(0));
+            h.sql(")");
+        }
+        NarrowRange::History { from, to } => {
+            h.sql(" WHERE me.series_id = ");
+            series_param = h.params().len();
+            h.param(SqlValue::Int(0));
+            h.sql(" AND me.timestamp >= ");
+            range_params = Some((h.params().len(), h.params().len() + 1));
+            time_param(&mut h, from);
+            h.sql(" AND me.timestamp < ");
+            time_param(&mut h, to);
+            range_end = h.as_sql().len();
+        }
+    }
     if !measured_items.is_empty() {
         h.sql(" AND ");
         filter::compile(
@@ -347,7 +401,9 @@ pub(super) fn narrow_history(
             &mut patterns,
         )?;
     }
-    h.sql(" ORDER BY me.timestamp");
+    if !latest {
+        h.sql(" ORDER BY me.timestamp");
+    }
     Ok(Some(NarrowHistory {
         series: s,
         history: h,
@@ -366,6 +422,7 @@ pub(super) fn narrow_history(
         distinct: p.distinct,
         offset: q.offset.max(0) as u64,
         limit: (q.limit > 0).then_some(q.limit as u64),
+        max_series,
     }))
 }
 
@@ -404,8 +461,9 @@ mod tests {
             let plan = compile_query(&q, dialect).unwrap().narrow.expect("narrow");
             let params = plan.history.params();
             assert_eq!(params[plan.series_param], SqlValue::Int(0), "{select}");
-            assert_eq!(params[plan.range_params.0], SqlValue::Int(111), "{select}");
-            assert_eq!(params[plan.range_params.1], SqlValue::Int(222), "{select}");
+            let (from, to) = plan.range_params.expect("a range");
+            assert_eq!(params[from], SqlValue::Int(111), "{select}");
+            assert_eq!(params[to], SqlValue::Int(222), "{select}");
         }
     }
 
@@ -468,5 +526,73 @@ mod tests {
             sql.replace(" AND me.timestamp >= 500 AND me.timestamp < 2500", ""),
             plan.history.as_sql()
         );
+    }
+
+    /// Latest values read narrow (PostgreSQL): the series read as for a history, up to
+    /// the bound an in-memory merge takes, and every series' latest row in one statement
+    /// by an array of ids, each row ending with its series id; SQLite reads the compiled
+    /// query.
+    #[test]
+    fn latest_values_are_read_by_series_ids_on_postgres_only() {
+        let mut q = history(0, 0, Some("mvalidtime,mvalue,prname"));
+        q.route = Route::Latest;
+        q.filter = Some(super::super::parser::parse_where("mvalue.gt.100,sname.eq.x").unwrap());
+        assert!(compile_query(&q, Dialect::Sqlite).unwrap().narrow.is_none());
+        let plan = compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .expect("narrow");
+        assert!(plan.reads_latest());
+        assert_eq!(plan.range_params, None);
+        let sql = plan.history.as_sql();
+        assert!(
+            sql.starts_with(
+                "SELECT me.timestamp, me.double_value, me.string_value, me.json_value, me.provenance_id, me.series_id FROM ts_latest me WHERE me.series_id = ANY($"
+            ),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("me.double_value > "),
+            "the measurement's item: {sql}"
+        );
+        assert!(!sql.contains("ORDER BY"), "{sql}");
+        assert_eq!(plan.history.params()[plan.series_param], SqlValue::Int(0));
+        assert!(
+            plan.series.as_sql().contains("s.name = "),
+            "the series' item"
+        );
+        assert!(plan.series.as_sql().ends_with(" LIMIT 10001"));
+        assert!(plan.merges(10_000) && !plan.merges(10_001));
+        assert_eq!(plan.history_within(1, 2), sql, "no month to keep to");
+    }
+
+    /// A caller's closed-data rules are in the series read's text and parameters, what
+    /// a store keeps the series it found by: one caller's series are not another's.
+    #[test]
+    fn the_series_of_latest_values_are_read_with_the_callers_rules() {
+        let mut q = history(0, 0, None);
+        q.route = Route::Latest;
+        let open = compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .unwrap();
+        let rule = |origin: &str| AccessRule {
+            origins: vec![origin.to_string()],
+            ..Default::default()
+        };
+        q.access = Some(vec![rule("FAMAS")]);
+        let famas = compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .unwrap();
+        q.access = Some(vec![rule("A22")]);
+        let a22 = compile_query(&q, Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .unwrap();
+        let read = |p: &NarrowHistory| format!("{} {:?}", p.series.as_sql(), p.series.params());
+        assert_ne!(read(&open), read(&famas));
+        assert_ne!(read(&famas), read(&a22));
+        assert_eq!(famas.history.as_sql(), a22.history.as_sql());
     }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{access, reachable_rules};
 use super::filter;
-use super::narrow::{narrow_history, NarrowParts};
+use super::narrow::{narrow_history, NarrowParts, NarrowRange};
 pub use super::narrow::{NarrowHistory, ProvenanceRead, MAX_NARROW_SERIES};
 use super::order::{deterministic_order, order_by_terms};
 use super::parser::Where;
@@ -121,8 +121,8 @@ pub struct CompiledTs {
     pub sql: SqlBuilder,
     pub columns: Vec<OutColumn>,
     /// The same answer as two narrow reads a backend may merge instead of running
-    /// `sql` (history routes whose `where` splits into series and measurement parts);
-    /// see [`NarrowHistory`].
+    /// `sql` (history routes whose `where` splits into series and measurement parts,
+    /// and so on PostgreSQL latest values); see [`NarrowHistory`].
     pub narrow: Option<NarrowHistory>,
     /// The same answer read in any order and sorted by the store (latest values without
     /// a limit); see [`UnorderedRead`].
@@ -429,13 +429,20 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         }
     }
 
-    let narrow = match &q.route {
-        Route::History { from, to } => narrow_history(
+    let range = match &q.route {
+        Route::History { from, to } => Some(NarrowRange::History {
+            from: *from,
+            to: *to,
+        }),
+        Route::Latest => Some(NarrowRange::Latest),
+        _ => None,
+    };
+    let narrow = match range {
+        Some(range) => narrow_history(
             q,
             dialect,
             NarrowParts {
-                from: *from,
-                to: *to,
+                range,
                 lead: &lead,
                 targets: &targets,
                 mvalue_tables: mvalue_tables.as_deref(),

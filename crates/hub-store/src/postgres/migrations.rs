@@ -115,6 +115,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "content: revisions count the documents written",
         parts: schema::content::CONTENT_REVISION_WRITTEN,
     },
+    Change {
+        version: 19,
+        name: "time series: a revision of the catalog, counted by triggers once per transaction",
+        parts: schema::timeseries::POSTGRES_CATALOG_REVISION,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

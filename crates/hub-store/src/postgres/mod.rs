@@ -140,6 +140,8 @@ pub(crate) struct PgBackend {
     ts_provenances: crate::timeseries::ProvenanceCache,
     /// The series reads found too wide for a history answer read narrow.
     ts_wide_series: crate::timeseries::WideSeriesReads,
+    /// The series latest answers read narrow cover, by the catalog's revision.
+    ts_selections: crate::timeseries::selections::SeriesSelections,
     /// Documents read, by their row version (see `content::document_cache`).
     pub(crate) documents: std::sync::Arc<crate::content::document_cache::DocumentCache>,
     /// A test's database, dropped with the backend (see `Store::open_for_tests`). Last:
@@ -188,6 +190,15 @@ impl RuntimeHolder {
 }
 
 impl PgBackend {
+    /// What the Time Series reads read narrow keep between reads.
+    fn narrow_caches(&self) -> timeseries::NarrowCaches<'_> {
+        timeseries::NarrowCaches {
+            provenances: &self.ts_provenances,
+            wide: &self.ts_wide_series,
+            selections: &self.ts_selections,
+        }
+    }
+
     /// The primary's pool and the replica's, as `/metrics` reports them.
     pub(crate) fn pool_usage(&self) -> Vec<crate::PoolUsage> {
         let usage = |name, pool: &Pool| {
@@ -320,6 +331,7 @@ impl PgBackend {
             ts_catalog: Default::default(),
             ts_provenances: Default::default(),
             ts_wide_series: Default::default(),
+            ts_selections: Default::default(),
             documents: std::sync::Arc::new(crate::content::document_cache::DocumentCache::new(
                 settings.document_cache_bytes,
             )),

@@ -26,6 +26,7 @@ use crate::timeseries::{
     TimeSeriesRepo, TypeList,
 };
 use crate::{Result, StoreError};
+pub(super) use narrow::NarrowCaches;
 use narrow::{narrow_rows, narrow_stream};
 use rows::{query_error, row_cells, row_stream, unordered_rows};
 use windows::{all_rows, windowed_rows};
@@ -185,13 +186,8 @@ impl TimeSeriesRepo for PgTimeSeries {
             .db()
             .read(move |conn| async move {
                 let mut compiled = compiled;
-                let conn = match narrow_rows(
-                    conn,
-                    compiled.narrow.take(),
-                    &backend.ts_provenances,
-                    &backend.ts_wide_series,
-                )
-                .await?
+                let conn = match narrow_rows(conn, compiled.narrow.take(), &backend.narrow_caches())
+                    .await?
                 {
                     Ok(rows) => return Ok(rows),
                     Err(conn) => conn,
@@ -219,14 +215,8 @@ impl TimeSeriesRepo for PgTimeSeries {
             let log = QueryLog::start(&compiled);
             let (conn, mut tx) = match conn {
                 Ok(conn) => {
-                    match narrow_stream(
-                        conn,
-                        compiled.narrow.take(),
-                        tx,
-                        &backend.ts_provenances,
-                        &backend.ts_wide_series,
-                    )
-                    .await
+                    match narrow_stream(conn, compiled.narrow.take(), tx, &backend.narrow_caches())
+                        .await
                     {
                         Some(compiled_answers) => compiled_answers,
                         None => {

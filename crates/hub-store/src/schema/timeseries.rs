@@ -495,6 +495,54 @@ CREATE TRIGGER ts_provenance_revision_truncate AFTER TRUNCATE ON ts_provenance
     ),
 ];
 
+/// PostgreSQL migration 19: `ts_catalog_revision`, counted up once per transaction that
+/// inserts, updates or deletes rows of the catalog's tables (stations, their metadata,
+/// data types, their metadata, series), and per `TRUNCATE` of one. A reader keeps the
+/// series a latest answer covers for as long as the count it read before them stands
+/// (`crate::timeseries::selections`). The count moves once per transaction (a local
+/// setting marks it done), so a sync of thousands of stations writes one row version
+/// of it, not thousands. Pushes of measurements read the catalog and do not count
+/// unless they add a series. SQLite reads the compiled query in process and has no
+/// such table.
+pub(crate) const POSTGRES_CATALOG_REVISION: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    r#"
+CREATE TABLE ts_catalog_revision (
+    id        integer PRIMARY KEY CHECK (id = 1),
+    revision  bigint NOT NULL
+);
+INSERT INTO ts_catalog_revision (id, revision) VALUES (1, 0);
+CREATE FUNCTION hub_ts_catalog_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('hub.ts_catalog_counted', true) IS DISTINCT FROM txid_current()::text THEN
+        UPDATE ts_catalog_revision SET revision = revision + 1 WHERE id = 1;
+        PERFORM set_config('hub.ts_catalog_counted', txid_current()::text, true);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_station
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_metadata
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_type
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_type_metadata
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_series
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_station
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_metadata
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_type
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_type_metadata
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_series
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+"#,
+)];
+
 /// Every table of the group, for the twin check in the parent module.
 #[cfg(test)]
 pub(crate) const TABLES: &[&Table] = &[

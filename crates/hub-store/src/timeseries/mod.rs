@@ -27,6 +27,7 @@ pub mod model;
 pub(crate) mod narrow;
 pub mod plan;
 pub(crate) mod provenance;
+pub(crate) mod selections;
 pub(crate) mod unordered;
 mod wide_series;
 

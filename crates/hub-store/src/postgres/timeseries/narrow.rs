@@ -31,18 +31,22 @@ use crate::postgres::{bind, bound_statement_cache, refs, Queries};
 use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
+use crate::timeseries::selections::{Kept, Selection, SeriesSelections, CATALOG_REVISION_SQL};
 use crate::timeseries::{Cell, SharedText, WideSeriesReads};
 use crate::Result;
 
-/// The plan when this connection can read it narrow: portals need named statements,
-/// which a transaction-mode pooler rules out (the compiled query answers there), and
-/// its series read was not found too wide a moment ago.
+/// The plan when this connection can read it narrow: a history's portals need named
+/// statements, which a transaction-mode pooler rules out (the compiled query answers
+/// there; latest values need no portal), and its series read was not found too wide a
+/// moment ago.
 fn usable(
     conn: &Conn,
     plan: Option<NarrowHistory>,
     wide: &WideSeriesReads,
 ) -> Option<NarrowHistory> {
-    plan.filter(|p| conn.prepares_statements() && !wide.is_wide(p, Instant::now()))
+    plan.filter(|p| {
+        (p.reads_latest() || conn.prepares_statements()) && !wide.is_wide(p, Instant::now())
+    })
 }
 
 /// Rows buffered across all series' portals at most (about 13 MB of cells).
@@ -130,10 +134,8 @@ impl Sink<'_> {
 /// The time range of the history read, from its parameters.
 fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
     let params = plan.history.params();
-    match (
-        params.get(plan.range_params.0),
-        params.get(plan.range_params.1),
-    ) {
+    let (from, to) = plan.range_params?;
+    match (params.get(from), params.get(to)) {
         (Some(SqlValue::Int(from)), Some(SqlValue::Int(to))) => Some((*from, *to)),
         _ => None,
     }
@@ -152,28 +154,39 @@ fn range(plan: &NarrowHistory) -> Option<(i64, i64)> {
 async fn read_narrow(
     conn: &mut Conn,
     plan: &NarrowHistory,
-    provenances: &ProvenanceCache,
-    wide: &WideSeriesReads,
+    caches: &NarrowCaches<'_>,
     mut sink: Sink<'_>,
 ) -> Result<bool> {
+    let NarrowCaches {
+        provenances,
+        wide,
+        selections,
+    } = *caches;
     bound_statement_cache(conn);
+    if plan.reads_latest() {
+        let read = latest::read(conn, plan, provenances, selections, &mut sink).await?;
+        if !read {
+            wide.remember(plan, Instant::now());
+        }
+        return Ok(read);
+    }
     let whole = range(plan);
     let one_window = whole.is_none_or(|(from, to)| windows(from, to).len() == 1);
     if !one_window {
         let tx = conn.snapshot().await?;
-        let Some(found) = read_series(&tx, plan, provenances).await? else {
+        let Some(found) = read_series(&tx, plan, caches).await? else {
             wide.remember(plan, Instant::now());
             return Ok(false);
         };
         return read_histories(&tx, plan, found, whole, None, sink).await;
     }
-    let Some(found) = read_series(&*conn, plan, provenances).await? else {
+    let Some(found) = read_series(&*conn, plan, caches).await? else {
         wide.remember(plan, Instant::now());
         return Ok(false);
     };
     // A row may have to be read again from its time on (see `one_series::read`).
     let restartable = plan.provenance.is_none() || (plan.time_column.is_some() && whole.is_some());
-    if let ([id], true) = (found.ids.as_slice(), restartable) {
+    if let ([id], true) = (found.series.ids.as_slice(), restartable) {
         let id = *id;
         one_series::read(conn, plan, provenances, id, &found, &mut sink, whole).await?;
         return Ok(true);
@@ -182,28 +195,80 @@ async fn read_narrow(
     read_histories(&tx, plan, found, whole, Some(provenances), sink).await
 }
 
+/// What a narrow read keeps between reads, the backend's.
+#[derive(Clone, Copy)]
+pub(in crate::postgres) struct NarrowCaches<'a> {
+    pub provenances: &'a ProvenanceCache,
+    pub wide: &'a WideSeriesReads,
+    pub selections: &'a SeriesSelections,
+}
+
 /// What the series read found: each series' id and its row with the measurement cells
 /// NULL, and the provenances the answer shows.
 struct Found {
-    ids: Vec<i64>,
-    templates: Vec<Vec<Cell>>,
+    series: Arc<Selection>,
     provenances: Arc<Provenances>,
 }
 
-/// The series read and, with it in one round trip, the provenances' revision (a second
-/// only when the provenances changed since last kept). `None`: more series match than
-/// a merge takes.
+/// The series read (or the series kept from it, where the catalog has not changed
+/// since) and, with it in one round trip, the provenances' revision (a second only when
+/// the provenances changed since last kept). `None`: more series match than a merge
+/// takes.
 async fn read_series(
     q: &impl Queries,
     plan: &NarrowHistory,
-    cache: &ProvenanceCache,
+    caches: &NarrowCaches<'_>,
 ) -> Result<Option<Found>> {
+    let kept = caches.selections.get(&plan.series);
+    let (revision, provenances) = futures::try_join!(
+        catalog_revision(q),
+        read_provenances(q, plan, caches.provenances)
+    )?;
+    let series = series_at(q, plan, caches.selections, kept, revision).await?;
+    Ok(series.map(|series| Found {
+        series,
+        provenances,
+    }))
+}
+
+/// The catalog's revision now.
+async fn catalog_revision(q: &impl Queries) -> Result<i64> {
+    let stmt = q.prepare_cached(CATALOG_REVISION_SQL).await?;
+    Ok(q.query_one(&stmt, &[])
+        .await
+        .map_err(query_error)?
+        .try_get(0)?)
+}
+
+/// The series `plan` reads with the catalog at `revision`: those `kept` where they
+/// stand at it, or else read and kept. `None`: more series match than a merge takes.
+async fn series_at(
+    q: &impl Queries,
+    plan: &NarrowHistory,
+    selections: &SeriesSelections,
+    kept: Option<Kept>,
+    revision: i64,
+) -> Result<Option<Arc<Selection>>> {
+    if let Some(kept) = kept.filter(|k| k.stands_at(revision)) {
+        return Ok(Some(kept.selection));
+    }
+    let Some((ids, templates)) = series_rows(q, plan).await? else {
+        return Ok(None);
+    };
+    let selection = Arc::new(Selection::new(ids, templates));
+    selections.keep(&plan.series, revision, selection.clone());
+    Ok(Some(selection))
+}
+
+/// The series `plan` reads: their ids, and their rows with the measurement cells NULL;
+/// `None` when more match than a merge takes.
+async fn series_rows(
+    q: &impl Queries,
+    plan: &NarrowHistory,
+) -> Result<Option<(Vec<i64>, Vec<Vec<Cell>>)>> {
     let series = q.prepare_cached(plan.series.as_sql()).await?;
     let bound = bind(plan.series.params());
-    let (rows, provenances) = futures::try_join!(
-        async { q.query(&series, &refs(&bound)).await.map_err(query_error) },
-        read_provenances(q, plan, cache),
-    )?;
+    let rows = q.query(&series, &refs(&bound)).await.map_err(query_error)?;
     let mut ids = Vec::with_capacity(rows.len());
     let mut templates = Vec::with_capacity(rows.len());
     let mut shared = SharedText::default();
@@ -213,11 +278,7 @@ async fn read_series(
         cells.remove(0);
         templates.push(cells);
     }
-    Ok(plan.merges(ids.len()).then_some(Found {
-        ids,
-        templates,
-        provenances,
-    }))
+    Ok(plan.merges(ids.len()).then_some((ids, templates)))
 }
 
 /// The history statement for `[from, to)` (see `history_within`).
@@ -232,9 +293,9 @@ fn history_sql(plan: &NarrowHistory, span: Option<(i64, i64)>) -> Cow<'_, str> {
 fn history_params(plan: &NarrowHistory, id: i64, span: Option<(i64, i64)>) -> Vec<SqlValue> {
     let mut params = plan.history.params().to_vec();
     params[plan.series_param] = SqlValue::Int(id);
-    if let Some((from, to)) = span {
-        params[plan.range_params.0] = SqlValue::Int(from);
-        params[plan.range_params.1] = SqlValue::Int(to);
+    if let (Some((from, to)), Some((from_at, to_at))) = (span, plan.range_params) {
+        params[from_at] = SqlValue::Int(from);
+        params[to_at] = SqlValue::Int(to);
     }
     params
 }
@@ -252,10 +313,10 @@ async fn read_histories(
     mut sink: Sink<'_>,
 ) -> Result<bool> {
     let Found {
-        ids,
-        templates,
+        series,
         provenances,
     } = found;
+    let (ids, templates) = (&series.ids, &series.templates);
     // Each series' reads: its windows, or its whole range when it is not cut.
     let spans: Vec<Option<(i64, i64)>> = match whole {
         Some((from, to)) if ids.len() <= WINDOWED_SERIES => {
@@ -329,7 +390,7 @@ async fn read_histories(
             reread,
         )?;
         let mut portals = portals.into_iter();
-        for _ in &ids {
+        for _ in ids {
             let windows = portals
                 .by_ref()
                 .take(per_series)
@@ -345,7 +406,7 @@ async fn read_histories(
             fetches.send(tx, k, w).await?;
         }
     }
-    let mut merge = Merge::new(plan, &templates, &provenances);
+    let mut merge = Merge::new(plan, templates, &provenances);
     loop {
         match merge.next(|k| Ok(fetches.pull(k)))? {
             Step::Row(row) => {
@@ -409,15 +470,14 @@ async fn read_provenances_from(
 pub(super) async fn narrow_rows(
     conn: Conn,
     plan: Option<NarrowHistory>,
-    provenances: &ProvenanceCache,
-    wide: &WideSeriesReads,
+    caches: &NarrowCaches<'_>,
 ) -> Result<std::result::Result<Vec<Vec<Cell>>, Conn>> {
-    let Some(plan) = usable(&conn, plan, wide) else {
+    let Some(plan) = usable(&conn, plan, caches.wide) else {
         return Ok(Err(conn));
     };
     let mut conn = conn;
     let mut rows = Vec::new();
-    if !read_narrow(&mut conn, &plan, provenances, wide, Sink::Rows(&mut rows)).await? {
+    if !read_narrow(&mut conn, &plan, caches, Sink::Rows(&mut rows)).await? {
         return Ok(Err(conn));
     }
     Ok(Ok(rows))
@@ -430,14 +490,13 @@ pub(super) async fn narrow_stream(
     conn: Conn,
     plan: Option<NarrowHistory>,
     tx: BatchSender<Vec<Cell>>,
-    provenances: &ProvenanceCache,
-    wide: &WideSeriesReads,
+    caches: &NarrowCaches<'_>,
 ) -> Option<(Conn, BatchSender<Vec<Cell>>)> {
-    let Some(plan) = usable(&conn, plan, wide) else {
+    let Some(plan) = usable(&conn, plan, caches.wide) else {
         return Some((conn, tx));
     };
     let (mut conn, mut tx) = (conn, tx);
-    match read_narrow(&mut conn, &plan, provenances, wide, Sink::Stream(&mut tx)).await {
+    match read_narrow(&mut conn, &plan, caches, Sink::Stream(&mut tx)).await {
         Ok(false) => Some((conn, tx)),
         Ok(true) => {
             tx.finish(Ok(())).await;
@@ -457,6 +516,13 @@ use fetches::{Fetches, SeriesRead, Window};
 #[path = "narrow_one_series.rs"]
 mod one_series;
 
+#[path = "narrow_latest.rs"]
+mod latest;
+
 #[cfg(test)]
 #[path = "narrow_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "narrow_latest_tests.rs"]
+mod latest_tests;

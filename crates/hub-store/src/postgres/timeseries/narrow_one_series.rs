@@ -28,7 +28,7 @@ pub(super) async fn read(
         .query_raw(&statement, refs(&bound))
         .await
         .map_err(query_error)?;
-    let merge = Merge::new(plan, &found.templates, &found.provenances);
+    let merge = Merge::new(plan, &found.series.templates, &found.provenances);
     let known = plan.provenance.is_some().then_some(&*found.provenances);
     let (merge, from) = match stream_series(rows, merge, plan, known, sink).await? {
         Streamed::Done => return Ok(()),

@@ -1,4 +1,4 @@
-use super::{month_of, read_narrow, row_cells, windows, Sink};
+use super::{month_of, read_narrow, row_cells, windows, NarrowCaches, Sink};
 use crate::postgres::timeseries::tests::{one_station, record};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
@@ -153,8 +153,11 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
                 read_narrow(
                     &mut conn,
                     &plan,
-                    &Default::default(),
-                    &Default::default(),
+                    &NarrowCaches {
+                        provenances: &Default::default(),
+                        wide: &Default::default(),
+                        selections: &Default::default(),
+                    },
                     Sink::Rows(&mut rows)
                 )
                 .await?
@@ -213,7 +216,10 @@ fn admin_preparing_statements() -> Option<String> {
 
 /// A store on a throwaway database `hub_test_<pid>_<suffix>`, and its backend; `None`
 /// (the test is skipped) without a server whose connections prepare statements.
-fn throwaway_store(suffix: &str, settings: &PgSettings) -> Option<(Arc<PgBackend>, Store)> {
+pub(super) fn throwaway_store(
+    suffix: &str,
+    settings: &PgSettings,
+) -> Option<(Arc<PgBackend>, Store)> {
     let admin = admin_preparing_statements()?;
     let name = format!("hub_test_{}_{suffix}", std::process::id());
     let database = ThrowawayDatabase::create(&admin, &name).unwrap();
@@ -226,7 +232,7 @@ fn throwaway_store(suffix: &str, settings: &PgSettings) -> Option<(Arc<PgBackend
     Some((backend, store))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
