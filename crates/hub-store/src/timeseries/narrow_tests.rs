@@ -229,7 +229,7 @@ fn where_items_decide_whether_a_history_query_reads_narrow() {
             assert_eq!(compiled.narrow.is_some(), narrow, "{filter:?} tree {tree}");
         }
     }
-    // Other routes never read narrow.
+    // Other routes never read narrow on SQLite (latest values do on PostgreSQL).
     let q = TsQuery {
         route: Route::Latest,
         tree: false,

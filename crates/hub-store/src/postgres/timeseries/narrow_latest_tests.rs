@@ -1,13 +1,13 @@
 //! Latest values read narrow on PostgreSQL, against the compiled query's answer, as the
 //! catalog changes under them by any writer.
 
-use super::tests::{runtime, throwaway_store};
-use crate::postgres::timeseries::tests::record;
+use super::tests::{query_of, runtime, throwaway_store};
+use crate::postgres::timeseries::tests::{record, stations_of_p};
 use crate::postgres::{PgSettings, Queries};
 use crate::timeseries::selections::CATALOG_REVISION_SQL;
-use crate::timeseries::{Cell, DataTypeInput, StationInput, SyncFlags};
+use crate::timeseries::Cell;
 use crate::Store;
-use hub_query::timeseries::{compile_query, CompiledTs, Route, TsQuery};
+use hub_query::timeseries::{compile_query, CompiledTs, Route};
 use hub_query::Dialect;
 
 const T: i64 = 1_790_000_000_000;
@@ -26,19 +26,7 @@ fn history() -> CompiledTs {
 }
 
 fn compiled(route: Route) -> CompiledTs {
-    let q = TsQuery {
-        route,
-        tree: false,
-        types: Some(vec!["P".into()]),
-        data_types: Some(vec!["free".into()]),
-        filter: None,
-        select: None,
-        distinct: false,
-        limit: 0,
-        offset: -1,
-        access: None,
-    };
-    compile_query(&q, Dialect::Postgres).unwrap()
+    compile_query(&query_of(route), Dialect::Postgres).unwrap()
 }
 
 /// The latest answer read narrow (as Hub reads it) and the compiled query's (the narrow
@@ -69,27 +57,6 @@ fn texts(rows: &[Vec<Cell>]) -> Vec<Vec<String>> {
         .collect()
 }
 
-async fn stations(store: &Store, codes: &[&str]) {
-    let ts = store.timeseries();
-    ts.sync_data_types(vec![DataTypeInput {
-        name: "free".into(),
-        ..Default::default()
-    }])
-    .await
-    .unwrap();
-    let list = codes
-        .iter()
-        .map(|c| StationInput {
-            code: c.to_string(),
-            name: format!("station {c}"),
-            ..Default::default()
-        })
-        .collect();
-    ts.sync_stations("P".into(), list, SyncFlags::default())
-        .await
-        .unwrap();
-}
-
 async fn push(store: &Store, code: &str, t: i64) {
     let mut r = record(t, 1.0);
     r.station_code = code.into();
@@ -111,14 +78,14 @@ fn kept_series_follow_every_change_of_the_catalog() {
     let rt = runtime();
     let t = T;
     rt.block_on(async {
-        stations(&store, &["S"]).await;
+        stations_of_p(&store, &[("S", "station S")]).await;
         push(&store, "S", t).await;
         assert_eq!(both_answers(&store).await.len(), 1);
         let kept = backend.ts_selections.get(&latest().narrow.unwrap().series);
         assert_eq!(kept.expect("kept").selection.ids.len(), 1);
 
         // A new station's series, added by a push.
-        stations(&store, &["S", "T"]).await;
+        stations_of_p(&store, &[("S", "station S"), ("T", "station T")]).await;
         push(&store, "T", t).await;
         assert_eq!(both_answers(&store).await.len(), 2, "the new series");
 
@@ -183,7 +150,7 @@ fn the_catalog_revision_moves_once_per_writing_transaction() {
         }))
         .unwrap()
     };
-    rt.block_on(stations(&store, &["A", "B", "C"]));
+    rt.block_on(stations_of_p(&store, &[("A", "a"), ("B", "b"), ("C", "c")]));
     let start = revision();
     rt.block_on(backend.write(|conn| async move {
         conn.batch_execute(

@@ -261,8 +261,13 @@ async fn last_month_of_values(store: &Store) -> (Month, i64, i64) {
 
 /// `/v2/flat/P/free/<from>/<to>` by an admin.
 fn history_of(from: i64, to: i64) -> TsQuery {
+    query_of(Route::History { from, to })
+}
+
+/// `/v2/flat/P/free/…` of `route` by an admin.
+pub(super) fn query_of(route: Route) -> TsQuery {
     TsQuery {
-        route: Route::History { from, to },
+        route,
         tree: false,
         types: Some(vec!["P".into()]),
         data_types: Some(vec!["free".into()]),

@@ -55,6 +55,12 @@ fn push_survives_history_rows_newer_than_latest() {
 
 /// Station `S` of type `P` and the data type `free`, in a store.
 pub(super) async fn one_station(store: &Store) {
+    stations_of_p(store, &[("S", "s")]).await;
+}
+
+/// Stations (code, name) of type `P`, synced as the whole list of that type, and the
+/// data type `free`, in a store.
+pub(super) async fn stations_of_p(store: &Store, stations: &[(&str, &str)]) {
     let ts = store.timeseries();
     ts.sync_data_types(vec![DataTypeInput {
         name: "free".into(),
@@ -62,12 +68,15 @@ pub(super) async fn one_station(store: &Store) {
     }])
     .await
     .unwrap();
-    let s = StationInput {
-        code: "S".into(),
-        name: "s".into(),
-        ..Default::default()
-    };
-    ts.sync_stations("P".into(), vec![s], SyncFlags::default())
+    let list = stations
+        .iter()
+        .map(|(code, name)| StationInput {
+            code: code.to_string(),
+            name: name.to_string(),
+            ..Default::default()
+        })
+        .collect();
+    ts.sync_stations("P".into(), list, SyncFlags::default())
         .await
         .unwrap();
 }
