@@ -196,6 +196,7 @@ impl PgBackend {
             provenances: &self.ts_provenances,
             wide: &self.ts_wide_series,
             selections: &self.ts_selections,
+            partitions: &self.partitions,
         }
     }
 

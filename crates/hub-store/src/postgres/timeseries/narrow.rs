@@ -6,9 +6,11 @@
 //! few series), each fetched a part at a time as the merge ([`Merge`]) asks for it. All
 //! on the read's own task: the portals are bound together and their first parts asked
 //! for at once (pipelined on the one connection), so a week of a few series costs the
-//! same round trips as one; parts are read as their rows arrive ([`Fetches`]). A window
+//! same round trips as one; parts are read as their rows arrive ([`Fetches`]). A read
 //! within one month names that month's bounds, so the generic plan reads the month's
-//! partition alone, in index order ([`NarrowHistory::history_within`]).
+//! partition alone, in index order ([`NarrowHistory::history_within`]); a read across
+//! months that all have a partition names their bounds together and is one window,
+//! its partitions read one after the other, in order ([`literal_bounds`]).
 //!
 //! Must not: decide what to read (`hub-query`'s `NarrowHistory` does) or order rows
 //! itself (`Merge` does).
@@ -24,6 +26,7 @@ use hub_query::timeseries::NarrowHistory;
 use hub_query::SqlValue;
 use tokio_postgres::{RowStream, Statement};
 
+use super::partitions::PartitionState;
 use super::{query_error, row_cells};
 use crate::batches::BatchSender;
 use crate::postgres::session::{Conn, Stmt, Tx};
@@ -107,6 +110,37 @@ fn month_of(from: i64, to: i64) -> Option<(i64, i64)> {
         .flatten()
 }
 
+/// The bounds a read of `[from, to)` names as literals (see `history_within`), so that
+/// PostgreSQL prunes the partitions when it plans and reads the months left in time
+/// order: the month holding all of it, or else the whole months from `from`'s to `to`'s
+/// when `held(first, last)` says each has a partition and they are at most
+/// [`MAX_WINDOWS`] (the DEFAULT partition, which may hold any time, is pruned then, and
+/// the months' index reads are appended in order, nothing sorted). `None`: a read of
+/// the range sorts what it reads, so a long one is read in windows.
+fn literal_bounds(
+    from: i64,
+    to: i64,
+    held: impl FnOnce(Month, Month) -> bool,
+) -> Option<(i64, i64)> {
+    if let Some(month) = month_of(from, to) {
+        return Some(month);
+    }
+    let (first, last) = (Month::of_ms(from)?, Month::of_ms(to.checked_sub(1)?)?);
+    let months = (last.year as i64 * 12 + last.month as i64)
+        - (first.year as i64 * 12 + first.month as i64)
+        + 1;
+    if from >= to || months > MAX_WINDOWS || !held(first, last) {
+        return None;
+    }
+    Some((first.bounds_ms()?.0, last.bounds_ms()?.1))
+}
+
+/// [`literal_bounds`] with the partitions this process knows of.
+fn bounds_known(span: Option<(i64, i64)>, partitions: &PartitionState) -> Option<(i64, i64)> {
+    let (from, to) = span?;
+    literal_bounds(from, to, |first, last| partitions.hold_every(first, last))
+}
+
 /// Where the merged rows go: into memory, or batch by batch to a streamed answer.
 enum Sink<'a> {
     Rows(&'a mut Vec<Vec<Cell>>),
@@ -161,6 +195,7 @@ async fn read_narrow(
         provenances,
         wide,
         selections,
+        partitions,
     } = *caches;
     bound_statement_cache(conn);
     if plan.reads_latest() {
@@ -171,14 +206,16 @@ async fn read_narrow(
         return Ok(read);
     }
     let whole = range(plan);
-    let one_window = whole.is_none_or(|(from, to)| windows(from, to).len() == 1);
+    let bounds = bounds_known(whole, partitions);
+    let one_window =
+        bounds.is_some() || whole.is_none_or(|(from, to)| windows(from, to).len() == 1);
     if !one_window {
         let tx = conn.snapshot().await?;
         let Some(found) = read_series(&tx, plan, caches).await? else {
             wide.remember(plan, Instant::now());
             return Ok(false);
         };
-        return read_histories(&tx, plan, found, whole, None, sink).await;
+        return read_histories(&tx, plan, found, whole, None, partitions, sink).await;
     }
     let Some(found) = read_series(&*conn, plan, caches).await? else {
         wide.remember(plan, Instant::now());
@@ -186,13 +223,13 @@ async fn read_narrow(
     };
     // A row may have to be read again from its time on (see `one_series::read`).
     let restartable = plan.provenance.is_none() || (plan.time_column.is_some() && whole.is_some());
-    if let ([id], true) = (found.series.ids.as_slice(), restartable) {
-        let id = *id;
-        one_series::read(conn, plan, provenances, id, &found, &mut sink, whole).await?;
+    if let ([_], true) = (found.series.ids.as_slice(), restartable) {
+        let sql = history_sql(plan, bounds);
+        one_series::read(conn, plan, &sql, provenances, &found, &mut sink, whole).await?;
         return Ok(true);
     }
     let tx = conn.snapshot().await?;
-    read_histories(&tx, plan, found, whole, Some(provenances), sink).await
+    read_histories(&tx, plan, found, whole, Some(provenances), partitions, sink).await
 }
 
 /// What a narrow read keeps between reads, the backend's.
@@ -201,6 +238,8 @@ pub(in crate::postgres) struct NarrowCaches<'a> {
     pub provenances: &'a ProvenanceCache,
     pub wide: &'a WideSeriesReads,
     pub selections: &'a SeriesSelections,
+    /// The months known to have a partition (see [`literal_bounds`]).
+    pub partitions: &'a PartitionState,
 }
 
 /// What the series read found: each series' id and its row with the measurement cells
@@ -281,9 +320,9 @@ async fn series_rows(
     Ok(plan.merges(ids.len()).then_some((ids, templates)))
 }
 
-/// The history statement for `[from, to)` (see `history_within`).
-fn history_sql(plan: &NarrowHistory, span: Option<(i64, i64)>) -> Cow<'_, str> {
-    match span.and_then(|(from, to)| month_of(from, to)) {
+/// The history statement naming `bounds` (see [`literal_bounds`] and `history_within`).
+fn history_sql(plan: &NarrowHistory, bounds: Option<(i64, i64)>) -> Cow<'_, str> {
+    match bounds {
         Some((start, end)) => Cow::Owned(plan.history_within(start, end)),
         None => Cow::Borrowed(plan.history.as_sql()),
     }
@@ -310,6 +349,7 @@ async fn read_histories(
     found: Found,
     whole: Option<(i64, i64)>,
     reread: Option<&ProvenanceCache>,
+    partitions: &PartitionState,
     mut sink: Sink<'_>,
 ) -> Result<bool> {
     let Found {
@@ -317,18 +357,21 @@ async fn read_histories(
         provenances,
     } = found;
     let (ids, templates) = (&series.ids, &series.templates);
-    // Each series' reads: its windows, or its whole range when it is not cut.
+    // Each series' reads: its windows, or its whole range when it is not cut (or its
+    // months all have partitions, read in order).
     let spans: Vec<Option<(i64, i64)>> = match whole {
-        Some((from, to)) if ids.len() <= WINDOWED_SERIES => {
+        Some((from, to))
+            if ids.len() <= WINDOWED_SERIES && bounds_known(whole, partitions).is_none() =>
+        {
             windows(from, to).into_iter().map(Some).collect()
         }
         _ => vec![None],
     };
-    // A read within one month names the month's bounds (see `history_within`): one
-    // statement per month, the months' statements prepared together (one round trip).
+    // A read names its months' bounds (see `literal_bounds`): one statement per month or
+    // span of months, their statements prepared together (one round trip).
     let sqls: Vec<Cow<'_, str>> = spans
         .iter()
-        .map(|span| history_sql(plan, span.or(whole)))
+        .map(|span| history_sql(plan, bounds_known(span.or(whole), partitions)))
         .collect();
     let statements = try_join_all(sqls.iter().map(|sql| tx.prepare_cached(sql))).await?;
     let mut named = Vec::with_capacity(statements.len());

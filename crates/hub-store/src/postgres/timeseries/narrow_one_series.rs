@@ -1,11 +1,13 @@
-//! One series' history within one window, read outside any transaction ([`read`]): the
-//! usual history read, and the one where a snapshot's two extra exchanges cost most.
+//! One series' history within one window (one month, or months that all have a
+//! partition), read outside any transaction ([`read`]): the usual history read, and the
+//! one where a snapshot's two extra exchanges cost most.
 //!
 //! Must not: read several series or windows (portals, and so a snapshot, do that).
 
 use super::*;
 
-/// One series' history within one window, outside any transaction: one statement
+/// The history of `found`'s one series, by `sql` (the plan's history statement naming
+/// the range's months, see `literal_bounds`), outside any transaction: one statement
 /// streams its rows, so the read costs no `START TRANSACTION` and no `ROLLBACK`. The
 /// provenances were read before the history, not in its snapshot: a row naming one
 /// they do not hold (created since, or gone) ends that statement, and the rest of the
@@ -14,14 +16,16 @@ use super::*;
 pub(super) async fn read(
     conn: &mut Conn,
     plan: &NarrowHistory,
+    sql: &str,
     cache: &ProvenanceCache,
-    id: i64,
     found: &Found,
     sink: &mut Sink<'_>,
     whole: Option<(i64, i64)>,
 ) -> Result<()> {
-    let sql = history_sql(plan, whole);
-    let statement = conn.prepare_cached(&sql).await?;
+    let Some(&id) = found.series.ids.first() else {
+        return Ok(());
+    };
+    let statement = conn.prepare_cached(sql).await?;
     let params = history_params(plan, id, None);
     let bound = bind(&params);
     let rows = conn
@@ -37,7 +41,7 @@ pub(super) async fn read(
     let to = whole.map_or(from, |(_, to)| to);
     let tx = conn.snapshot().await?;
     let provenances = read_provenances_from(&tx, plan, cache, false).await?;
-    let statement = tx.prepare_cached(&sql).await?;
+    let statement = tx.prepare_cached(sql).await?;
     let params = history_params(plan, id, Some((from, to)));
     let bound = bind(&params);
     let rows = tx

@@ -1,4 +1,5 @@
-use super::{month_of, read_narrow, row_cells, windows, NarrowCaches, Sink};
+use super::{literal_bounds, month_of, read_narrow, row_cells, windows, NarrowCaches, Sink};
+use crate::postgres::timeseries::partitions::PartitionState;
 use crate::postgres::timeseries::tests::{one_station, record};
 use crate::postgres::Queries;
 use crate::timeseries::history::Month;
@@ -122,6 +123,156 @@ fn a_range_within_one_month_has_that_months_bounds() {
     }
 }
 
+#[test]
+fn a_range_across_months_names_their_bounds_when_each_has_a_partition() {
+    let month = |s: &str| Month::of_ms(ms(s)).unwrap();
+    let bounds = |first: &str, last: &str| {
+        Some((
+            month(first).bounds_ms().unwrap().0,
+            month(last).bounds_ms().unwrap().1,
+        ))
+    };
+    // Partitions of 2026-02 to 2026-05 and of 2029-01 to 2031-12 (36 months).
+    let held = |first: Month, last: Month| {
+        let within = |from: &str, to: &str| first >= month(from) && last <= month(to);
+        within("2026-02-01T00:00:00Z", "2026-05-01T00:00:00Z")
+            || within("2029-01-01T00:00:00Z", "2031-12-01T00:00:00Z")
+    };
+    // (from, to, the bounds named)
+    let table = [
+        // Within one month: that month, partition or not.
+        (
+            "2026-03-04T05:00:00Z",
+            "2026-03-11T05:00:00Z",
+            bounds("2026-03-01T00:00:00Z", "2026-03-01T00:00:00Z"),
+        ),
+        (
+            "2027-03-04T05:00:00Z",
+            "2027-03-11T05:00:00Z",
+            bounds("2027-03-01T00:00:00Z", "2027-03-01T00:00:00Z"),
+        ),
+        // Across a month's start, both months held: both.
+        (
+            "2026-02-26T05:00:00Z",
+            "2026-03-05T05:00:00Z",
+            bounds("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z"),
+        ),
+        // Ending at a month's start: that month is not read.
+        (
+            "2026-02-26T05:00:00Z",
+            "2026-06-01T00:00:00Z",
+            bounds("2026-02-01T00:00:00Z", "2026-05-01T00:00:00Z"),
+        ),
+        // Into a month without a partition: none (its rows sit in DEFAULT).
+        ("2026-01-26T05:00:00Z", "2026-02-05T05:00:00Z", None),
+        ("2026-04-26T05:00:00Z", "2026-06-01T00:00:01Z", None),
+        // 36 months held: named; 37 would be more than a read names.
+        (
+            "2029-01-05T00:00:00Z",
+            "2031-12-05T00:00:00Z",
+            bounds("2029-01-01T00:00:00Z", "2031-12-01T00:00:00Z"),
+        ),
+        ("2028-12-31T00:00:00Z", "2031-12-05T00:00:00Z", None),
+    ];
+    for (from, to, want) in table {
+        assert_eq!(
+            literal_bounds(ms(from), ms(to), held),
+            want,
+            "{from} .. {to}"
+        );
+    }
+    // Empty, reversed or beyond the calendar: none, whatever is held.
+    for (from, to) in [
+        (5, 5),
+        (9, 3),
+        (i64::MIN, i64::MAX),
+        (i64::MAX - 1, i64::MAX),
+    ] {
+        assert_eq!(
+            literal_bounds(from, to, |_, _| true),
+            None,
+            "{from} .. {to}"
+        );
+    }
+}
+
+/// A series' week across the start of last month, whose months both have a partition:
+/// read narrow on PostgreSQL outside any snapshot in one statement naming both months'
+/// bounds, whose generic plan appends the two partitions' index reads in time order
+/// with nothing sorted. Its rows equal those read in windows (the months not known to
+/// have partitions).
+#[test]
+fn a_range_across_months_with_partitions_is_one_statement_in_order() {
+    if admin_preparing_statements().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tests(dir.path()).unwrap();
+    let rt = runtime();
+    let (month, start, _) = rt.block_on(last_month_of_values(&store));
+    let (from, to) = (start - DAY / 2, start + 7 * DAY);
+    let plan = compile_query(&history_of(from, to), Dialect::Postgres)
+        .unwrap()
+        .narrow
+        .expect("narrow");
+    let Backend::Postgres(b) = &*store.backend else {
+        panic!("not PostgreSQL")
+    };
+    let before = month.plus(-1);
+    assert!(
+        b.partitions.hold_every(before, month),
+        "the push made both months' partitions"
+    );
+    let across = plan.history_within(before.bounds_ms().unwrap().0, month.bounds_ms().unwrap().1);
+    let partitions = Arc::clone(&b.partitions);
+    let (rows, windowed, across_plan) = rt
+        .block_on(b.read(move |mut conn| async move {
+            let rows = read_with(&mut conn, &plan, &partitions).await?;
+            let windowed = read_with(&mut conn, &plan, &PartitionState::new()).await?;
+            let named: String = conn
+                .query_one(
+                    "SELECT name FROM pg_prepared_statements WHERE statement = $1",
+                    &[&across],
+                )
+                .await?
+                .get(0);
+            let series: i64 = conn
+                .query_one("SELECT id FROM ts_series", &[])
+                .await?
+                .get(0);
+            conn.batch_execute("SET plan_cache_mode = force_generic_plan")
+                .await?;
+            let explain = format!("EXPLAIN EXECUTE {named}({series}, {from}, {to})");
+            let lines: Vec<String> = conn
+                .query(explain.as_str(), &[])
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            conn.batch_execute("RESET plan_cache_mode").await?;
+            Ok((rows, windowed, lines.join("\n")))
+        }))
+        .unwrap();
+    assert_eq!(
+        rows.len(),
+        72 + 7 * 144,
+        "half a day and a week of ten-minute values"
+    );
+    assert!(rows == windowed, "the same rows as read in windows");
+    for partition in [before.partition_name(), month.partition_name()] {
+        assert!(
+            across_plan.contains(&format!(" on {partition} ")),
+            "{across_plan}"
+        );
+    }
+    assert!(
+        across_plan.starts_with("Append")
+            && !across_plan.contains("Sort")
+            && !across_plan.contains("default"),
+        "{across_plan}"
+    );
+}
+
 /// A series' week within one month, read narrow on PostgreSQL with generic plans (Hub's
 /// default): its statement names the month's bounds, and PostgreSQL plans it as the
 /// month partition's index read in time order, with nothing appended or sorted. The
@@ -157,6 +308,7 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
                         provenances: &Default::default(),
                         wide: &Default::default(),
                         selections: &Default::default(),
+                        partitions: &Default::default(),
                     },
                     Sink::Rows(&mut rows)
                 )
@@ -207,6 +359,23 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
 }
 
 const DAY: i64 = 86_400_000;
+
+/// The rows of `plan` read narrow on `conn`, with nothing kept but `partitions`.
+async fn read_with(
+    conn: &mut crate::postgres::Conn,
+    plan: &hub_query::timeseries::NarrowHistory,
+    partitions: &PartitionState,
+) -> crate::Result<Vec<Vec<Cell>>> {
+    let mut rows = Vec::new();
+    let caches = NarrowCaches {
+        provenances: &Default::default(),
+        wide: &Default::default(),
+        selections: &Default::default(),
+        partitions,
+    };
+    assert!(read_narrow(conn, plan, &caches, Sink::Rows(&mut rows)).await?);
+    Ok(rows)
+}
 
 /// The admin URL of the test server when its connections prepare named statements (what
 /// a narrow read needs); `None` (the test is skipped) otherwise.

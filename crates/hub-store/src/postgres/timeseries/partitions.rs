@@ -37,19 +37,39 @@ const DRAIN_MONTHS_PER_PASS: usize = 120;
 
 /// What this process knows of the partitions: the months it saw exist (or failed to
 /// make since the last maintenance pass), so that a push into known months costs nothing
-/// extra, and the policy the last maintenance pass ran with (the window on-demand months
-/// must fall in).
+/// extra; the months it saw exist alone, so that a read across months can name bounds
+/// whose months all have a partition; and the policy the last maintenance pass ran with
+/// (the window on-demand months must fall in).
+#[derive(Default)]
 pub(crate) struct PartitionState {
     known: Mutex<BTreeSet<Month>>,
+    present: Mutex<BTreeSet<Month>>,
     policy: Mutex<HistoryPolicy>,
 }
 
 impl PartitionState {
     pub(crate) fn new() -> Self {
-        PartitionState {
-            known: Mutex::new(BTreeSet::new()),
-            policy: Mutex::new(HistoryPolicy::default()),
+        PartitionState::default()
+    }
+
+    /// Whether every month from `first` to `last` had a partition when this process last
+    /// looked. Only a read's plan depends on it: a month dropped since (by another
+    /// process's retention) leaves the DEFAULT partition in that plan, which sorts.
+    pub(crate) fn hold_every(&self, first: Month, last: Month) -> bool {
+        let present = self.present.lock().unwrap_or_else(|e| e.into_inner());
+        let months = (last.year as i64 * 12 + last.month as i64)
+            - (first.year as i64 * 12 + first.month as i64)
+            + 1;
+        months > 0 && present.range(first..=last).count() as i64 == months
+    }
+
+    /// Months seen to have a partition (`replace`: all of them, as the catalog lists).
+    fn saw_present(&self, months: impl IntoIterator<Item = Month>, replace: bool) {
+        let mut present = self.present.lock().unwrap_or_else(|e| e.into_inner());
+        if replace {
+            present.clear();
         }
+        present.extend(months);
     }
 
     fn policy(&self) -> HistoryPolicy {
@@ -117,8 +137,12 @@ async fn create_all(conn: &mut Conn, months: &[Month], state: &PartitionState) -
     let mut made = Vec::new();
     for &month in months {
         match create(conn, month).await {
-            Ok(true) => made.push(month),
-            Ok(false) => {}
+            Ok(made_now) => {
+                if made_now {
+                    made.push(month);
+                }
+                state.saw_present([month], false);
+            }
             // Remembered all the same: pushes do not try again (each try locks DEFAULT)
             // until the next maintenance pass re-reads the catalog and retries.
             Err(e) => {
@@ -153,6 +177,7 @@ pub(super) async fn ensure_for_push(db: &PgBackend, records: &[RecordInput], now
         .write(move |mut conn| async move {
             let present = existing(&conn).await?;
             state.remember(present.iter().copied(), true);
+            state.saw_present(present.iter().copied(), true);
             let wanted = history::months_to_create(
                 months,
                 &present,
@@ -183,6 +208,7 @@ pub(super) async fn maintain(
         let mut done = HistoryMaintenance::default();
         let present = existing(&conn).await?;
         state.remember(present.iter().copied(), true);
+        state.saw_present(present.iter().copied(), true);
 
         let days: Vec<i64> = conn
             .query(
@@ -237,6 +263,7 @@ pub(super) async fn maintain(
             .into_iter()
             .filter(|m| !done.dropped.contains(m))
             .collect();
+        state.saw_present(kept.iter().copied(), true);
         state.remember(kept, true);
         if let Some(cutoff) = history::retention_cutoff_ms(now_ms, policy) {
             done.deleted_rows = conn
