@@ -25,9 +25,10 @@ use hub_query::SqlBuilder;
 use super::Cell;
 use crate::budget_lru::BudgetLru;
 
-/// The revision a latest read narrow asks for (PostgreSQL).
-pub(crate) const CATALOG_REVISION_SQL: &str =
-    "SELECT revision FROM ts_catalog_revision WHERE id = 1";
+/// The catalog's revision, then the provenances' (see `provenance::REVISION_SQL`), as a
+/// read narrow asks for them: one statement (PostgreSQL).
+pub(crate) const REVISIONS_SQL: &str = "SELECT c.revision, p.revision \
+     FROM ts_catalog_revision c CROSS JOIN ts_provenance_revision p WHERE c.id = 1 AND p.id = 1";
 
 /// Bytes of series kept at most, over every select list and filter: 1,000 stations'
 /// series with their station, type and metadata columns are about 1 MB.

@@ -34,7 +34,7 @@ use crate::postgres::{bind, bound_statement_cache, refs, Queries};
 use crate::timeseries::history::Month;
 use crate::timeseries::narrow::{Merge, Provenances, Pull, Step};
 use crate::timeseries::provenance::{ProvenanceCache, REVISION_SQL};
-use crate::timeseries::selections::{Kept, Selection, SeriesSelections, CATALOG_REVISION_SQL};
+use crate::timeseries::selections::{Kept, Selection, SeriesSelections, REVISIONS_SQL};
 use crate::timeseries::{Cell, SharedText, WideSeriesReads};
 use crate::Result;
 
@@ -250,33 +250,40 @@ struct Found {
 }
 
 /// The series read (or the series kept from it, where the catalog has not changed
-/// since) and, with it in one round trip, the provenances' revision (a second only when
-/// the provenances changed since last kept). `None`: more series match than a merge
-/// takes.
+/// since) and the provenances the answer shows (or those kept, where they have not
+/// changed): both revisions in one statement, then what changed read in one round trip.
+/// `None`: more series match than a merge takes.
 async fn read_series(
     q: &impl Queries,
     plan: &NarrowHistory,
     caches: &NarrowCaches<'_>,
 ) -> Result<Option<Found>> {
     let kept = caches.selections.get(&plan.series);
-    let (revision, provenances) = futures::try_join!(
-        catalog_revision(q),
-        read_provenances(q, plan, caches.provenances)
+    let revisions = read_revisions(q).await?;
+    let (series, provenances) = futures::try_join!(
+        series_at(q, plan, caches.selections, kept, revisions.catalog),
+        provenances_at(q, plan, caches.provenances, revisions.provenances)
     )?;
-    let series = series_at(q, plan, caches.selections, kept, revision).await?;
     Ok(series.map(|series| Found {
         series,
         provenances,
     }))
 }
 
-/// The catalog's revision now.
-async fn catalog_revision(q: &impl Queries) -> Result<i64> {
-    let stmt = q.prepare_cached(CATALOG_REVISION_SQL).await?;
-    Ok(q.query_one(&stmt, &[])
-        .await
-        .map_err(query_error)?
-        .try_get(0)?)
+/// The catalog's and the provenances' revisions at one moment.
+struct Revisions {
+    catalog: i64,
+    provenances: i64,
+}
+
+/// Both revisions now, by one statement.
+async fn read_revisions(q: &impl Queries) -> Result<Revisions> {
+    let stmt = q.prepare_cached(REVISIONS_SQL).await?;
+    let row = q.query_one(&stmt, &[]).await.map_err(query_error)?;
+    Ok(Revisions {
+        catalog: row.try_get(0)?,
+        provenances: row.try_get(1)?,
+    })
 }
 
 /// The series `plan` reads with the catalog at `revision`: those `kept` where they
@@ -494,11 +501,41 @@ async fn read_provenances_from(
     if let Some(kept) = cache.get(read, revision).filter(|_| use_kept) {
         return Ok(kept);
     }
+    read_provenance_rows(tx, plan, cache, revision).await
+}
+
+/// The provenances the answer shows with their table at `revision` (read before): those
+/// kept at it, or else read and kept.
+async fn provenances_at(
+    q: &impl Queries,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+    revision: i64,
+) -> Result<Arc<Provenances>> {
+    match &plan.provenance {
+        None => Ok(Arc::default()),
+        Some(read) => match cache.get(read, revision) {
+            Some(kept) => Ok(kept),
+            None => read_provenance_rows(q, plan, cache, revision).await,
+        },
+    }
+}
+
+/// Every provenance's columns the answer selects, read now and kept as of `revision`.
+async fn read_provenance_rows(
+    q: &impl Queries,
+    plan: &NarrowHistory,
+    cache: &ProvenanceCache,
+    revision: i64,
+) -> Result<Arc<Provenances>> {
+    let Some(read) = &plan.provenance else {
+        return Ok(Arc::default());
+    };
     let mut provenances = Provenances::new();
-    let stmt = tx.prepare_cached(read.sql.as_sql()).await?;
+    let stmt = q.prepare_cached(read.sql.as_sql()).await?;
     let bound = bind(read.sql.params());
     let mut shared = SharedText::default();
-    for row in tx.query(&stmt, &refs(&bound)).await.map_err(query_error)? {
+    for row in q.query(&stmt, &refs(&bound)).await.map_err(query_error)? {
         let mut cells = row_cells(&row, &mut shared)?;
         let Cell::Int(id) = cells.remove(0) else {
             continue;

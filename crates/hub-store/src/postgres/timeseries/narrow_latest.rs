@@ -1,7 +1,7 @@
 //! Latest values read narrow on PostgreSQL: the series an answer covers are kept
 //! between reads at the catalog's revision (`crate::timeseries::selections`), and their
 //! latest rows are read by id from `ts_latest` alone, in the round trip that reads the
-//! revision and the provenances. Only when the revision moved (or nothing is kept) is
+//! catalog's and the provenances' revisions (one statement). Only when the revision moved (or nothing is kept) is
 //! the series read run again, and the latest rows read after it.
 //!
 //! Must not: order rows (`Merge` does, as for a history) or decide which series an
@@ -19,24 +19,27 @@ pub(super) async fn read(
     sink: &mut Sink<'_>,
 ) -> Result<bool> {
     let kept = selections.get(&plan.series);
-    let (revision, provenances, rows) = futures::try_join!(
-        catalog_revision(conn),
-        read_provenances(conn, plan, provenances),
-        async {
-            match &kept {
-                Some(kept) => latest_rows(conn, plan, &kept.selection.ids).await.map(Some),
-                None => Ok(None),
-            }
-        },
-    )?;
-    let (selection, rows) = match (kept, rows) {
-        (Some(kept), Some(rows)) if kept.stands_at(revision) => (kept.selection, rows),
+    let (revisions, rows) = futures::try_join!(read_revisions(conn), async {
+        match &kept {
+            Some(kept) => latest_rows(conn, plan, &kept.selection.ids).await.map(Some),
+            None => Ok(None),
+        }
+    })?;
+    let provenances = provenances_at(conn, plan, provenances, revisions.provenances);
+    let ((selection, rows), provenances) = match (kept, rows) {
+        (Some(kept), Some(rows)) if kept.stands_at(revisions.catalog) => {
+            ((kept.selection, rows), provenances.await?)
+        }
         (kept, _) => {
-            let Some(selection) = series_at(conn, plan, selections, kept, revision).await? else {
+            let (selection, provenances) = futures::try_join!(
+                series_at(conn, plan, selections, kept, revisions.catalog),
+                provenances
+            )?;
+            let Some(selection) = selection else {
                 return Ok(false);
             };
             let rows = latest_rows(conn, plan, &selection.ids).await?;
-            (selection, rows)
+            ((selection, rows), provenances)
         }
     };
     // At most one latest row per series (the key of `ts_latest`), its id last.

@@ -4,7 +4,7 @@
 use super::tests::{query_of, runtime, throwaway_store};
 use crate::postgres::timeseries::tests::{record, stations_of_p};
 use crate::postgres::{PgSettings, Queries};
-use crate::timeseries::selections::CATALOG_REVISION_SQL;
+use crate::timeseries::selections::REVISIONS_SQL;
 use crate::timeseries::Cell;
 use crate::Store;
 use hub_query::timeseries::{compile_query, CompiledTs, Route};
@@ -143,10 +143,7 @@ fn the_catalog_revision_moves_once_per_writing_transaction() {
     let rt = runtime();
     let revision = || {
         rt.block_on(backend.read(|conn| async move {
-            Ok(conn
-                .query_one(CATALOG_REVISION_SQL, &[])
-                .await?
-                .get::<_, i64>(0))
+            Ok(conn.query_one(REVISIONS_SQL, &[]).await?.get::<_, i64>(0))
         }))
         .unwrap()
     };
