@@ -18,6 +18,8 @@
 //! PostgreSQL uses `~` and PostGIS (`ST_Intersects` on generated geometry columns).
 
 mod access;
+#[cfg(test)]
+mod catalog_only_tests;
 pub mod cql2;
 pub mod datetime;
 pub mod filter;

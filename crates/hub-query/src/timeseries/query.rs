@@ -130,6 +130,10 @@ pub struct CompiledTs {
     /// Windows at the start of a flat history's range that may hold the whole page,
     /// tried before `sql`; see [`HistoryWindows`].
     pub windows: Option<HistoryWindows>,
+    /// `sql` reads the catalog alone (stations, their metadata, data types and series;
+    /// no measurement, provenance, edge or event): its answer changes only with the
+    /// catalog, so a store may keep it while the catalog's revision stands.
+    pub catalog_only: bool,
 }
 
 pub(super) fn yes(d: Dialect) -> &'static str {
@@ -491,6 +495,11 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         narrow,
         unordered,
         windows: HistoryWindows::of(q, dialect),
+        catalog_only: matches!(
+            q.route,
+            Route::Stations | Route::StationsTypes | Route::MetadataHistory { .. }
+        ) && !uses("me")
+            && !uses("pr"),
     })
 }
 

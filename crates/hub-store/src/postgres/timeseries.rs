@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use hub_query::timeseries::CompiledTs;
 
+mod catalog_answers;
 mod history_copy;
 mod narrow;
 pub(crate) mod partitions;
@@ -27,7 +28,7 @@ use crate::timeseries::{
 };
 use crate::{Result, StoreError};
 pub(super) use narrow::NarrowCaches;
-use narrow::{narrow_rows, narrow_stream};
+use narrow::{narrow_rows, narrow_stream, Sink};
 use rows::{query_error, row_cells, row_stream, unordered_rows};
 use windows::{all_rows, windowed_rows};
 
@@ -200,6 +201,13 @@ impl TimeSeriesRepo for PgTimeSeries {
                 if let Some(rows) = windowed_rows(&conn, compiled.windows.as_ref()).await? {
                     return Ok(rows);
                 }
+                if compiled.catalog_only {
+                    let mut rows = Vec::new();
+                    let sink = &mut Sink::Rows(&mut rows);
+                    catalog_answers::read(&conn, &compiled.sql, &backend.ts_selections, sink)
+                        .await?;
+                    return Ok(rows);
+                }
                 all_rows(&conn, &compiled.sql).await
             })
             .await;
@@ -244,6 +252,16 @@ impl TimeSeriesRepo for PgTimeSeries {
                         }
                     }
                     return Ok(());
+                }
+                if compiled.catalog_only {
+                    let sink = &mut Sink::Stream(&mut tx);
+                    return catalog_answers::read(
+                        &conn,
+                        &compiled.sql,
+                        &backend.ts_selections,
+                        sink,
+                    )
+                    .await;
                 }
                 let rows = row_stream(&conn, compiled.sql).await?;
                 futures::pin_mut!(rows);
@@ -526,3 +544,7 @@ impl TimeSeriesRepo for PgTimeSeries {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "timeseries/catalog_answers_tests.rs"]
+mod catalog_answers_tests;

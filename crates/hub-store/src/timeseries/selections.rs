@@ -8,8 +8,12 @@
 //! the series kept with the same count stand: their rows are read by id from
 //! `ts_latest` alone. When the count differs, the series are read again and kept.
 //!
-//! The key is the series read's SQL with its parameters: the closed-data rules of the
-//! caller are among them, so what one caller's read kept is never another's answer.
+//! The same holds for an answer that reads the catalog alone (a station type's stations:
+//! `CompiledTs::catalog_only`), kept whole, its rows as a [`Selection`] without ids.
+//!
+//! The key is the series read's (or the answer's) SQL with its parameters: the
+//! closed-data rules of the caller are among them, so what one caller's read kept is
+//! never another's answer.
 //!
 //! Owns: the rule that kept series stand only at the revision read before them, and the
 //! bound on what is kept. Must not: touch a connection (a backend reads the revision
@@ -35,7 +39,8 @@ pub(crate) const REVISIONS_SQL: &str = "SELECT c.revision, p.revision \
 pub(crate) const SELECTIONS_BUDGET_BYTES: usize = 8 << 20;
 
 /// The series one series read found: ids, and each one's row of the answer with the
-/// measurement's cells NULL.
+/// measurement's cells NULL; or an answer that reads the catalog alone: its rows, and no
+/// ids.
 #[derive(Debug, Default)]
 pub(crate) struct Selection {
     pub ids: Vec<i64>,

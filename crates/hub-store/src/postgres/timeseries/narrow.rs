@@ -142,7 +142,7 @@ fn bounds_known(span: Option<(i64, i64)>, partitions: &PartitionState) -> Option
 }
 
 /// Where the merged rows go: into memory, or batch by batch to a streamed answer.
-enum Sink<'a> {
+pub(super) enum Sink<'a> {
     Rows(&'a mut Vec<Vec<Cell>>),
     Stream(&'a mut BatchSender<Vec<Cell>>),
 }
@@ -150,7 +150,7 @@ enum Sink<'a> {
 impl Sink<'_> {
     /// Takes a row; `false` when the streamed answer's reader has gone. Rows the reader
     /// is done with go to `spare`, to be filled again.
-    async fn take(&mut self, row: Vec<Cell>, spare: &mut Vec<Vec<Cell>>) -> bool {
+    pub(super) async fn take(&mut self, row: Vec<Cell>, spare: &mut Vec<Vec<Cell>>) -> bool {
         match self {
             Sink::Rows(rows) => {
                 rows.push(row);
@@ -271,13 +271,13 @@ async fn read_series(
 }
 
 /// The catalog's and the provenances' revisions at one moment.
-struct Revisions {
-    catalog: i64,
-    provenances: i64,
+pub(super) struct Revisions {
+    pub catalog: i64,
+    pub provenances: i64,
 }
 
 /// Both revisions now, by one statement.
-async fn read_revisions(q: &impl Queries) -> Result<Revisions> {
+pub(super) async fn read_revisions(q: &impl Queries) -> Result<Revisions> {
     let stmt = q.prepare_cached(REVISIONS_SQL).await?;
     let row = q.query_one(&stmt, &[]).await.map_err(query_error)?;
     Ok(Revisions {
@@ -601,7 +601,7 @@ mod latest;
 
 #[cfg(test)]
 #[path = "narrow_tests.rs"]
-mod tests;
+pub(super) mod tests;
 
 #[cfg(test)]
 #[path = "narrow_latest_tests.rs"]

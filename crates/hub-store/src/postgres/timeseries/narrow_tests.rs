@@ -385,7 +385,7 @@ fn admin_preparing_statements() -> Option<String> {
 
 /// A store on a throwaway database `hub_test_<pid>_<suffix>`, and its backend; `None`
 /// (the test is skipped) without a server whose connections prepare statements.
-pub(super) fn throwaway_store(
+pub(in crate::postgres) fn throwaway_store(
     suffix: &str,
     settings: &PgSettings,
 ) -> Option<(Arc<PgBackend>, Store)> {
@@ -401,7 +401,7 @@ pub(super) fn throwaway_store(
     Some((backend, store))
 }
 
-pub(super) fn runtime() -> tokio::runtime::Runtime {
+pub(in crate::postgres) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -434,7 +434,7 @@ fn history_of(from: i64, to: i64) -> TsQuery {
 }
 
 /// `/v2/flat/P/free/…` of `route` by an admin.
-pub(super) fn query_of(route: Route) -> TsQuery {
+pub(in crate::postgres) fn query_of(route: Route) -> TsQuery {
     TsQuery {
         route,
         tree: false,

@@ -1,0 +1,103 @@
+//! Station lists kept at the catalog's revision on PostgreSQL, against the compiled
+//! query's answer, as the catalog changes under them by any writer.
+
+use std::sync::Arc;
+
+use super::narrow::tests::{query_of, runtime, throwaway_store};
+use super::tests::{record, stations_of_p};
+use crate::postgres::{PgSettings, Queries};
+use crate::timeseries::Cell;
+use crate::Store;
+use hub_query::timeseries::{compile_query, CompiledTs, Route};
+use hub_query::Dialect;
+
+/// `/v2/flat/P` by an admin.
+fn stations() -> CompiledTs {
+    let compiled = compile_query(&query_of(Route::Stations), Dialect::Postgres).unwrap();
+    assert!(compiled.catalog_only);
+    compiled
+}
+
+/// The answer as Hub reads it, whole and streamed, which must both be the compiled
+/// query's (read with the flag taken away).
+async fn answer(store: &Store) -> Vec<Vec<Cell>> {
+    let ts = store.timeseries();
+    let kept = ts.query(stations()).await.unwrap();
+    let mut streamed = Vec::new();
+    let mut batches = ts.query_batches(stations());
+    while let Some(batch) = batches.next().await {
+        streamed.extend(batch.unwrap());
+    }
+    let mut compiled = stations();
+    compiled.catalog_only = false;
+    let want = ts.query(compiled).await.unwrap();
+    assert_eq!(kept, want, "the kept answer is the compiled query's");
+    assert_eq!(streamed, want, "streamed, too");
+    want
+}
+
+/// Whether a cell of the answer's rows is the text `t`.
+fn has_text(rows: &[Vec<Cell>], t: &str) -> bool {
+    rows.iter()
+        .flatten()
+        .any(|c| matches!(c, Cell::Text(x) if &**x == t))
+}
+
+/// A station list kept stands until the catalog changes, by Hub or by plain SQL: a new
+/// station, one no longer available and a renamed one are all in the next answer. A
+/// pushed measurement changes nothing of it: the kept rows stand.
+#[test]
+fn a_kept_station_list_follows_every_change_of_the_catalog() {
+    let Some((backend, store)) = throwaway_store("stations_kept", &PgSettings::for_tests()) else {
+        return;
+    };
+    let rt = runtime();
+    rt.block_on(async {
+        stations_of_p(&store, &[("S", "station S")]).await;
+        assert_eq!(answer(&store).await.len(), 1);
+        let kept = || backend.ts_selections.get(&stations().sql).expect("kept");
+        assert_eq!(kept().selection.templates.len(), 1);
+
+        stations_of_p(&store, &[("S", "station S"), ("T", "station T")]).await;
+        assert_eq!(answer(&store).await.len(), 2, "the new station");
+
+        let sql = |s: &'static str| {
+            backend.write(move |conn| async move {
+                conn.batch_execute(s).await?;
+                Ok(())
+            })
+        };
+        sql("UPDATE ts_station SET available = false WHERE stationcode = 'T'")
+            .await
+            .unwrap();
+        assert_eq!(answer(&store).await.len(), 1, "T is no longer available");
+        sql("UPDATE ts_station SET name = 'renamed' WHERE stationcode = 'S'")
+            .await
+            .unwrap();
+        let rows = answer(&store).await;
+        assert!(has_text(&rows, "renamed"), "{rows:?}");
+
+        let before = kept();
+        store
+            .timeseries()
+            .push_records("P".into(), None, vec![record(1_790_000_000_000, 1.0)])
+            .await
+            .unwrap();
+        answer(&store).await;
+        let settled = kept();
+        assert!(
+            !Arc::ptr_eq(&before.selection, &settled.selection),
+            "the push added a series, a catalog change: the answer was read again"
+        );
+        store
+            .timeseries()
+            .push_records("P".into(), None, vec![record(1_790_000_600_000, 2.0)])
+            .await
+            .unwrap();
+        answer(&store).await;
+        assert!(
+            Arc::ptr_eq(&settled.selection, &kept().selection),
+            "values alone are not a catalog change"
+        );
+    });
+}
