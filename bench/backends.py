@@ -227,6 +227,7 @@ def workloads(kind, base_port):
         ("TS latest, all ParkingStation", "/v2/flat/ParkingStation/free,occupied/latest?limit=-1"),
         ("TS 7 days of one series, flat", f"/v2/flat/ParkingStation/free/{frm}/{to}?where=scode.eq.%22P0001%22&limit=-1"),
         ("TS 7 days of one series, tree", f"/v2/tree/ParkingStation/free/{frm}/{to}?where=scode.eq.%22P0001%22&limit=-1"),
+        ("TS stations of a type", "/v2/flat/ParkingStation?limit=-1"),
         ("TS where mvalue + bbox", "/v2/flat/ParkingStation/free/latest?limit=-1&where=" + q("mvalue.gt.100,scoordinate.bbi.(11.3,46.45,11.4,46.55)")),
     ]
     return {"content": content, "timeseries": timeseries, "all": content + timeseries}[kind]
