@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::narrow::tests::{query_of, runtime, throwaway_store};
-use super::tests::{record, stations_of_p};
-use crate::postgres::{PgSettings, Queries};
+use super::tests::{plain_sql, record, stations_of_p};
+use crate::postgres::PgSettings;
 use crate::timeseries::Cell;
 use crate::Store;
 use hub_query::timeseries::{compile_query, CompiledTs, Route};
@@ -61,19 +61,17 @@ fn a_kept_station_list_follows_every_change_of_the_catalog() {
         stations_of_p(&store, &[("S", "station S"), ("T", "station T")]).await;
         assert_eq!(answer(&store).await.len(), 2, "the new station");
 
-        let sql = |s: &'static str| {
-            backend.write(move |conn| async move {
-                conn.batch_execute(s).await?;
-                Ok(())
-            })
-        };
-        sql("UPDATE ts_station SET available = false WHERE stationcode = 'T'")
-            .await
-            .unwrap();
+        plain_sql(
+            &backend,
+            "UPDATE ts_station SET available = false WHERE stationcode = 'T'",
+        )
+        .await;
         assert_eq!(answer(&store).await.len(), 1, "T is no longer available");
-        sql("UPDATE ts_station SET name = 'renamed' WHERE stationcode = 'S'")
-            .await
-            .unwrap();
+        plain_sql(
+            &backend,
+            "UPDATE ts_station SET name = 'renamed' WHERE stationcode = 'S'",
+        )
+        .await;
         let rows = answer(&store).await;
         assert!(has_text(&rows, "renamed"), "{rows:?}");
 

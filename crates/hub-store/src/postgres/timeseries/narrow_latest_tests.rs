@@ -2,7 +2,7 @@
 //! catalog changes under them by any writer.
 
 use super::tests::{query_of, runtime, throwaway_store};
-use crate::postgres::timeseries::tests::{record, stations_of_p};
+use crate::postgres::timeseries::tests::{plain_sql, record, stations_of_p};
 use crate::postgres::{PgSettings, Queries};
 use crate::timeseries::selections::REVISIONS_SQL;
 use crate::timeseries::Cell;
@@ -89,27 +89,27 @@ fn kept_series_follow_every_change_of_the_catalog() {
         push(&store, "T", t).await;
         assert_eq!(both_answers(&store).await.len(), 2, "the new series");
 
-        let sql = |s: &'static str| {
-            backend.write(move |conn| async move {
-                conn.batch_execute(s).await?;
-                Ok(())
-            })
-        };
-        sql("UPDATE ts_station SET available = false WHERE stationcode = 'T'")
-            .await
-            .unwrap();
+        plain_sql(
+            &backend,
+            "UPDATE ts_station SET available = false WHERE stationcode = 'T'",
+        )
+        .await;
         let rows = both_answers(&store).await;
         assert_eq!(rows.len(), 1, "T is no longer available");
 
-        sql("UPDATE ts_station SET name = 'renamed' WHERE stationcode = 'S'")
-            .await
-            .unwrap();
+        plain_sql(
+            &backend,
+            "UPDATE ts_station SET name = 'renamed' WHERE stationcode = 'S'",
+        )
+        .await;
         let rows = both_answers(&store).await;
         assert!(texts(&rows)[0].contains(&"renamed".to_string()), "{rows:?}");
 
-        sql("UPDATE ts_type SET description = 'spaces left' WHERE cname = 'free'")
-            .await
-            .unwrap();
+        plain_sql(
+            &backend,
+            "UPDATE ts_type SET description = 'spaces left' WHERE cname = 'free'",
+        )
+        .await;
         let rows = both_answers(&store).await;
         assert!(
             texts(&rows)[0].contains(&"spaces left".to_string()),

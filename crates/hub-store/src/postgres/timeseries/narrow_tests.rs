@@ -229,28 +229,9 @@ fn a_range_across_months_with_partitions_is_one_statement_in_order() {
         .block_on(b.read(move |mut conn| async move {
             let rows = read_with(&mut conn, &plan, &partitions).await?;
             let windowed = read_with(&mut conn, &plan, &PartitionState::new()).await?;
-            let named: String = conn
-                .query_one(
-                    "SELECT name FROM pg_prepared_statements WHERE statement = $1",
-                    &[&across],
-                )
-                .await?
-                .get(0);
-            let series: i64 = conn
-                .query_one("SELECT id FROM ts_series", &[])
-                .await?
-                .get(0);
-            conn.batch_execute("SET plan_cache_mode = force_generic_plan")
-                .await?;
-            let explain = format!("EXPLAIN EXECUTE {named}({series}, {from}, {to})");
-            let lines: Vec<String> = conn
-                .query(explain.as_str(), &[])
-                .await?
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
-            conn.batch_execute("RESET plan_cache_mode").await?;
-            Ok((rows, windowed, lines.join("\n")))
+            let named = prepared_name(&conn, &across).await?;
+            let across_plan = generic_plan(&conn, &named, from, to).await?;
+            Ok((rows, windowed, across_plan))
         }))
         .unwrap();
     assert_eq!(
@@ -299,50 +280,14 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
     let whole = plan.history.as_sql().to_string();
     let (rows, within_plan, whole_plan) = rt
         .block_on(b.read(move |mut conn| async move {
-            let mut rows = Vec::new();
-            assert!(
-                read_narrow(
-                    &mut conn,
-                    &plan,
-                    &NarrowCaches {
-                        provenances: &Default::default(),
-                        wide: &Default::default(),
-                        selections: &Default::default(),
-                        partitions: &Default::default(),
-                    },
-                    Sink::Rows(&mut rows)
-                )
-                .await?
-            );
-            let named: String = conn
-                .query_one(
-                    "SELECT name FROM pg_prepared_statements WHERE statement = $1",
-                    &[&within],
-                )
-                .await?
-                .get(0);
-            let series: i64 = conn
-                .query_one("SELECT id FROM ts_series", &[])
-                .await?
-                .get(0);
-            conn.batch_execute(&format!(
-                "SET plan_cache_mode = force_generic_plan; PREPARE whole AS {whole}"
-            ))
-            .await?;
-            let mut plans = Vec::new();
-            for statement in [named.as_str(), "whole"] {
-                let explain = format!("EXPLAIN EXECUTE {statement}({series}, {from}, {to})");
-                let lines: Vec<String> = conn
-                    .query(explain.as_str(), &[])
-                    .await?
-                    .iter()
-                    .map(|r| r.get(0))
-                    .collect();
-                plans.push(lines.join("\n"));
-            }
-            conn.batch_execute("DEALLOCATE whole; RESET plan_cache_mode")
+            let rows = read_with(&mut conn, &plan, &PartitionState::new()).await?;
+            let named = prepared_name(&conn, &within).await?;
+            let within_plan = generic_plan(&conn, &named, from, to).await?;
+            conn.batch_execute(&format!("PREPARE whole AS {whole}"))
                 .await?;
-            Ok((rows.len(), plans.remove(0), plans.remove(0)))
+            let whole_plan = generic_plan(&conn, "whole", from, to).await?;
+            conn.batch_execute("DEALLOCATE whole").await?;
+            Ok((rows.len(), within_plan, whole_plan))
         }))
         .unwrap();
     assert_eq!(rows, 7 * 144, "a week of ten-minute values");
@@ -359,6 +304,42 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
 }
 
 const DAY: i64 = 86_400_000;
+
+/// The name of the statement the connection prepared for `sql`.
+async fn prepared_name(conn: &crate::postgres::Conn, sql: &str) -> crate::Result<String> {
+    Ok(conn
+        .query_one(
+            "SELECT name FROM pg_prepared_statements WHERE statement = $1",
+            &[&sql],
+        )
+        .await?
+        .get(0))
+}
+
+/// The generic plan (Hub's default) of prepared history statement `name` for the one
+/// series there is, over `[from, to)`.
+async fn generic_plan(
+    conn: &crate::postgres::Conn,
+    name: &str,
+    from: i64,
+    to: i64,
+) -> crate::Result<String> {
+    let series: i64 = conn
+        .query_one("SELECT id FROM ts_series", &[])
+        .await?
+        .get(0);
+    conn.batch_execute("SET plan_cache_mode = force_generic_plan")
+        .await?;
+    let explain = format!("EXPLAIN EXECUTE {name}({series}, {from}, {to})");
+    let lines: Vec<String> = conn
+        .query(explain.as_str(), &[])
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    conn.batch_execute("RESET plan_cache_mode").await?;
+    Ok(lines.join("\n"))
+}
 
 /// The rows of `plan` read narrow on `conn`, with nothing kept but `partitions`.
 async fn read_with(

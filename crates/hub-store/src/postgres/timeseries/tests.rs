@@ -83,6 +83,17 @@ pub(super) async fn stations_of_p(store: &Store, stations: &[(&str, &str)]) {
 
 pub(super) use crate::postgres::test_server::admin as test_admin;
 
+/// Runs `sql` on the backend as an operator's plain SQL would, outside Hub's writes.
+pub(super) async fn plain_sql(backend: &crate::postgres::PgBackend, sql: &'static str) {
+    backend
+        .write(move |conn| async move {
+            crate::postgres::Queries::batch_execute(&conn, sql).await?;
+            Ok(())
+        })
+        .await
+        .unwrap()
+}
+
 /// Station `S0`…`S{stations-1}` with type `free`, in a store.
 /// A PostgreSQL store (`HUB_TEST_DATABASE`) and an SQLite store side by side, with a
 /// runtime to drive both; `None` (the test returns) without PostgreSQL.
