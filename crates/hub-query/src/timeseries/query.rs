@@ -130,8 +130,8 @@ pub struct CompiledTs {
     /// Windows at the start of a flat history's range that may hold the whole page,
     /// tried before `sql`; see [`HistoryWindows`].
     pub windows: Option<HistoryWindows>,
-    /// `sql` reads the catalog alone (stations, their metadata, data types and series;
-    /// no measurement, provenance, edge or event): its answer changes only with the
+    /// `sql` reads the catalog alone (stations, their metadata, data types, series and
+    /// edges; no measurement, provenance or event): its answer changes only with the
     /// catalog, so a store may keep it while the catalog's revision stands.
     pub catalog_only: bool,
 }
@@ -497,7 +497,7 @@ pub fn compile_query(q: &TsQuery, dialect: Dialect) -> Result<CompiledTs, TsQuer
         windows: HistoryWindows::of(q, dialect),
         catalog_only: matches!(
             q.route,
-            Route::Stations | Route::StationsTypes | Route::MetadataHistory { .. }
+            Route::Stations | Route::StationsTypes | Route::MetadataHistory { .. } | Route::Edges
         ) && !uses("me")
             && !uses("pr"),
     })

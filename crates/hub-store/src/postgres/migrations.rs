@@ -120,6 +120,11 @@ pub(crate) const PG_MIGRATIONS: &[Change] = &[
         name: "time series: a revision of the catalog, counted by triggers once per transaction",
         parts: schema::timeseries::POSTGRES_CATALOG_REVISION,
     },
+    Change {
+        version: 20,
+        name: "time series: edges count in the catalog's revision",
+        parts: schema::timeseries::POSTGRES_CATALOG_REVISION_EDGES,
+    },
 ];
 
 /// Any fixed number identifies Hub's migration lock among other advisory locks.

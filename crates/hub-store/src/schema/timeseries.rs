@@ -543,6 +543,21 @@ CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_series
 "#,
 )];
 
+/// PostgreSQL migration 20: edges count in the catalog's revision too (migration 19's
+/// function, triggered by `ts_edge`), so that an edge list, which reads the stations
+/// and their edges alone, is kept at that revision as a station list is
+/// (`postgres/timeseries/catalog_answers.rs`). Edges change about as seldom as
+/// stations; a change moves the revision once, as any catalog change does.
+pub(crate) const POSTGRES_CATALOG_REVISION_EDGES: &[Part] = &[Part::Only(
+    Dialect::Postgres,
+    r#"
+CREATE TRIGGER ts_catalog_revision AFTER INSERT OR UPDATE OR DELETE ON ts_edge
+    FOR EACH ROW EXECUTE FUNCTION hub_ts_catalog_revision();
+CREATE TRIGGER ts_catalog_revision_truncate AFTER TRUNCATE ON ts_edge
+    FOR EACH STATEMENT EXECUTE FUNCTION hub_ts_catalog_revision();
+"#,
+)];
+
 /// Every table of the group, for the twin check in the parent module.
 #[cfg(test)]
 pub(crate) const TABLES: &[&Table] = &[

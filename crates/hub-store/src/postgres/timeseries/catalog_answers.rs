@@ -1,5 +1,6 @@
 //! Answers that read the catalog alone (a station type's stations, their data types,
-//! their metadata history: `CompiledTs::catalog_only`), kept between reads on
+//! their metadata history, an edge type's edges: `CompiledTs::catalog_only`), kept
+//! between reads on
 //! PostgreSQL at the catalog's revision, as the series of narrow reads are
 //! (`crate::timeseries::selections`). A read asks for the revision; the rows kept at the
 //! same revision are the answer. Otherwise the compiled query runs in the same round
