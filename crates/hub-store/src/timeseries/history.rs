@@ -103,6 +103,13 @@ impl Month {
         }
     }
 
+    /// The months from this one to `last`, both counted (0 or less when `last` is
+    /// earlier).
+    pub fn months_to(self, last: Month) -> i64 {
+        let index = |m: Month| m.year as i64 * 12 + m.month as i64;
+        index(last) - index(self) + 1
+    }
+
     /// `[start, end)` in epoch milliseconds, the partition's bounds.
     pub fn bounds_ms(self) -> Option<(i64, i64)> {
         Some((self.start_ms()?, self.plus(1).start_ms()?))
@@ -233,6 +240,22 @@ mod tests {
         HistoryPolicy {
             months_ahead,
             retention_months,
+        }
+    }
+
+    #[test]
+    fn months_counted_from_one_to_another() {
+        // (first, last, months counted with both)
+        let table = [
+            (m(2026, 3), m(2026, 3), 1),
+            (m(2026, 11), m(2027, 2), 4),
+            (m(2025, 12), m(2026, 1), 2),
+            (m(2026, 3), m(2026, 2), 0),
+            (m(2026, 3), m(2025, 3), -11),
+            (m(1900, 1), m(2100, 12), 2_412),
+        ];
+        for (first, last, want) in table {
+            assert_eq!(first.months_to(last), want, "{first} .. {last}");
         }
     }
 

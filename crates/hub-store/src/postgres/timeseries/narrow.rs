@@ -77,9 +77,7 @@ fn windows(from: i64, to: i64) -> Vec<(i64, i64)> {
     let (Some(first), Some(last)) = (Month::of_ms(from), Month::of_ms(to.saturating_sub(1))) else {
         return vec![(from, to)];
     };
-    let months = (last.year as i64 * 12 + last.month as i64)
-        - (first.year as i64 * 12 + first.month as i64)
-        + 1;
+    let months = first.months_to(last);
     if from >= to || months <= 1 {
         return vec![(from, to)];
     }
@@ -126,9 +124,7 @@ fn literal_bounds(
         return Some(month);
     }
     let (first, last) = (Month::of_ms(from)?, Month::of_ms(to.checked_sub(1)?)?);
-    let months = (last.year as i64 * 12 + last.month as i64)
-        - (first.year as i64 * 12 + first.month as i64)
-        + 1;
+    let months = first.months_to(last);
     if from >= to || months > MAX_WINDOWS || !held(first, last) {
         return None;
     }

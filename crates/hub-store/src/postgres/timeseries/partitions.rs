@@ -57,19 +57,22 @@ impl PartitionState {
     /// process's retention) leaves the DEFAULT partition in that plan, which sorts.
     pub(crate) fn hold_every(&self, first: Month, last: Month) -> bool {
         let present = self.present.lock().unwrap_or_else(|e| e.into_inner());
-        let months = (last.year as i64 * 12 + last.month as i64)
-            - (first.year as i64 * 12 + first.month as i64)
-            + 1;
+        let months = first.months_to(last);
         months > 0 && present.range(first..=last).count() as i64 == months
     }
 
-    /// Months seen to have a partition (`replace`: all of them, as the catalog lists).
-    fn saw_present(&self, months: impl IntoIterator<Item = Month>, replace: bool) {
+    /// Months seen to have a partition, made or found made.
+    fn saw_present(&self, month: Month) {
         let mut present = self.present.lock().unwrap_or_else(|e| e.into_inner());
-        if replace {
-            present.clear();
-        }
-        present.extend(months);
+        present.insert(month);
+    }
+
+    /// The partitions as the catalog lists them: every month known, and known present,
+    /// is one of them.
+    fn saw_catalog(&self, months: &BTreeSet<Month>) {
+        self.remember(months.iter().copied(), true);
+        let mut present = self.present.lock().unwrap_or_else(|e| e.into_inner());
+        present.clone_from(months);
     }
 
     fn policy(&self) -> HistoryPolicy {
@@ -141,7 +144,7 @@ async fn create_all(conn: &mut Conn, months: &[Month], state: &PartitionState) -
                 if made_now {
                     made.push(month);
                 }
-                state.saw_present([month], false);
+                state.saw_present(month);
             }
             // Remembered all the same: pushes do not try again (each try locks DEFAULT)
             // until the next maintenance pass re-reads the catalog and retries.
@@ -176,8 +179,7 @@ pub(super) async fn ensure_for_push(db: &PgBackend, records: &[RecordInput], now
     let result = db
         .write(move |mut conn| async move {
             let present = existing(&conn).await?;
-            state.remember(present.iter().copied(), true);
-            state.saw_present(present.iter().copied(), true);
+            state.saw_catalog(&present);
             let wanted = history::months_to_create(
                 months,
                 &present,
@@ -207,8 +209,7 @@ pub(super) async fn maintain(
     db.write(move |mut conn| async move {
         let mut done = HistoryMaintenance::default();
         let present = existing(&conn).await?;
-        state.remember(present.iter().copied(), true);
-        state.saw_present(present.iter().copied(), true);
+        state.saw_catalog(&present);
 
         let days: Vec<i64> = conn
             .query(
@@ -263,8 +264,7 @@ pub(super) async fn maintain(
             .into_iter()
             .filter(|m| !done.dropped.contains(m))
             .collect();
-        state.saw_present(kept.iter().copied(), true);
-        state.remember(kept, true);
+        state.saw_catalog(&kept);
         if let Some(cutoff) = history::retention_cutoff_ms(now_ms, policy) {
             done.deleted_rows = conn
                 .execute(
