@@ -461,3 +461,60 @@ fn rows_filled_again_answer_as_new_ones() {
         .collect();
     assert_eq!(out, expected);
 }
+
+#[test]
+fn each_row_shows_the_provenance_it_names() {
+    let q = history(Some("mvalue,prname"), None, false);
+    let plan = compile_query(&q, Dialect::Sqlite)
+        .unwrap()
+        .narrow
+        .expect("a history query without where reads narrow");
+    let read = plan
+        .provenance
+        .as_ref()
+        .expect("provenance columns read apart");
+    let time = plan.time_column.expect("the time read plain");
+    let width = plan.measured.iter().chain(&read.positions).max().unwrap() + 1;
+    let templates = vec![vec![Cell::Null; width]];
+    let provenances = Provenances::from([(1, vec![text("alpha")]), (2, vec![text("beta")])]);
+    // (time, provenance id named, prname answered): 9 is not a provenance.
+    let table = [
+        (0, 1, Some("alpha")),
+        (1, 1, Some("alpha")),
+        (2, 2, Some("beta")),
+        (3, 1, Some("alpha")),
+        (4, 9, None),
+        (5, 9, None),
+        (6, 2, Some("beta")),
+    ];
+    let mut rows = table.iter();
+    let mut merge = Merge::new(&plan, &templates, &provenances);
+    let mut answered = Vec::new();
+    loop {
+        let step = merge.next(|_| {
+            Ok(match rows.next() {
+                Some(&(t, id, _)) => {
+                    let mut cells = vec![Cell::Null; plan.history_columns()];
+                    cells[time] = Cell::Int(t);
+                    cells[plan.read_columns] = Cell::Int(id);
+                    Pull::Row(cells)
+                }
+                None => Pull::End,
+            })
+        });
+        match step.unwrap() {
+            Step::Row(row) => answered.push(match &row[read.positions[0]] {
+                Cell::Text(name) => Some(name.to_string()),
+                Cell::Null => None,
+                other => panic!("prname {other:?}"),
+            }),
+            Step::Done => break,
+            Step::Fetch(_) => unreachable!("every row is at hand"),
+        }
+    }
+    let expected: Vec<Option<String>> = table
+        .iter()
+        .map(|(_, _, name)| name.map(str::to_string))
+        .collect();
+    assert_eq!(answered, expected);
+}
