@@ -6,10 +6,8 @@
 //! Owns: [`merge_history`] and the SQL order of cells ([`compare_cells`]). Must not:
 //! touch a connection (a backend hands it its rows through `pull`).
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use hub_query::timeseries::NarrowHistory;
 
@@ -91,17 +89,6 @@ impl Heads<'_> {
 /// has a [`hub_query::timeseries::ProvenanceRead`]; empty otherwise).
 pub(crate) type Provenances = HashMap<i64, Vec<Cell>>;
 
-/// `cells` with each text in a new allocation of this read's own.
-fn own_copy(cells: &[Cell]) -> Vec<Cell> {
-    cells
-        .iter()
-        .map(|cell| match cell {
-            Cell::Text(text) => Cell::Text(Arc::from(&**text)),
-            other => other.clone(),
-        })
-        .collect()
-}
-
 /// What a merge's source has of one series' next row.
 pub(crate) enum Pull {
     /// Its measurement cells (in `plan.measured` order).
@@ -126,18 +113,10 @@ pub(crate) enum Step {
 /// fetch rows between steps (PostgreSQL's portals, awaited) or have them at once (SQLite's
 /// cursors, [`merge_history`]). `templates[k]` is series k's row with its measurement
 /// cells NULL; each series' rows come in time order.
-///
-/// A history's rows are filled from this read's own copies of the series' rows and of
-/// the provenance columns ([`own_copy`]): the rows a backend keeps between reads are
-/// shared by every read at once, and a reference count that several cores change for
-/// every row costs more than the rest of the row's fill.
 pub(crate) struct Merge<'p> {
     plan: &'p NarrowHistory,
-    templates: Cow<'p, [Vec<Cell>]>,
+    templates: &'p [Vec<Cell>],
     provenances: &'p Provenances,
-    /// The last provenance filled in: its id and this read's copy of its columns (a
-    /// series' rows mostly name one provenance).
-    provenance: Option<(i64, Vec<Cell>)>,
     heads: Heads<'p>,
     /// Series whose next row is still to be pulled: every series at first (pulled in
     /// order), then the one whose row was just taken.
@@ -157,23 +136,16 @@ impl<'p> Merge<'p> {
         templates: &'p [Vec<Cell>],
         provenances: &'p Provenances,
     ) -> Self {
-        // A series' latest value is one row: a copy would cost what it saves.
-        let templates = if plan.reads_latest() {
-            Cow::Borrowed(templates)
-        } else {
-            Cow::Owned(templates.iter().map(|row| own_copy(row)).collect())
-        };
         Merge {
             plan,
+            templates,
             provenances,
-            provenance: None,
             heads: Heads {
                 order: &plan.order,
                 rows: vec![None; templates.len()],
                 heap: Vec::with_capacity(templates.len()),
             },
             unpulled: (0..templates.len()).rev().collect(),
-            templates,
             started: false,
             skip: plan.offset,
             left: plan.limit,
@@ -214,10 +186,7 @@ impl<'p> Merge<'p> {
         if let Some(read) = &plan.provenance {
             // The history read's last column; the template holds NULLs for an unknown id.
             if let Some(&Cell::Int(id)) = measured.get(plan.read_columns) {
-                if self.provenance.as_ref().is_none_or(|(last, _)| *last != id) {
-                    self.provenance = self.provenances.get(&id).map(|c| (id, own_copy(c)));
-                }
-                if let Some((_, cells)) = &self.provenance {
+                if let Some(cells) = self.provenances.get(&id) {
                     for (&at, cell) in read.positions.iter().zip(cells) {
                         row[at] = cell.clone();
                     }

@@ -477,16 +477,15 @@ fn each_row_shows_the_provenance_it_names() {
     let width = plan.measured.iter().chain(&read.positions).max().unwrap() + 1;
     let templates = vec![vec![Cell::Null; width]];
     let provenances = Provenances::from([(1, vec![text("alpha")]), (2, vec![text("beta")])]);
-    // (time, provenance id named, prname answered): 9 is not a provenance.
-    let table = [
-        (0, 1, Some("alpha")),
-        (1, 1, Some("alpha")),
-        (2, 2, Some("beta")),
-        (3, 1, Some("alpha")),
-        (4, 9, None),
-        (5, 9, None),
-        (6, 2, Some("beta")),
-    ];
+    // (time, provenance id named, prname answered): 9 is not a provenance. Runs of
+    // rows name one, over more rows than a batch (the merge's copies are made again).
+    let table: Vec<(i64, i64, Option<&str>)> = (0..1_234)
+        .map(|t| match (t / 7) % 3 {
+            0 => (t, 1, Some("alpha")),
+            1 => (t, 2, Some("beta")),
+            _ => (t, 9, None),
+        })
+        .collect();
     let mut rows = table.iter();
     let mut merge = Merge::new(&plan, &templates, &provenances);
     let mut answered = Vec::new();
@@ -503,18 +502,18 @@ fn each_row_shows_the_provenance_it_names() {
             })
         });
         match step.unwrap() {
-            Step::Row(row) => answered.push(match &row[read.positions[0]] {
-                Cell::Text(name) => Some(name.to_string()),
-                Cell::Null => None,
-                other => panic!("prname {other:?}"),
+            Step::Row(row) => answered.push(match (&row[0], &row[read.positions[0]]) {
+                (Cell::Int(t), Cell::Text(name)) => (*t, Some(name.to_string())),
+                (Cell::Int(t), Cell::Null) => (*t, None),
+                other => panic!("_timestamp, prname {other:?}"),
             }),
             Step::Done => break,
             Step::Fetch(_) => unreachable!("every row is at hand"),
         }
     }
-    let expected: Vec<Option<String>> = table
+    let expected: Vec<(i64, Option<String>)> = table
         .iter()
-        .map(|(_, _, name)| name.map(str::to_string))
+        .map(|(t, _, name)| (*t, name.map(str::to_string)))
         .collect();
     assert_eq!(answered, expected);
 }

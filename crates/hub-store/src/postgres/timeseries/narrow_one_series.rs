@@ -4,8 +4,6 @@
 //!
 //! Must not: read several series or windows (portals, and so a snapshot, do that).
 
-use futures::FutureExt;
-
 use super::*;
 
 /// The history of `found`'s one series, by `sql` (the plan's history statement naming
@@ -70,9 +68,7 @@ enum Streamed<'p> {
 }
 
 /// Merges the rows of one series' history statement into `sink`, row by row as they
-/// arrive; with `known`, stops at the first row whose provenance is not in it. A row
-/// already received is handed to the merge when it asks (one step of the merge per
-/// row); the read waits only when none is at hand.
+/// arrive; with `known`, stops at the first row whose provenance is not in it.
 async fn stream_series<'p>(
     rows: RowStream,
     mut merge: Merge<'p>,
@@ -83,29 +79,13 @@ async fn stream_series<'p>(
     let mut rows = Box::pin(rows);
     let mut next: Option<Vec<Cell>> = None;
     let mut ended = false;
-    let mut unknown = None;
     let mut shared = SharedText::default();
     loop {
         let step = merge.next(|_| {
-            if let Some(row) = next.take() {
-                return Ok(Pull::Row(row));
-            }
-            if ended {
-                return Ok(Pull::End);
-            }
-            Ok(match rows.as_mut().next().now_or_never() {
+            Ok(match next.take() {
+                Some(row) => Pull::Row(row),
+                None if ended => Pull::End,
                 None => Pull::Pending,
-                Some(None) => {
-                    ended = true;
-                    Pull::End
-                }
-                Some(Some(row)) => match series_cells(row, plan, known, &mut shared)? {
-                    Ok(cells) => Pull::Row(cells),
-                    Err(time) => {
-                        unknown = Some(time);
-                        Pull::Pending
-                    }
-                },
             })
         })?;
         match step {
@@ -115,36 +95,24 @@ async fn stream_series<'p>(
                 }
             }
             Step::Done => return Ok(Streamed::Done),
-            Step::Fetch(_) => {
-                if let Some(time) = unknown {
-                    return Ok(Streamed::Unknown(Box::new(merge), time));
+            Step::Fetch(_) => match rows.next().await {
+                None => ended = true,
+                Some(row) => {
+                    let cells = row_cells(&row.map_err(query_error)?, &mut shared)?;
+                    if let (Some(known), Some(Cell::Int(provenance))) =
+                        (known, cells.get(plan.read_columns))
+                    {
+                        if !known.contains_key(provenance) {
+                            if let Some(&Cell::Int(time)) =
+                                plan.time_column.and_then(|at| cells.get(at))
+                            {
+                                return Ok(Streamed::Unknown(Box::new(merge), time));
+                            }
+                        }
+                    }
+                    next = Some(cells);
                 }
-                match rows.next().await {
-                    None => ended = true,
-                    Some(row) => match series_cells(row, plan, known, &mut shared)? {
-                        Ok(cells) => next = Some(cells),
-                        Err(time) => return Ok(Streamed::Unknown(Box::new(merge), time)),
-                    },
-                }
-            }
+            },
         }
     }
-}
-
-/// A history row's cells, or (`Err`) its time when it names a provenance not `known`.
-fn series_cells(
-    row: std::result::Result<tokio_postgres::Row, tokio_postgres::Error>,
-    plan: &NarrowHistory,
-    known: Option<&Provenances>,
-    shared: &mut SharedText,
-) -> Result<std::result::Result<Vec<Cell>, i64>> {
-    let cells = row_cells(&row.map_err(query_error)?, shared)?;
-    if let (Some(known), Some(Cell::Int(provenance))) = (known, cells.get(plan.read_columns)) {
-        if !known.contains_key(provenance) {
-            if let Some(&Cell::Int(time)) = plan.time_column.and_then(|at| cells.get(at)) {
-                return Ok(Err(time));
-            }
-        }
-    }
-    Ok(Ok(cells))
 }
