@@ -85,7 +85,7 @@ fn read_provenances(
     if let Some(kept) = cache.get(read, revision) {
         return Ok(kept);
     }
-    let mut provenances = narrow::Provenances::new();
+    let mut provenances = narrow::Provenances::default();
     let mut stmt = conn.prepare_cached(read.sql.as_sql())?;
     let n = stmt.column_count();
     let bound = super::bind(read.sql.params());

@@ -527,7 +527,7 @@ async fn read_provenance_rows(
     let Some(read) = &plan.provenance else {
         return Ok(Arc::default());
     };
-    let mut provenances = Provenances::new();
+    let mut provenances = Provenances::default();
     let stmt = q.prepare_cached(read.sql.as_sql()).await?;
     let bound = bind(read.sql.params());
     let mut shared = SharedText::default();

@@ -541,7 +541,7 @@ fn rows_of_a_provenance_newer_than_the_series_read_show_it() {
     let (revision, first) = rt
         .block_on(backend.read(move |conn| async move {
             let revision: i64 = conn.query_one(REVISION_SQL, &[]).await?.get(0);
-            let mut first = Provenances::new();
+            let mut first = Provenances::default();
             let mut shared = SharedText::default();
             for row in conn.query(sql.as_str(), &[]).await? {
                 let mut cells = row_cells(&row, &mut shared)?;
