@@ -88,6 +88,9 @@ pub struct FlatWriter {
     by_value: bool,
 }
 
+/// The most a batch reserves ahead of its rows (a batch of wide rows grows past it).
+const MAX_RESERVED: usize = 4 << 20;
+
 impl FlatWriter {
     pub fn new(columns: &[OutColumn], zone: Zone, shownull: bool) -> Self {
         let mut seen_keys = std::collections::HashSet::new();
@@ -143,6 +146,16 @@ impl FlatWriter {
             }
             return;
         }
+        let mut rows = rows.iter();
+        let Some(first) = rows.next() else {
+            return;
+        };
+        let before = out.len();
+        self.row(first, out);
+        // A batch's rows write alike: room for the rest as the first wrote, so the chunk
+        // is not grown (and copied) a dozen times on the way.
+        let each = out.len() - before;
+        out.reserve(((each + each / 8) * rows.len()).min(MAX_RESERVED));
         for row in rows {
             self.row(row, out);
         }
