@@ -189,6 +189,15 @@ fn build_tree(
         })
         .collect();
     let layout = measurement_layout(route, columns);
+    // Per column, once rather than per row: its key and JSON path, and where the
+    // grouping keys are.
+    let splits: Vec<(&str, Option<&str>)> = columns.iter().map(split).collect();
+    let position = |k: &str| columns.iter().position(|c| c.key == k);
+    let (type_at, code_at, dtname_at) = (
+        position("_stationtype"),
+        position("_stationcode"),
+        position("_datatypename"),
+    );
     let mut cache = RenderCache::default();
     let mut prev: Option<&Vec<Cell>> = None;
     for row in rows {
@@ -197,29 +206,23 @@ fn build_tree(
             Route::Events(_) => place_event(&mut root, &fields(columns, row, zone)),
             _ => {
                 let col = |ci: usize| render(columns[ci].kind, &row[cells(ci)], zone);
-                let hidden = |k: &str| {
-                    columns
-                        .iter()
-                        .position(|c| c.key == k)
-                        .map(|ci| text(&col(ci)))
-                        .unwrap_or_default()
-                };
+                let hidden = |at: Option<usize>| at.map(|ci| text(&col(ci))).unwrap_or_default();
                 let same = prev.is_some_and(|p| {
                     station_cols
                         .iter()
                         .all(|&ci| p[cells(ci)] == row[cells(ci)])
                 });
                 prev = Some(row);
-                let dtname = hidden("_datatypename");
+                let dtname = hidden(dtname_at);
                 let station = root
-                    .obj(&hidden("_stationtype"))
+                    .obj(&hidden(type_at))
                     .obj("stations")
-                    .obj(&hidden("_stationcode"));
+                    .obj(&hidden(code_at));
                 let mut measurement = Obj::default();
                 let mut history = Obj::default();
                 let mut has_m = false;
                 for (ci, c) in columns.iter().enumerate() {
-                    let (key, path) = split(c);
+                    let (key, path) = splits[ci];
                     match c.list {
                         Some(DefList::Station) if !same => station.set(key, path, col(ci)),
                         Some(DefList::Parent)
