@@ -478,7 +478,7 @@ fn each_row_shows_the_provenance_it_names() {
     let templates = vec![vec![Cell::Null; width]];
     let provenances = Provenances::from_iter([(1, vec![text("alpha")]), (2, vec![text("beta")])]);
     // (time, provenance id named, prname answered): 9 is not a provenance. Runs of
-    // rows name one, over more rows than a batch (the merge's copies are made again).
+    // rows name one, over more rows than a batch.
     let table: Vec<(i64, i64, Option<&str>)> = (0..1_234)
         .map(|t| match (t / 7) % 3 {
             0 => (t, 1, Some("alpha")),
