@@ -485,19 +485,20 @@ async fn read_provenances_from(
     cache: &ProvenanceCache,
     use_kept: bool,
 ) -> Result<Arc<Provenances>> {
-    let Some(read) = &plan.provenance else {
+    if plan.provenance.is_none() {
         return Ok(Arc::default());
-    };
+    }
     let stmt = tx.prepare_cached(REVISION_SQL).await?;
     let revision: i64 = tx
         .query_one(&stmt, &[])
         .await
         .map_err(query_error)?
         .try_get(0)?;
-    if let Some(kept) = cache.get(read, revision).filter(|_| use_kept) {
-        return Ok(kept);
+    if use_kept {
+        provenances_at(tx, plan, cache, revision).await
+    } else {
+        read_provenance_rows(tx, plan, cache, revision).await
     }
-    read_provenance_rows(tx, plan, cache, revision).await
 }
 
 /// The provenances the answer shows with their table at `revision` (read before): those

@@ -203,21 +203,11 @@ fn a_range_across_months_names_their_bounds_when_each_has_a_partition() {
 /// have partitions).
 #[test]
 fn a_range_across_months_with_partitions_is_one_statement_in_order() {
-    if admin_preparing_statements().is_none() {
+    let Some(read) = MonthRead::open(|start| (start - DAY / 2, start + 7 * DAY)) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_for_tests(dir.path()).unwrap();
-    let rt = runtime();
-    let (month, start, _) = rt.block_on(last_month_of_values(&store));
-    let (from, to) = (start - DAY / 2, start + 7 * DAY);
-    let plan = compile_query(&history_of(from, to), Dialect::Postgres)
-        .unwrap()
-        .narrow
-        .expect("narrow");
-    let Backend::Postgres(b) = &*store.backend else {
-        panic!("not PostgreSQL")
     };
+    let (month, from, to, rt) = (read.month, read.from, read.to, &read.rt);
+    let (plan, b) = (read.plan.clone(), read.backend());
     let before = month.plus(-1);
     assert!(
         b.partitions.hold_every(before, month),
@@ -260,21 +250,11 @@ fn a_range_across_months_with_partitions_is_one_statement_in_order() {
 /// same read without the bounds keeps the DEFAULT partition in the plan and sorts.
 #[test]
 fn a_week_within_a_month_is_read_from_its_partition_in_order() {
-    if admin_preparing_statements().is_none() {
+    let Some(read) = MonthRead::open(|start| (start + 3 * DAY, start + 10 * DAY)) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_for_tests(dir.path()).unwrap();
-    let rt = runtime();
-    let (month, start, _) = rt.block_on(last_month_of_values(&store));
-    let (from, to) = (start + 3 * DAY, start + 10 * DAY);
-    let plan = compile_query(&history_of(from, to), Dialect::Postgres)
-        .unwrap()
-        .narrow
-        .expect("narrow");
-    let Backend::Postgres(b) = &*store.backend else {
-        panic!("not PostgreSQL")
     };
+    let (month, from, to, rt) = (read.month, read.from, read.to, &read.rt);
+    let (plan, b) = (read.plan.clone(), read.backend());
     let (start, end) = month.bounds_ms().unwrap();
     let within = plan.history_within(start, end);
     let whole = plan.history.as_sql().to_string();
@@ -304,6 +284,51 @@ fn a_week_within_a_month_is_read_from_its_partition_in_order() {
 }
 
 const DAY: i64 = 86_400_000;
+
+/// A store on PostgreSQL holding last month's values of one series
+/// ([`last_month_of_values`]), and the narrow plan of its history over the range
+/// `range` makes of that month's start.
+struct MonthRead {
+    _dir: tempfile::TempDir,
+    store: Store,
+    rt: tokio::runtime::Runtime,
+    month: Month,
+    from: i64,
+    to: i64,
+    plan: hub_query::timeseries::NarrowHistory,
+}
+
+impl MonthRead {
+    /// `None` (the test skipped) without a PostgreSQL server that prepares statements.
+    fn open(range: impl FnOnce(i64) -> (i64, i64)) -> Option<Self> {
+        admin_preparing_statements()?;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_for_tests(dir.path()).unwrap();
+        let rt = runtime();
+        let (month, start, _) = rt.block_on(last_month_of_values(&store));
+        let (from, to) = range(start);
+        let plan = compile_query(&history_of(from, to), Dialect::Postgres)
+            .unwrap()
+            .narrow
+            .expect("narrow");
+        Some(MonthRead {
+            _dir: dir,
+            store,
+            rt,
+            month,
+            from,
+            to,
+            plan,
+        })
+    }
+
+    fn backend(&self) -> &PgBackend {
+        match &*self.store.backend {
+            Backend::Postgres(b) => b,
+            _ => panic!("not PostgreSQL"),
+        }
+    }
+}
 
 /// The name of the statement the connection prepared for `sql`.
 async fn prepared_name(conn: &crate::postgres::Conn, sql: &str) -> crate::Result<String> {
